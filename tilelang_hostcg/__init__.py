@@ -1,0 +1,113 @@
+"""tilelang-hostcg: pip-installable host code generators for TileLang/TVM backends.
+
+Importing this package is cheap: it imports neither TVM nor ``importlib.metadata``
+and reads no entry points. Names are loaded on first access.
+"""
+
+from __future__ import annotations
+
+from ._version import __version__
+
+TYPE_CHECKING = False  # typing costs import time; type checkers treat this name as True
+
+if TYPE_CHECKING:
+    from ._api import (
+        allowed_host_codegens_for_target,
+        apply_host_codegen_hooks,
+        build,
+        build_host,
+        default_registry,
+        refresh,
+        register_host_codegen,
+        register_host_codegen_hook,
+        register_lazy_host_codegen,
+        register_lazy_host_codegen_hooks,
+        resolve_host_codegen,
+    )
+    from ._discovery import Controls
+    from ._errors import (
+        AmbiguousHostCodegenError,
+        DuplicateRegistrationError,
+        HostCodegenError,
+        NoHostCodegenError,
+        PluginLoadError,
+        PluginWarning,
+        TargetParseError,
+    )
+    from ._global_func import MissingGlobalFuncError, global_func_host_codegen
+    from ._registry import Registration, Registry, SourceInfo
+    from ._targets import parse_target
+    from ._types import (
+        HostCodegen,
+        HostCodegenFunc,
+        HostCodegenHook,
+        HostCodegenHookFunc,
+        Origin,
+        TargetPredicate,
+    )
+
+__all__ = [
+    "AmbiguousHostCodegenError",
+    "Controls",
+    "DuplicateRegistrationError",
+    "HostCodegen",
+    "HostCodegenError",
+    "HostCodegenFunc",
+    "HostCodegenHook",
+    "HostCodegenHookFunc",
+    "MissingGlobalFuncError",
+    "NoHostCodegenError",
+    "Origin",
+    "PluginLoadError",
+    "PluginWarning",
+    "Registration",
+    "Registry",
+    "SourceInfo",
+    "TargetParseError",
+    "TargetPredicate",
+    "__version__",
+    "allowed_host_codegens_for_target",
+    "apply_host_codegen_hooks",
+    "build",
+    "build_host",
+    "default_registry",
+    "global_func_host_codegen",
+    "parse_target",
+    "refresh",
+    "register_host_codegen",
+    "register_host_codegen_hook",
+    "register_lazy_host_codegen",
+    "register_lazy_host_codegen_hooks",
+    "resolve_host_codegen",
+]
+
+_WHERE = {
+    "_api": ("allowed_host_codegens_for_target", "apply_host_codegen_hooks", "build",
+             "build_host", "default_registry", "refresh", "register_host_codegen",
+             "register_host_codegen_hook", "register_lazy_host_codegen",
+             "register_lazy_host_codegen_hooks", "resolve_host_codegen"),
+    "_discovery": ("Controls",),
+    "_errors": ("AmbiguousHostCodegenError", "DuplicateRegistrationError", "HostCodegenError",
+                "NoHostCodegenError", "PluginLoadError", "PluginWarning", "TargetParseError"),
+    "_global_func": ("MissingGlobalFuncError", "global_func_host_codegen"),
+    "_registry": ("Registration", "Registry", "SourceInfo"),
+    "_targets": ("parse_target",),
+    "_types": ("HostCodegen", "HostCodegenFunc", "HostCodegenHook", "HostCodegenHookFunc",
+               "Origin", "TargetPredicate"),
+}
+_MODULE_OF = {name: module for module, names in _WHERE.items() for name in names}
+
+
+def __getattr__(name: str) -> object:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tilelang_hostcg' has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -1,0 +1,112 @@
+"""Module-level functions: one-line façades over the default :class:`Registry`.
+
+While a plugin module is being imported by a registry, these functions act on
+that registry, so a plugin's ``register_host_codegen(...)`` at import lands in
+the registry that loads it (an isolated test registry included).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any
+
+from . import _build
+from ._registry import _LOADING, Registry
+
+if TYPE_CHECKING:
+    from tvm.ir import IRModule
+    from tvm.runtime import Module
+    from tvm.target import Target
+
+    from ._types import HostCodegen, HostCodegenHook
+
+__all__ = [
+    "allowed_host_codegens_for_target",
+    "apply_host_codegen_hooks",
+    "build",
+    "build_host",
+    "default_registry",
+    "refresh",
+    "register_host_codegen",
+    "register_host_codegen_hook",
+    "register_lazy_host_codegen",
+    "register_lazy_host_codegen_hooks",
+    "resolve_host_codegen",
+]
+
+_default: list[Registry] = []
+_default_lock = threading.Lock()
+
+
+def default_registry() -> Registry:
+    """The process-wide registry the module-level functions use (discovers plugins)."""
+    if not _default:
+        with _default_lock:
+            if not _default:
+                _default.append(Registry(discover=True))
+    return _default[0]
+
+
+def _current() -> Registry:
+    stack = _LOADING.stack
+    if stack:
+        return stack[-1][0]
+    return _default[0] if _default else default_registry()
+
+
+def resolve_host_codegen(target_host: Target) -> HostCodegen:
+    """Resolve the host codegen for ``target_host`` (see :meth:`Registry.resolve_host_codegen`)."""
+    stack = _LOADING.stack
+    registry = stack[-1][0] if stack else (_default[0] if _default else default_registry())
+    return registry.resolve_host_codegen(target_host)
+
+
+def allowed_host_codegens_for_target(target_host: Target) -> list[str]:
+    """Names of the codegens matching ``target_host``, best first."""
+    return _current().allowed_host_codegens_for_target(target_host)
+
+
+def apply_host_codegen_hooks(mod: IRModule, target_host: Target, target: Target | None,
+                             ) -> IRModule:
+    """Run the device kind's hooks on ``mod``; ``target=None`` returns ``mod`` unchanged."""
+    return _current().apply_host_codegen_hooks(mod, target_host, target)
+
+
+def register_host_codegen(target_host_kind: str, codegen: HostCodegen, *,
+                          override: bool = False) -> HostCodegen:
+    """Register ``codegen`` for a host kind; duplicate names raise unless ``override``."""
+    return _current().register_host_codegen(target_host_kind, codegen, override=override)
+
+
+def register_lazy_host_codegen(target_host_kind: str, import_path: str) -> None:
+    """Import ``import_path`` when ``target_host_kind`` is first used."""
+    _current().register_lazy_host_codegen(target_host_kind, import_path)
+
+
+def register_host_codegen_hook(target_kind: str, hook: HostCodegenHook, *,
+                               override: bool = False) -> HostCodegenHook:
+    """Register ``hook`` for a device kind; duplicate names raise unless ``override``."""
+    return _current().register_host_codegen_hook(target_kind, hook, override=override)
+
+
+def register_lazy_host_codegen_hooks(target_kind: str, import_path: str) -> None:
+    """Import ``import_path`` before hooks of ``target_kind`` are first applied."""
+    _current().register_lazy_host_codegen_hooks(target_kind, import_path)
+
+
+def refresh() -> None:
+    """Re-read installed entry points in the default registry (after ``pip install``)."""
+    default_registry().refresh()
+
+
+def build_host(host_mod: IRModule, target_host: Target, target: Target | None = None) -> Module:
+    """Apply hooks, resolve the host codegen and build ``host_mod`` (default registry)."""
+    return _build.build_host(_current(), host_mod, target_host, target)
+
+
+def build(func_or_mod: Any, target: Any = None, pipeline: Any = "default") -> Module:
+    """Compile like ``tvm.tirx.build``, building host code through the default registry.
+
+    ``target`` is a ``Target``, a kind name or TVM's JSON form.
+    """
+    return _build.build(_current(), func_or_mod, target, pipeline)

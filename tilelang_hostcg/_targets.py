@@ -1,0 +1,112 @@
+"""TVM target helpers: kind aliases, the host/device rule, parsing targets given as text.
+
+TVM is imported inside the functions that need it, never at module import.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from ._errors import TargetParseError
+
+if TYPE_CHECKING:
+    from tvm.target import Target
+
+__all__ = ["KIND_ALIASES", "canonical_kind", "default_host", "host_of", "is_host_target",
+           "kind_spellings", "parse_target"]
+
+KIND_ALIASES: dict[str, str] = {"hip": "rocm"}
+"""Kind names that mean the same device: TileLang says ``hip``, TVM 0.27 says ``rocm``."""
+
+_CPU_DEVICE_TYPE = 1  # DLDeviceType.kDLCPU
+_host_kind_cache: dict[str, bool] = {}
+_default_host: list[Target] = []
+
+
+def canonical_kind(kind: str) -> str:
+    """The registry key of a kind name (``hip`` and ``rocm`` share one key)."""
+    return KIND_ALIASES.get(kind, kind)
+
+
+def kind_spellings(kind: str) -> tuple[str, ...]:
+    """Every spelling of ``kind``, canonical first (``rocm`` -> ``("rocm", "hip")``)."""
+    canon = canonical_kind(kind)
+    return (canon, *sorted(k for k, v in KIND_ALIASES.items() if v == canon))
+
+
+def is_host_target(target: Target) -> bool:
+    """Whether TVM reports ``target``'s device type as CPU (``llvm``, ``c``, ``cuda_host``...).
+
+    The answer is a property of the target kind, so it is computed once per kind.
+    """
+    kind = target.kind.name
+    try:
+        return _host_kind_cache[kind]
+    except KeyError:
+        answer = int(target.get_target_device_type()) == _CPU_DEVICE_TYPE
+        _host_kind_cache[kind] = answer
+        return answer
+
+
+def default_host() -> Target:
+    """TVM's own default host target: ``llvm`` where TVM has LLVM, else ``c``."""
+    if not _default_host:
+        import tvm
+        from tvm.target import Target
+
+        _default_host.append(Target("llvm" if tvm.runtime.enabled("llvm") else "c"))
+    return _default_host[0]
+
+
+def host_of(target: Target) -> Target:
+    """The host target that builds host code for ``target``.
+
+    A host target is its own host; a device target uses ``target.host``, or
+    :func:`default_host` when it has none.
+    """
+    if is_host_target(target):
+        return target
+    host = target.host
+    return host if host is not None else default_host()
+
+
+def parse_target(spec: Any, host: Any = None) -> Target:
+    """Turn a ``Target``, a kind name, a TVM JSON string or a dict into a ``Target``.
+
+    Raises :class:`TargetParseError` (a ``ValueError``) with one line saying what is
+    wrong, for anything TVM cannot parse (unknown kind, malformed JSON, bad attribute).
+    """
+    from tvm.target import Target
+
+    if isinstance(spec, Target) and host is None:
+        return spec
+    value: Any = spec
+    if isinstance(spec, str):
+        text = spec.strip()
+        if not text:
+            raise TargetParseError("empty target: give a kind name such as 'llvm' or TVM's JSON "
+                                   "form such as '{\"kind\": \"llvm\"}'")
+        if text.startswith("{"):
+            try:
+                value = json.loads(text)
+            except ValueError as exc:
+                raise TargetParseError(f"target {spec!r} is not valid JSON ({exc.msg} at "
+                                       f"position {exc.pos}); write TVM's JSON form, e.g. "
+                                       "'{\"kind\": \"llvm\"}'") from None
+        else:
+            value = text
+    elif not isinstance(spec, (dict, Target)):
+        raise TargetParseError(f"target {spec!r} must be a kind name, a JSON string or a dict, "
+                               f"not {type(spec).__name__}")
+    host_value = None if host is None else parse_target(host)
+    try:
+        return Target(value, host=host_value) if host_value is not None else Target(value)
+    except KeyboardInterrupt:
+        raise
+    except Exception as exc:  # TVM reports parse problems with several exception types
+        first_line = str(exc).strip().splitlines()
+        reason = first_line[-1] if first_line else type(exc).__name__
+        raise TargetParseError(f"TVM cannot parse target {spec!r}: {reason}. Use a kind name "
+                               "TVM knows (llvm, c, cuda, cuda_host, rocm, ...) or its JSON "
+                               "form") from None

@@ -1,0 +1,133 @@
+"""Value types of the registry: codegens, hooks, their provenance and callables."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+if TYPE_CHECKING:
+    from tvm.ir import IRModule
+    from tvm.runtime import Module
+    from tvm.target import Target
+else:  # names for annotations only; TVM is imported where it is used
+    IRModule = Module = Target = Any
+
+__all__ = [
+    "CODE_ORIGIN",
+    "CODEGEN_GROUP",
+    "HOOK_GROUP",
+    "HostCodegen",
+    "HostCodegenFunc",
+    "HostCodegenHook",
+    "HostCodegenHookFunc",
+    "Origin",
+    "TargetPredicate",
+]
+
+HostCodegenFunc: TypeAlias = Callable[["IRModule", "Target"], "Module"]
+"""Build a host ``IRModule`` for a host ``Target`` into a runtime ``Module``."""
+
+HostCodegenHookFunc: TypeAlias = Callable[["IRModule", "Target", "Target"], "IRModule"]
+"""Prepare a host ``IRModule`` given ``(mod, target_host, target)``; returns the module."""
+
+TargetPredicate: TypeAlias = Callable[["Target"], bool]
+"""Decide whether a codegen or hook serves a given target."""
+
+CODEGEN_GROUP = "tilelang.host_codegen"
+HOOK_GROUP = "tilelang.host_codegen_hooks"
+
+
+def _check_fields(cls_name: str, name: object, func: object, func_field: str, priority: object,
+                  supports_target: object) -> None:
+    if not isinstance(name, str) or not name.strip():
+        raise TypeError(f"{cls_name}.name must be a non-empty string, got {name!r}")
+    if not callable(func):
+        raise TypeError(f"{cls_name}.{func_field} must be callable, got {func!r}")
+    if supports_target is not None and not callable(supports_target):
+        raise TypeError(f"{cls_name}.supports_target must be callable or None, got {supports_target!r}")
+    if isinstance(priority, bool) or not isinstance(priority, int):
+        raise TypeError(f"{cls_name}.priority must be an int, got {priority!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class HostCodegen:
+    """A host code generator for one host target variant.
+
+    ``build(mod, target_host)`` produces the runtime module. ``supports_target``
+    narrows the variant to some targets of its kind (``None``: all of them).
+    Among matching codegens of one kind the highest ``priority`` wins.
+    Bad field values raise ``TypeError`` at construction.
+    """
+
+    name: str
+    build: HostCodegenFunc
+    supports_target: TargetPredicate | None = None
+    priority: int = 0
+
+    def __post_init__(self) -> None:
+        _check_fields("HostCodegen", self.name, self.build, "build", self.priority,
+                      self.supports_target)
+
+    def matches(self, target_host: Target) -> bool:
+        """Whether this codegen serves ``target_host``."""
+        return self.supports_target is None or bool(self.supports_target(target_host))
+
+    def lower(self, mod: IRModule, target_host: Target) -> Module:
+        """Build ``mod`` for ``target_host``."""
+        return self.build(mod, target_host)
+
+
+@dataclass(frozen=True, slots=True)
+class HostCodegenHook:
+    """A device backend's preparation of the host module before host codegen.
+
+    ``apply(mod, target_host, target)`` returns the (possibly new) host module.
+    Hooks of one device kind run by ``priority``, highest first, then in
+    registration order. Bad field values raise ``TypeError`` at construction.
+    """
+
+    name: str
+    apply: HostCodegenHookFunc
+    supports_target: TargetPredicate | None = None
+    priority: int = 0
+
+    def __post_init__(self) -> None:
+        _check_fields("HostCodegenHook", self.name, self.apply, "apply", self.priority,
+                      self.supports_target)
+
+    def matches(self, target: Target) -> bool:
+        """Whether this hook applies to the device ``target``."""
+        return self.supports_target is None or bool(self.supports_target(target))
+
+    def lower(self, mod: IRModule, target_host: Target, target: Target) -> IRModule:
+        """Apply the hook to ``mod``."""
+        return self.apply(mod, target_host, target)
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """Where a registration came from.
+
+    ``distribution`` is ``None`` for a registration made in code. ``entry_point``
+    is written ``kind = value``; ``group`` is the entry-point group.
+    """
+
+    distribution: str | None = None
+    version: str | None = None
+    group: str | None = None
+    entry_point: str | None = None
+
+    def describe(self) -> str:
+        """One human-readable phrase, e.g. ``distribution 'x' 1.0, entry point 'k = m'``."""
+        if self.distribution is None:
+            if self.entry_point is None:
+                return "registered in code"
+            return f"lazy module registered in code ({self.entry_point})"
+        text = f"distribution {self.distribution!r} {self.version or '?'}"
+        if self.entry_point is not None:
+            text += f", entry point '{self.entry_point}' in group {self.group!r}"
+        return text
+
+
+CODE_ORIGIN = Origin()

@@ -1,0 +1,18 @@
+"""The core's own host codegens: TVM's ``llvm`` and ``c`` host code generators.
+
+They are advertised through the core distribution's own entry points
+(``tilelang.host_codegen``: ``llvm`` and ``c``), exactly like a plugin's.
+"""
+
+from __future__ import annotations
+
+from ._global_func import global_func_host_codegen
+from ._types import HostCodegen
+
+__all__ = ["C_HOST_CODEGEN", "LLVM_HOST_CODEGEN"]
+
+LLVM_HOST_CODEGEN = HostCodegen("llvm", global_func_host_codegen("target.build.llvm"))
+"""Host code through LLVM (``target.build.llvm``)."""
+
+C_HOST_CODEGEN = HostCodegen("c", global_func_host_codegen("target.build.c"))
+"""Host code as C source (``target.build.c``); ``export_library`` compiles it."""

@@ -1,0 +1,227 @@
+"""Test helpers for plugin authors, also registered as a pytest plugin (``pytest11``).
+
+Fixtures:
+
+- ``hostcg_registry``: a fresh, isolated :class:`~tilelang_hostcg.Registry` (reads no
+  entry points); plugin modules loaded through it register into it.
+- ``plugin_environment``: a session-wide throwaway virtual environment layered over
+  the running one (TVM and everything installed stay visible, nothing is
+  reinstalled); ``install()`` real distributions into it with ``pip`` and run code
+  in it with ``python()``.
+
+Helpers: :func:`write_distribution` writes a pip-installable plugin source tree;
+:func:`check_plugin` asserts that an installed distribution honours the contract.
+
+Importing this module imports neither TVM nor pytest internals beyond fixtures.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import site
+import subprocess
+import sys
+import textwrap
+import venv
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._registry import Registry
+
+__all__ = [
+    "PluginEnvironment",
+    "check_plugin",
+    "hostcg_registry",
+    "plugin_environment",
+    "write_distribution",
+]
+
+
+def write_distribution(root: str | os.PathLike[str], name: str, version: str = "1.0", *,
+                       entry_points: Mapping[str, Mapping[str, str]] | None = None,
+                       files: Mapping[str, str] | None = None,
+                       requires: Sequence[str] = ()) -> Path:
+    """Write a pip-installable distribution source tree under ``root/name-version``.
+
+    ``entry_points`` maps a group to ``{name: value}``; ``files`` maps relative paths
+    to contents (dedented); packages are found automatically. Returns the folder.
+    """
+    folder = Path(root) / f"{name}-{version}"
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    lines = [
+        "[build-system]",
+        'requires = ["setuptools>=61"]',
+        'build-backend = "setuptools.build_meta"',
+        "",
+        "[project]",
+        f"name = {json.dumps(name)}",
+        f"version = {json.dumps(version)}",
+        f"dependencies = {json.dumps(list(requires))}",
+        "",
+    ]
+    for group, items in (entry_points or {}).items():
+        lines.append(f"[project.entry-points.{json.dumps(group)}]")
+        lines.extend(f"{json.dumps(k)} = {json.dumps(v)}" for k, v in items.items())
+        lines.append("")
+    top_level = sorted({Path(path).parts[0] for path in (files or {})
+                        if len(Path(path).parts) > 1 or path.endswith(".py")})
+    packages = [p for p in top_level if not p.endswith(".py")]
+    modules = [p[:-3] for p in top_level if p.endswith(".py")]
+    lines += ["[tool.setuptools]", f"packages = {json.dumps(packages)}"]
+    if modules:
+        lines.append(f"py-modules = {json.dumps(modules)}")
+    (folder / "pyproject.toml").write_text("\n".join(lines) + "\n")
+    for path, text in (files or {}).items():
+        target = folder / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(textwrap.dedent(text))
+    return folder
+
+
+class PluginEnvironment:
+    """A throwaway virtual environment layered over the running interpreter's packages.
+
+    Its own ``site-packages`` comes first on ``sys.path``, then the running
+    environment's (through a ``.pth`` file), so distributions installed here shadow
+    or add to what is installed, and ``pip uninstall`` only touches this layer.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        if not (self.path / "pyvenv.cfg").exists():
+            venv.EnvBuilder(with_pip=False, symlinks=os.name != "nt").create(self.path)
+        bindir = "Scripts" if os.name == "nt" else "bin"
+        self.python = str(self.path / bindir / ("python.exe" if os.name == "nt" else "python"))
+        self.bindir = self.path / bindir
+        out = subprocess.run([self.python, "-c", "import site; print(site.getsitepackages()[0])"],
+                             check=True, capture_output=True, text=True)
+        self.site_packages = Path(out.stdout.strip())
+        parents = [p for p in [*site.getsitepackages(), site.getusersitepackages()]
+                   if os.path.isdir(p)]
+        (self.site_packages / "_hostcg_parent_site.pth").write_text(
+            "import site; " + "; ".join(f"site.addsitedir({p!r})" for p in parents) + "\n")
+        self.cache_home = self.path / "xdg-cache"
+
+    def pip(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """Run ``pip`` in this environment; raises with pip's output on failure."""
+        cmd = [self.python, "-m", "pip", "--disable-pip-version-check", "--no-input", *args]
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=self.environ())
+        if proc.returncode != 0:
+            raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stdout}\n"
+                               f"{proc.stderr}")
+        return proc
+
+    def install(self, *sources: str | os.PathLike[str]) -> None:
+        """``pip install`` source trees (no dependencies, no build isolation: fast, offline)."""
+        self.pip("install", "-q", "--no-deps", "--no-build-isolation", "--no-index",
+                 *map(str, sources))
+
+    def uninstall(self, *names: str) -> None:
+        """``pip uninstall -y`` distributions from this environment."""
+        self.pip("uninstall", "-q", "-y", *names)
+
+    def environ(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+        """The environment for processes run here: isolated cache, no inherited controls."""
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith("TILELANG_HOSTCG_") and k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+        env["XDG_CACHE_HOME"] = str(self.cache_home)
+        env["VIRTUAL_ENV"] = str(self.path)
+        env["PATH"] = f"{self.bindir}{os.pathsep}{env.get('PATH', '')}"
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        env.update(extra or {})
+        return env
+
+    def python_run(self, code: str, *args: str, env: Mapping[str, str] | None = None,
+                   cwd: str | os.PathLike[str] | None = None, timeout: float = 300,
+                   ) -> subprocess.CompletedProcess[str]:
+        """Run ``code`` in a fresh interpreter of this environment; returns the process."""
+        return subprocess.run([self.python, "-c", textwrap.dedent(code), *args],
+                              capture_output=True, text=True, env=self.environ(env),
+                              cwd=cwd, timeout=timeout)
+
+    def run_json(self, code: str, *, env: Mapping[str, str] | None = None) -> Any:
+        """Run ``code`` (which prints one JSON document last) and return that document."""
+        proc = self.python_run(code, env=env)
+        if proc.returncode != 0:
+            raise AssertionError(f"subprocess failed ({proc.returncode}):\n{proc.stdout}\n"
+                                 f"{proc.stderr}")
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+
+    def command(self, *argv: str, env: Mapping[str, str] | None = None,
+                timeout: float = 300) -> subprocess.CompletedProcess[str]:
+        """Run ``python -m tilelang_hostcg ARGV`` in this environment."""
+        return subprocess.run([self.python, "-m", "tilelang_hostcg", *argv], capture_output=True,
+                              text=True, env=self.environ(env), timeout=timeout)
+
+
+def check_plugin(distribution: str, registry: Registry | None = None) -> list[str]:
+    """Assert that ``distribution``'s entry points honour the contract; return its kinds.
+
+    Every advertised entry point must load into an isolated registry, register at
+    least one object of the right type for its kind, and every codegen backed by a
+    TVM global function must find it in the installed TVM. Raises ``AssertionError``
+    listing every problem found.
+    """
+    from ._discovery import Controls, normalize_name, plan_sources, scan_environment
+    from ._global_func import GlobalFuncBuild
+    from ._registry import Registry
+    from ._types import CODEGEN_GROUP
+    from ._version import __version__
+
+    wanted = normalize_name(distribution)
+    entries = [ep for ep in scan_environment(__version__).entry_points
+               if normalize_name(ep.distribution) == wanted]
+    if not entries:
+        raise AssertionError(f"distribution {distribution!r} advertises no entry point in "
+                             "'tilelang.host_codegen' or 'tilelang.host_codegen_hooks'; is it "
+                             "installed, and are its entry points declared in pyproject.toml?")
+    planned = [p for p in plan_sources(entries, Controls(), __version__)
+               if normalize_name(p.entry.distribution) == wanted]
+    reg = registry if registry is not None else Registry(
+        discover=True, controls=Controls(), index_loader=lambda _controls: planned)
+    reg.load_all()
+    problems: list[str] = []
+    kinds: list[str] = []
+    for info in reg.sources():
+        if normalize_name(info.origin.distribution or "") != wanted:
+            continue
+        kinds.append(info.kind)
+        if info.state != "loaded":
+            detail = info.reason or (f"{type(info.error).__name__}: {info.error}"
+                                     if info.error else info.state)
+            problems.append(f"entry point '{info.origin.entry_point}' is {info.state}: {detail}")
+    for reg_item in reg.registrations(CODEGEN_GROUP):
+        build = getattr(reg_item.obj, "build", None)
+        if isinstance(build, GlobalFuncBuild) and not build.exists():
+            problems.append(f"codegen {reg_item.obj.name!r} needs TVM global function "
+                            f"{build.global_func_name!r}, missing from the installed TVM")
+    if problems:
+        raise AssertionError(f"plugin distribution {distribution!r} breaks the contract:\n  - "
+                             + "\n  - ".join(problems))
+    return sorted(set(kinds))
+
+
+try:
+    import pytest
+except ImportError:  # usable as a plain module without pytest
+    pass
+else:
+
+    @pytest.fixture
+    def hostcg_registry() -> Registry:
+        """A fresh registry reading no entry points; plugins loaded through it register here."""
+        from ._registry import Registry
+
+        return Registry()
+
+    @pytest.fixture(scope="session")
+    def plugin_environment(tmp_path_factory: pytest.TempPathFactory,
+                           ) -> Iterator[PluginEnvironment]:
+        """A session-wide throwaway environment to ``install()`` plugin distributions into."""
+        yield PluginEnvironment(tmp_path_factory.mktemp("hostcg-env") / "venv")
