@@ -24,6 +24,7 @@ from ._types import CODE_ORIGIN, CODEGEN_GROUP, HOOK_GROUP, HostCodegen, HostCod
 
 if TYPE_CHECKING:
     from tvm.ir import IRModule
+    from tvm.runtime import Module
     from tvm.target import Target
 
 __all__ = ["Registration", "Registry", "SourceInfo", "current_registry"]
@@ -548,6 +549,19 @@ class Registry:
                                  f"({reg.origin.describe()})")
                 raise
         return mod
+
+    def build_host(self, host_mod: IRModule, target_host: Target,
+                   target: Target | None = None) -> Module:
+        """Apply hooks, resolve the host codegen and build ``host_mod`` with this registry."""
+        from ._build import build_host
+
+        return build_host(self, host_mod, target_host, target)
+
+    def build(self, func_or_mod: Any, target: Any = None, pipeline: Any = "default") -> Module:
+        """Compile like ``tvm.tirx.build``, building the host module through this registry."""
+        from ._build import build
+
+        return build(self, func_or_mod, target, pipeline)
 
     def __iter__(self) -> Iterator[Registration]:
         return iter(self.registrations(CODEGEN_GROUP) + self.registrations(HOOK_GROUP))
