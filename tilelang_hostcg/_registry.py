@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 __all__ = ["Registration", "Registry", "SourceInfo", "current_registry"]
 
 _RESOLVE_CACHE_LIMIT = 1024
+# First-party plugins named in "nothing found" messages.
+_FIRST_PARTY = {"cuda_host": "tilelang-hostcg-cuda"}
 _EXPECTED = {CODEGEN_GROUP: HostCodegen, HOOK_GROUP: HostCodegenHook}
 _NOUN = {CODEGEN_GROUP: "host codegen", HOOK_GROUP: "host codegen hook"}
 
@@ -512,9 +514,11 @@ class Registry:
                        f"{_short(host)}. Available: {', '.join(names)}. Use a target one of them "
                        "supports, or install a plugin for this variant")
         else:
+            hint = _FIRST_PARTY.get(kind)
+            install = f"`pip install {hint}`" if hint else "a plugin that provides it"
             message = (f"No host codegen registered for target host {kind!r}. Available: <none>. "
-                       f"Install a plugin that provides the {kind!r} host kind (see "
-                       "`tilelang-hostcg list`), or register one with register_host_codegen()")
+                       f"Install {install} (see `tilelang-hostcg list`), or register one with "
+                       "register_host_codegen()")
         for source in disabled:
             message += (f". Distribution {source.origin.distribution!r} provides it but "
                         f"{source.reason}")
