@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
-from . import _build
+from . import _build, _registry
 from ._registry import _LOADING, Registry
 
 if TYPE_CHECKING:
@@ -56,8 +56,14 @@ def _current() -> Registry:
 
 def resolve_host_codegen(target_host: Target) -> HostCodegen:
     """Resolve the host codegen for ``target_host`` (see :meth:`Registry.resolve_host_codegen`)."""
-    stack = _LOADING.stack
-    registry = stack[-1][0] if stack else (_default[0] if _default else default_registry())
+    if _registry._loads_in_progress:
+        stack = _LOADING.stack
+        if stack:
+            return stack[-1][0].resolve_host_codegen(target_host)
+    try:
+        registry = _default[0]
+    except IndexError:
+        registry = default_registry()
     return registry.resolve_host_codegen(target_host)
 
 

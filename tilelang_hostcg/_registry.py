@@ -130,6 +130,9 @@ class _Loading(threading.local):
 
 
 _LOADING = _Loading()
+# How many plugin imports are running in any thread; lets the module-level façade
+# skip the thread-local lookup on the hot path when it is zero.
+_loads_in_progress = 0
 # What each plugin module registered when it was first imported, so that another
 # registry (or another entry point naming the same module) gets the same registrations.
 _MODULE_JOURNALS: dict[str, list[tuple[str, str, Any, bool]]] = {}
@@ -168,6 +171,7 @@ class Registry:
         self._sources: dict[tuple[str, str], list[_Source]] = {}
         self._ready: set[tuple[str, str]] = set()
         self._resolved: dict[Any, HostCodegen] = {}
+        self._by_kind: dict[str, HostCodegen] = {}
         self._controls = controls if controls is not None else Controls()
         self._discovered = not discover
 
@@ -210,7 +214,7 @@ class Registry:
             origin = Origin(entry_point=f"{kind} = {import_path}", group=group)
             sources.append(_Source(group, kind, import_path, origin))
             self._ready.discard(key)
-            self._resolved = {}
+            self._invalidate()
 
     def _register(self, group: str, kind: str, obj: HostCodegen | HostCodegenHook,
                   override: bool) -> None:
@@ -243,10 +247,15 @@ class Registry:
                 undo = ("add", table, canon, new)
             updated.sort(key=_sort_key)
             table[canon] = updated
-            self._resolved = {}
+            self._invalidate()
             if loading:
                 loading[2].append(undo)
                 loading[2].append(("journal", group, kind, obj, override))
+
+    def _invalidate(self) -> None:
+        # New dicts rather than clear(): a concurrent reader keeps a consistent snapshot.
+        self._resolved = {}
+        self._by_kind = {}
 
     def _rollback(self, journal: list[tuple[Any, ...]]) -> None:
         with self._lock:
@@ -261,7 +270,7 @@ class Registry:
                     regs = [item[3] if r is item[4] else r for r in regs]
                     regs.sort(key=_sort_key)
                 table[canon] = regs
-            self._resolved = {}
+            self._invalidate()
 
     # ------------------------------------------------------------------ discovery
     def refresh(self) -> None:
@@ -281,7 +290,7 @@ class Registry:
                         source.state, source.error, source.warned = "lazy", None, False
                 self._sources[key] = kept
             self._ready.clear()
-            self._resolved = {}
+            self._invalidate()
             importlib.invalidate_caches()
             self._discovered = not self._discover
 
@@ -302,7 +311,7 @@ class Registry:
                                  planned.reason, entry)
                 self._sources.setdefault((entry.group, source.kind), []).append(source)
             self._ready.clear()
-            self._resolved = {}
+            self._invalidate()
             self._discovered = True
 
     # ------------------------------------------------------------------ loading
@@ -324,9 +333,11 @@ class Registry:
                 self._ready.add(key)
 
     def _load(self, source: _Source) -> None:
+        global _loads_in_progress
         journal: list[tuple[Any, ...]] = []
         source.state = "loading"
         _LOADING.stack.append((self, source, journal))
+        _loads_in_progress += 1
         try:
             self._import_source(source)
             registered = any(item[0] == "journal" and item[1] == source.group
@@ -346,6 +357,7 @@ class Registry:
             source.state = "loaded"
         finally:
             _LOADING.stack.pop()
+            _loads_in_progress -= 1
 
     def _import_source(self, source: _Source) -> None:
         module_name, sep, attr = source.value.partition(":")
@@ -369,7 +381,7 @@ class Registry:
         expected = _EXPECTED[source.group]
         if callable(obj) and not isinstance(obj, type):
             obj = obj()
-        items = [obj] if isinstance(obj, expected) else obj
+        items: Any = [obj] if isinstance(obj, expected) else obj
         if isinstance(items, (str, bytes)) or not isinstance(items, Sequence) or not items or not all(
                 isinstance(item, expected) for item in items):
             raise TypeError(
@@ -377,7 +389,7 @@ class Registry:
                 f"{expected.__name__}, a non-empty sequence of them, or a zero-argument "
                 "callable returning either")
         for item in items:
-            self._register(source.group, source.advertised, item, False)
+            self._register(source.group, source.advertised, item, False)  # type-checked above
 
     def _replay(self, entries: Sequence[tuple[str, str, Any, bool]]) -> None:
         for group, kind, obj, override in entries:
@@ -429,16 +441,20 @@ class Registry:
         :class:`PluginLoadError` when the kind's only providers failed to load.
         """
         try:
-            return self._resolved[target_host]
-        except (KeyError, TypeError):
-            return self._resolve(target_host)
+            hit = self._resolved.get(target_host)
+            if hit is None:
+                hit = self._by_kind.get(target_host.kind.name)
+        except (TypeError, AttributeError):  # unhashable, or not a Target: the slow path says why
+            hit = None
+        return hit if hit is not None else self._resolve(target_host)
 
     def _resolve(self, target: Target) -> HostCodegen:
         host = host_of(target)
         kind = canonical_kind(host.kind.name)
         self._ensure_loaded(CODEGEN_GROUP, kind)
-        cache = self._resolved
-        matched = self._matching(self._codegens.get(kind, ()), host)
+        cache, by_kind = self._resolved, self._by_kind
+        regs = self._codegens.get(kind, ())
+        matched = self._matching(regs, host)
         problems = self._problem_sources(CODEGEN_GROUP, kind)
         if not matched:
             raise self._no_codegen_error(kind, host, problems)
@@ -446,6 +462,9 @@ class Registry:
         choice = self._choose(kind, matched)
         with self._lock:
             if cache is self._resolved and (CODEGEN_GROUP, kind) in self._ready:
+                if host is target and all(r.obj.supports_target is None for r in regs):
+                    # The answer depends on the kind alone: any target of this kind gets it.
+                    by_kind[target.kind.name] = choice
                 if len(cache) >= _RESOLVE_CACHE_LIMIT:
                     cache.clear()
                 cache[target] = choice
@@ -546,7 +565,8 @@ class Registry:
             return mod
         for reg in self.matching_hooks(target):
             try:
-                mod = reg.obj.lower(mod, target_host, target)  # type: ignore[union-attr]
+                hook: Any = reg.obj
+                mod = hook.lower(mod, target_host, target)
             except Exception as exc:
                 if hasattr(exc, "add_note"):
                     exc.add_note(f"raised by host codegen hook {reg.obj.name!r} "

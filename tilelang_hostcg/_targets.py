@@ -90,7 +90,7 @@ def parse_target(spec: Any, host: Any = None) -> Target:
         if text.startswith("{"):
             try:
                 value = json.loads(text)
-            except ValueError as exc:
+            except json.JSONDecodeError as exc:
                 raise TargetParseError(f"target {spec!r} is not valid JSON ({exc.msg} at "
                                        f"position {exc.pos}); write TVM's JSON form, e.g. "
                                        "'{\"kind\": \"llvm\"}'") from None
