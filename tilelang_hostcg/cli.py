@@ -1,0 +1,346 @@
+"""The ``tilelang-hostcg`` command line (also ``python -m tilelang_hostcg``).
+
+The commands only format what :mod:`tilelang_hostcg._report` returns. ``--json``
+prints exactly one JSON document on stdout (``"schema": 1``, see ``docs/cli.md``).
+
+Exit status: 0 ok; 1 ``check`` found a problem, or ``explain`` found nothing that
+resolves; 2 usage error (bad arguments, a target TVM cannot parse, an unknown kind,
+an unreadable lock file) — reported as one line on stderr, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
+
+__all__ = ["CliError", "UsageError", "main"]
+
+PROG = "tilelang-hostcg"
+Doc = dict[str, Any]
+
+
+class CliError(Exception):
+    """An error the command line reports as one line on stderr; ``exit_code`` is its status."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, *, exit_code: int | None = None, prog: str = PROG,
+                 ) -> None:
+        super().__init__(message)
+        self.prog = prog
+        if exit_code is not None:
+            self.exit_code = exit_code
+
+
+class UsageError(CliError):
+    """Bad arguments or unusable input given by the user (exit status 2)."""
+
+    exit_code = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose errors are :class:`UsageError` (one line, exit 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see '{self.prog} --help')", prog=self.prog)
+
+
+# ---------------------------------------------------------------------- output helpers
+def _out(text: str = "") -> None:
+    sys.stdout.write(text + "\n")
+
+
+def _err(text: str) -> None:
+    sys.stderr.write(text + "\n")
+
+
+def _json(doc: Doc) -> None:
+    _out(json.dumps(doc, indent=2, sort_keys=True, default=str))
+
+
+def _dist(item: Doc) -> str:
+    if item.get("distribution") is None:
+        return "registered in code"
+    return f"{item['distribution']} {item.get('version') or '?'}"
+
+
+def _flags(item: Doc) -> str:
+    if item.get("core"):
+        return "  [core]"
+    if item.get("replaces_core"):
+        return "  [replaces core]"
+    if item.get("extends_core"):
+        return "  [overrides/extends core]"
+    return ""
+
+
+def _state(entry: Doc) -> str:
+    state = str(entry["state"])
+    if entry.get("error"):
+        return f"{state}: {entry['error']['type']}: {entry['error']['message']}"
+    if entry.get("reason"):
+        return f"{state}: {entry['reason']}"
+    return state
+
+
+def _warn_all(texts: Sequence[str]) -> None:
+    for text in texts:
+        _err(f"warning: {text}")
+
+
+# ---------------------------------------------------------------------- list
+def _cmd_list(args: argparse.Namespace) -> int:
+    from ._report import list_document
+
+    doc = list_document(load=args.load)
+    if args.json:
+        _json(doc)
+        return 0
+    for title, key, noun in (("Host codegens", "codegens", "codegen"),
+                             ("Host codegen hooks", "hooks", "hook")):
+        group = "tilelang.host_codegen" if key == "codegens" else "tilelang.host_codegen_hooks"
+        _out(f"{title} (entry-point group {group}):")
+        if not doc[key]:
+            _out("  (none)")
+        for kind in doc[key]:
+            _out(f"  {kind['kind']}" + ("  [overrides/extends core]" if kind["extends_core"]
+                                         else ""))
+            for entry in kind["entry_points"]:
+                _out(f"    {_dist(entry)}  {entry['entry_point']}  {_state(entry)}"
+                     f"{_flags(entry)}")
+            for reg in kind["registrations"] or ():
+                _out(f"      {noun} {reg['name']!r} priority {reg['priority']}  from "
+                     f"{_dist(reg)}{_flags(reg)}")
+    for dup in doc["duplicates"]:
+        locations = dup["locations"]
+        _err(f"warning: distribution {dup['distribution']!r} is installed {len(locations)} "
+             f"times: {locations[0]} (used), " + ", ".join(locations[1:]))
+    _warn_all(doc["warnings"])
+    return 0
+
+
+# ---------------------------------------------------------------------- check
+def _cmd_check(args: argparse.Namespace) -> int:
+    from ._report import check_document
+
+    doc = check_document(require=args.require, require_hooks=args.require_hook,
+                         lock=args.lock, strict=args.strict)
+    if args.json:
+        _json(doc)
+        return 0 if doc["ok"] else 1
+    kinds = doc["kinds"]
+    _out(f"Checked {len(doc['distributions'])} distribution(s); host kinds: "
+         f"{', '.join(kinds['codegens']) or '(none)'}; hook kinds: "
+         f"{', '.join(kinds['hooks']) or '(none)'}"
+         + (f"; lock file: {doc['lock']}" if doc["lock"] else ""))
+    for problem in doc["problems"]:
+        _out(f"{problem['severity']} [{problem['code']}] {problem['message']}")
+    errors, warnings = doc["summary"]["errors"], doc["summary"]["warnings"]
+    if doc["ok"]:
+        _out("check passed" + (f" with {warnings} warning(s)" if warnings else ""))
+        return 0
+    _out(f"check failed: {errors} error(s), {warnings} warning(s)")
+    return 1
+
+
+# ---------------------------------------------------------------------- lock
+def _cmd_lock(args: argparse.Namespace) -> int:
+    from ._report import format_lock, lock_document
+
+    doc, notes = lock_document()
+    text = format_lock(doc)
+    _warn_all(notes)
+    if args.output in (None, "-"):
+        sys.stdout.write(text)
+        return 0
+    try:
+        with open(args.output, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    except OSError as exc:
+        raise UsageError(f"cannot write lock file {args.output!r}: {exc.strerror or exc}; "
+                         "choose a writable path with -o") from None
+    _out(f"Wrote {args.output}: {len(doc['distributions'])} distribution(s), "
+         f"{len(doc['codegens'])} codegen(s), {len(doc['hooks'])} hook(s)")
+    return 0
+
+
+# ---------------------------------------------------------------------- explain
+def _cmd_explain(args: argparse.Namespace) -> int:
+    from ._report import explain_document
+
+    doc = explain_document(args.target, host=args.host)
+    if args.json:
+        _json(doc)
+        return 0 if doc["codegen"] is not None else 1
+    _out(f"target:   {json.dumps(doc['target'], separators=(',', ':'))}")
+    where = {"target": "the target is a host target",
+             "target.host": "the target's host",
+             "tvm-default": "TVM's default host; give another with --host"}[doc["host_from"]]
+    _out(f"host:     {json.dumps(doc['host'], separators=(',', ':'))}  ({where})")
+    chosen = doc["codegen"]
+    if chosen is not None:
+        _out(f"codegen:  {chosen['name']!r} from {_dist(chosen)}"
+             + (f" ({chosen['entry_point']})" if chosen.get("entry_point") else ""))
+    else:
+        error = doc["error"] or {"type": "?", "message": "nothing resolves"}
+        _out(f"codegen:  none resolves: {error['type']}: {error['message']}")
+    _out()
+    _out(f"Host codegens for kind {doc['host_kind']!r}:")
+    if not doc["candidates"]:
+        _out("  (none registered)")
+    for cand in doc["candidates"]:
+        mark = "*" if cand["selected"] else "-"
+        if cand["name"] is None:
+            _out(f"  {mark} ({cand['state']}) {_dist(cand)} ({cand['entry_point']})  "
+                 f"{cand['reason']}")
+        else:
+            _out(f"  {mark} {cand['name']!r} priority {cand['priority']}  {_dist(cand)}  "
+                 f"{cand['reason']}")
+    if doc["hook_kind"] is not None:
+        _out()
+        _out(f"Hooks for device kind {doc['hook_kind']!r}, in the order they run:")
+        if not doc["hooks"]:
+            _out("  (none registered)")
+        for hook in doc["hooks"]:
+            mark = f"{hook['order']}." if hook["applies"] else "-"
+            label = (f"{hook['name']!r} priority {hook['priority']}" if hook["name"] is not None
+                     else f"({hook['state']}) ({hook['entry_point']})")
+            _out(f"  {mark} {label}  {_dist(hook)}  {hook['reason']}")
+    _warn_all(doc["warnings"])
+    return 0 if chosen is not None else 1
+
+
+# ---------------------------------------------------------------------- cache
+def _cache_function(name: str) -> Callable[[], Any]:
+    from . import _cache
+
+    func = getattr(_cache, name, None)
+    if func is None:
+        raise CliError(f"this tilelang-hostcg has no discovery cache to manage ({name} is "
+                       "missing); upgrade tilelang-hostcg")
+    return func  # type: ignore[no-any-return]
+
+
+def _cmd_cache_info(args: argparse.Namespace) -> int:
+    info = dict(_cache_function("cache_info")())
+    if args.json:
+        from ._report import SCHEMA
+
+        _json({"schema": SCHEMA, "command": "cache info", "cache": info})
+        return 0
+    width = max((len(str(k)) for k in info), default=0)
+    for key, value in info.items():
+        _out(f"{str(key) + ':':<{width + 1}} {value}")
+    return 0
+
+
+def _cmd_cache_clear(args: argparse.Namespace) -> int:
+    removed = [str(p) for p in _cache_function("clear_cache")()]
+    if args.json:
+        from ._report import SCHEMA
+
+        _json({"schema": SCHEMA, "command": "cache clear", "removed": removed})
+        return 0
+    for path in removed:
+        _out(f"removed {path}")
+    _out(f"Cleared the discovery cache ({len(removed)} file(s) removed)")
+    return 0
+
+
+# ---------------------------------------------------------------------- parser
+def _parser() -> argparse.ArgumentParser:
+    from ._version import __version__
+
+    parser = _Parser(
+        prog=PROG,
+        description="Inspect, check and pin the installed TileLang host-codegen plugins.",
+        epilog="Exit status: 0 ok, 1 check failed (explain: nothing resolves), 2 usage error. "
+               "See docs/cli.md for the JSON documents.")
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("list", help="every advertised kind and its entry points",
+                       description="List every advertised host-codegen and hook kind with its "
+                                   "entry points. Reads metadata only unless --load is given.")
+    p.add_argument("--json", action="store_true", help="print one JSON document")
+    p.add_argument("--load", action="store_true",
+                   help="import the plugins and show each codegen's and hook's name and priority")
+    p.set_defaults(handler=_cmd_list)
+
+    p = sub.add_parser("check", help="load every plugin and report every problem",
+                       description="Load every advertised plugin and report every problem; "
+                                   "exit 1 if there is any.")
+    p.add_argument("--require", action="append", default=[], metavar="KIND",
+                   help="a host kind that must have a codegen (repeatable, or comma-separated)")
+    p.add_argument("--require-hook", action="append", default=[], metavar="KIND",
+                   help="a device kind that must have a hook (repeatable, or comma-separated)")
+    p.add_argument("--lock", metavar="FILE", help="fail when the installed set differs from FILE")
+    p.add_argument("--strict", action="store_true", help="treat warnings as failures")
+    p.add_argument("--json", action="store_true", help="print one JSON document")
+    p.set_defaults(handler=_cmd_check)
+
+    p = sub.add_parser("lock", help="write the installed plugin set as a lock file",
+                       description="Write the installed plugin set (distributions, versions, "
+                                   "entry points, codegen and hook names) for `check --lock`.")
+    p.add_argument("-o", "--output", metavar="FILE", help="write to FILE (default: stdout)")
+    p.set_defaults(handler=_cmd_lock)
+
+    p = sub.add_parser("explain", help="why a target resolves to its codegen and hooks",
+                       description="Show the codegen a target resolves to, the hooks that apply "
+                                   "in order, and why every other candidate was passed over.")
+    p.add_argument("target", metavar="TARGET",
+                   help="a target kind name (llvm, cuda, ...) or TVM's JSON form")
+    p.add_argument("--host", metavar="HOST", help="the host target of a device TARGET")
+    p.add_argument("--json", action="store_true", help="print one JSON document")
+    p.set_defaults(handler=_cmd_explain)
+
+    p = sub.add_parser("cache", help="inspect or clear the discovery cache",
+                       description="Inspect or clear the persistent discovery cache.")
+    cache = p.add_subparsers(dest="cache_command", metavar="ACTION")
+    c = cache.add_parser("info", help="where the cache is and what it holds")
+    c.add_argument("--json", action="store_true", help="print one JSON document")
+    c.set_defaults(handler=_cmd_cache_info)
+    c = cache.add_parser("clear", help="delete the cache files")
+    c.add_argument("--json", action="store_true", help="print one JSON document")
+    c.set_defaults(handler=_cmd_cache_clear)
+    p.set_defaults(handler=None)
+    return parser
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    from ._errors import TargetParseError
+    from ._report import InputError
+
+    try:
+        return int(args.handler(args))
+    except (InputError, TargetParseError) as exc:
+        raise UsageError(str(exc)) from None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line with ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
+    parser = _parser()
+    try:
+        try:
+            args = parser.parse_args(list(argv) if argv is not None else None)
+        except SystemExit as exc:  # --help and --version print and exit 0
+            return exc.code if isinstance(exc.code, int) else 0
+        if args.command is None:
+            raise UsageError("missing command: choose one of list, check, lock, explain, cache "
+                             f"(see '{PROG} --help')")
+        if args.handler is None:
+            raise UsageError(f"missing action: choose info or clear (see '{PROG} cache --help')",
+                             prog=f"{PROG} cache")
+        return _dispatch(args)
+    except CliError as exc:
+        _err(f"{exc.prog}: error: {exc}")
+        return exc.exit_code
+    except BrokenPipeError:
+        # The reader went away (``| head``): stop quietly, as other Unix tools do.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
