@@ -87,5 +87,5 @@ def cuda_host_requirements(mod: IRModule) -> CudaHostRequirements | None:
     They are recorded when the host target is ``cuda_host``; read them from the module
     the hooks returned (``tilelang_hostcg.apply_host_codegen_hooks``).
     """
-    value = mod.get_attr(REQUIREMENTS_ATTR)
+    value = mod.attrs.get(REQUIREMENTS_ATTR)
     return None if value is None else CudaHostRequirements.from_attr(value)
