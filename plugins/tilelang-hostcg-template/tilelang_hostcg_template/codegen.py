@@ -1,0 +1,41 @@
+"""The ``acme_llvm`` host codegen; importing this module registers it.
+
+Advertised as ``llvm = tilelang_hostcg_template.codegen``: the first time an ``llvm``
+host is resolved, ``tilelang_hostcg`` imports this module, and the
+``register_host_codegen`` call below lands in the registry doing the import.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import tilelang_hostcg
+from tilelang_hostcg import HostCodegen, global_func_host_codegen
+
+from . import ACME_VENDOR
+
+if TYPE_CHECKING:
+    from tvm.target import Target
+
+__all__ = ["ACME_LLVM_CODEGEN", "is_acme_host"]
+
+
+def is_acme_host(target_host: Target) -> bool:
+    """Whether the host target's LLVM triple names the Acme vendor (``arch-acme-os``).
+
+    Predicates must be pure functions of the target: resolution caches their answer.
+    """
+    triple = str(target_host.attrs.get("mtriple", "") or "")
+    parts = triple.split("-")
+    return len(parts) >= 3 and parts[1] == ACME_VENDOR
+
+
+ACME_LLVM_CODEGEN = HostCodegen(
+    "acme_llvm",
+    global_func_host_codegen("target.build.llvm"),  # TVM's own LLVM host codegen
+    supports_target=is_acme_host,
+    priority=10,  # above the core's llvm codegen (0), which also matches these targets
+)
+"""LLVM host code for Acme triples."""
+
+tilelang_hostcg.register_host_codegen("llvm", ACME_LLVM_CODEGEN)
