@@ -1,12 +1,489 @@
-"""The discovery index between processes (placeholder: always scans)."""
+"""The discovery index between processes: one small, self-checking file per environment.
+
+A warm :func:`load_index` stats each ``sys.path`` entry once, reads one file and
+rebuilds the index: its cost depends on the length of ``sys.path`` and on the number
+of plugin distributions, never on the number of installed distributions, and it
+imports neither ``importlib.metadata`` nor ``packaging``. When anything the index
+depends on may have changed, it scans (:func:`~._discovery.scan_environment`) and
+rewrites the file.
+
+What the index depends on, and so what the file is keyed on:
+
+- the interpreter (``sys.executable``, ``sys.prefix``, ``sys.version``, the
+  implementation), our own version, the cache format and the shape of the records;
+- every ``sys.path`` entry that holds distribution metadata (a child named
+  ``*.dist-info`` or ``*.egg-info``), in order, with its ``os.stat`` signature:
+  modification and change times in nanoseconds, inode, device, size and mode.
+  Installing, upgrading, reinstalling or removing a distribution creates or removes
+  a metadata folder in its ``sys.path`` entry, which changes that entry's signature;
+- entries that held no metadata are remembered with their signature and need no
+  exact match: one whose signature changed is listed again (script folders and the
+  working directory change all the time, and their contents do not matter as long
+  as they hold no metadata);
+- the metadata files of the few distributions that advertise our groups (constant
+  in the number of installed distributions), which catches metadata rewritten in
+  place, and the source files of the discovery code itself.
+
+A change made in the same clock tick as the stat would leave the signature unchanged
+("racily clean", as git calls it), so a scan whose keyed signatures are less than
+:data:`RACY_WINDOW_NS` old is not written: the next process scans again.
+
+The file lives under ``$XDG_CACHE_HOME/tilelang-hostcg/`` (default
+``~/.cache/tilelang-hostcg/``), one per interpreter (a hash of ``sys.executable`` and
+``sys.prefix``), holding the records of up to :data:`MAX_RECORDS` ``sys.path`` layouts.
+It is written to a temporary file and renamed into place. It is never trusted
+blindly: a bad magic, length or checksum, another format, version or interpreter,
+or a record that does not match is ignored and the file rewritten; any ``OSError``
+means "no cache". ``TILELANG_HOSTCG_CACHE=0`` turns off both reading and writing.
+"""
 
 from __future__ import annotations
 
-from ._discovery import DiscoveryIndex, scan_environment
+import contextlib
+import marshal
+import os
+import stat
+import sys
+import time
 
-__all__ = ["load_index"]
+from ._discovery import AdvertisedEntryPoint, DiscoveryIndex, scan_environment
+
+TYPE_CHECKING = False  # typing costs import time on the warm path; checkers read True
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any, TypeAlias
+
+    Sig: TypeAlias = tuple[int, int, int, int, int, int]
+    # A record: (metadata entries, quiet entries, files, index payload), all marshal-able.
+    #   metadata entries: ((entry, absolute path, sig), ...) in sys.path order
+    #   quiet entries:    {absolute path: sig or None} for entries proven to hold no metadata
+    #   files:            ((absolute path, sig or None), ...)
+    Record: TypeAlias = tuple[tuple[tuple[str, str, Sig], ...], dict[str, Sig | None],
+                              tuple[tuple[str, Sig | None], ...], tuple[Any, ...]]
+
+__all__ = [
+    "ENV_CACHE",
+    "MAX_RECORDS",
+    "RACY_WINDOW_NS",
+    "cache_dir",
+    "cache_enabled",
+    "cache_file",
+    "cache_info",
+    "clear_cache",
+    "load_index",
+]
+
+ENV_CACHE = "TILELANG_HOSTCG_CACHE"
+"""Set to ``0`` (or ``false``, ``no``, ``off``) to neither read nor write the cache."""
+
+FORMAT = 1
+"""Bump when the layout of the file or of its records changes."""
+
+MAGIC = b"TLHCGIDX"
+RACY_WINDOW_NS = 2_000_000_000
+"""Signatures younger than this at scan time are not trusted (coarse file-system clocks)."""
+
+MAX_RECORDS = 8
+"""``sys.path`` layouts remembered per interpreter (e.g. with and without a source tree)."""
+
+STALE_FILE_AGE_S = 30 * 24 * 3600
+"""Other interpreters' files untouched for this long are removed when a file is written."""
+
+_PRIME = (1 << 61) - 1  # checksum modulus (a Mersenne prime): no hashing module to import
+_HEADER = len(MAGIC) + 2 + 8 + 8
+_METADATA_SUFFIXES = (".dist-info", ".egg-info")
+_DIST_FILES = ("entry_points.txt", "METADATA", "PKG-INFO", "requires.txt")
+_SCHEMA = (AdvertisedEntryPoint.__slots__, DiscoveryIndex.__slots__)
+# Finders whose distributions come from sys.path entries; any other finder providing
+# find_distributions() could report distributions the key cannot see, so it turns
+# the cache off for that process.
+_PATH_FINDERS = frozenset({
+    ("_frozen_importlib_external", "PathFinder"),
+    ("importlib._bootstrap_external", "PathFinder"),
+    ("importlib.machinery", "PathFinder"),
+    ("importlib_metadata", "MetadataPathFinder"),
+    ("importlib.metadata", "MetadataPathFinder"),
+})
 
 
+# ----------------------------------------------------------------------- locations
+def cache_enabled() -> bool:
+    """Whether the cache may be read and written (``TILELANG_HOSTCG_CACHE`` is not ``0``)."""
+    return os.environ.get(ENV_CACHE, "").strip().lower() not in {"0", "false", "no", "off"}
+
+
+def cache_dir() -> str | None:
+    """The cache folder: ``$XDG_CACHE_HOME/tilelang-hostcg`` (a relative value is ignored,
+    as the XDG specification says), else ``~/.cache/tilelang-hostcg``; ``None`` when no
+    home folder is known."""
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):
+        home = os.path.expanduser("~")
+        if not os.path.isabs(home):
+            return None
+        base = os.path.join(home, ".cache")
+    return os.path.join(base, "tilelang-hostcg")
+
+
+def cache_file() -> str | None:
+    """This interpreter's cache file (whether it exists or not); ``None`` without a folder."""
+    folder = cache_dir()
+    if folder is None:
+        return None
+    text = f"{sys.executable}\0{sys.prefix}".encode("utf-8", "surrogateescape")
+    return os.path.join(folder, f"index-{_checksum(text):016x}.bin")
+
+
+def _checksum(data: bytes) -> int:
+    """The bytes read as one little-endian number, modulo a 61-bit prime."""
+    return int.from_bytes(data, "little") % _PRIME
+
+
+# ----------------------------------------------------------------------- signatures
+def _sig(path: str) -> Sig | None:
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev, st.st_size, st.st_mode)
+
+
+def _racy(sig: Sig | None, started_ns: int) -> bool:
+    return sig is not None and sig[0] > started_ns - RACY_WINDOW_NS
+
+
+def _ident(core_version: str) -> tuple[Any, ...]:
+    impl = sys.implementation
+    return (FORMAT, core_version, sys.executable, sys.prefix, sys.version, impl.name,
+            impl.cache_tag, sys.platform, _SCHEMA)
+
+
+def _code_files() -> list[str]:
+    from . import _discovery
+
+    return [os.path.abspath(f) for f in (_discovery.__file__, __file__) if f]
+
+
+def _foreign_finder() -> str | None:
+    """A ``sys.meta_path`` finder that reports distributions from outside ``sys.path``."""
+    for finder in sys.meta_path:
+        if getattr(finder, "find_distributions", None) is None:
+            continue
+        cls = finder if isinstance(finder, type) else type(finder)
+        if (cls.__module__, cls.__qualname__) not in _PATH_FINDERS:
+            return f"{cls.__module__}.{cls.__qualname__}"
+    return None
+
+
+class _Snapshot:
+    """The state of ``sys.path`` at one moment: each entry with its stat signature."""
+
+    __slots__ = ("entries", "path", "quiet_cache")
+
+    def __init__(self, path: Sequence[str]) -> None:
+        self.path = list(path)
+        entries = []
+        for entry in self.path:
+            absolute = entry if os.path.isabs(entry) else os.path.abspath(entry)
+            entries.append((entry, absolute, _sig(absolute)))
+        self.entries: list[tuple[str, str, Sig | None]] = entries
+        self.quiet_cache: dict[str, bool] = {}
+
+    def quiet(self, absolute: str, sig: Sig | None) -> bool:
+        """Whether the entry provably holds no distribution metadata (listed once)."""
+        known = self.quiet_cache.get(absolute)
+        if known is None:
+            known = self.quiet_cache[absolute] = _holds_no_metadata(absolute, sig)
+        return known
+
+    def match(self, record: Record) -> DiscoveryIndex | None:
+        """The record's index when it describes this state exactly, else ``None``."""
+        meta, quiet, files, payload = record
+        remaining = [item for item in self.entries
+                     if item[1] not in quiet or quiet[item[1]] != item[2]]
+        if tuple(remaining) != meta:
+            known = set(meta)
+            remaining = [item for item in remaining
+                         if item in known or not self.quiet(item[1], item[2])]
+            if tuple(remaining) != meta:
+                return None
+        for path, sig in files:
+            if _sig(path) != sig:
+                return None
+        return _decode_index(payload)
+
+    def record(self, index: DiscoveryIndex, started_ns: int) -> Record | None:
+        """A record of this state and its scan, or ``None`` when a signature is too fresh
+        to be trusted (or the scan found a distribution in a folder listed as empty)."""
+        homes = {os.path.dirname(os.path.abspath(loc)) for loc in _locations(index)}
+        meta: list[tuple[str, str, Sig]] = []
+        quiet: dict[str, Sig | None] = {}
+        for entry, absolute, sig in self.entries:
+            if absolute not in homes and self.quiet(absolute, sig):
+                if not _racy(sig, started_ns):
+                    quiet[absolute] = sig
+                continue
+            if sig is None or _racy(sig, started_ns):
+                return None
+            meta.append((entry, absolute, sig))
+        files = []
+        for loc in sorted(_locations(index)):
+            base = os.path.abspath(loc)
+            files.append((base, _sig(base)))
+            files.extend((os.path.join(base, n), _sig(os.path.join(base, n)))
+                         for n in _DIST_FILES)
+        files.extend((f, _sig(f)) for f in _code_files())
+        if any(_racy(sig, started_ns) for _, sig in files):
+            return None
+        return (tuple(meta), quiet, tuple(files), _encode_index(index))
+
+
+def _holds_no_metadata(absolute: str, sig: Sig | None) -> bool:
+    if sig is None:
+        return True  # a missing entry contributes nothing
+    if not stat.S_ISDIR(sig[5]) or absolute.lower().endswith(".egg"):
+        return False  # zip files and eggs: keyed exactly
+    try:
+        with os.scandir(absolute) as children:
+            for child in children:
+                if child.name.lower().endswith(_METADATA_SUFFIXES):
+                    return False
+    except OSError:
+        return False
+    return True
+
+
+def _locations(index: DiscoveryIndex) -> set[str]:
+    found = {ep.location for ep in index.entry_points if ep.location}
+    for _name, locations in index.duplicates:
+        found.update(loc for loc in locations if loc)
+    return found
+
+
+def _encode_index(index: DiscoveryIndex) -> tuple[Any, ...]:
+    eps = tuple(tuple(getattr(ep, name) for name in _SCHEMA[0]) for ep in index.entry_points)
+    return (eps, index.duplicates, index.installed)
+
+
+def _decode_index(payload: tuple[Any, ...]) -> DiscoveryIndex:
+    eps, duplicates, installed = payload
+    return DiscoveryIndex(tuple(AdvertisedEntryPoint(*fields) for fields in eps), duplicates,
+                          installed)
+
+
+# ----------------------------------------------------------------------- file format
+def _dump(ident: tuple[Any, ...], records: list[Record]) -> bytes:
+    payload = marshal.dumps((ident, records))
+    return (MAGIC + FORMAT.to_bytes(2, "little") + len(payload).to_bytes(8, "little")
+            + _checksum(payload).to_bytes(8, "little") + payload)
+
+
+def _read(path: str, ident: tuple[Any, ...]) -> tuple[list[Record], str]:
+    """The records of the file at ``path`` and a status: ``ok``, ``missing``,
+    ``unreadable``, ``corrupt`` or ``foreign``."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except FileNotFoundError:
+        return [], "missing"
+    except OSError:
+        return [], "unreadable"
+    if len(data) < _HEADER or not data.startswith(MAGIC):
+        return [], "corrupt"
+    start = len(MAGIC)
+    if int.from_bytes(data[start:start + 2], "little") != FORMAT:
+        return [], "foreign"
+    length = int.from_bytes(data[start + 2:start + 10], "little")
+    payload = data[_HEADER:]
+    if length != len(payload) or _checksum(payload) != int.from_bytes(
+            data[start + 10:_HEADER], "little"):
+        return [], "corrupt"
+    try:
+        stored_ident, records = marshal.loads(payload)
+    except Exception:  # marshal raises several types on bad input
+        return [], "corrupt"
+    if stored_ident != ident:
+        return [], "foreign"
+    if not isinstance(records, list):
+        return [], "corrupt"
+    return records, "ok"
+
+
+def _write(path: str, ident: tuple[Any, ...], record: Record, old: list[Record]) -> bool:
+    """Write ``record`` first, then the old records of other ``sys.path`` layouts;
+    atomically. Returns whether the file was written."""
+    layout = tuple(item[:2] for item in record[0])
+    records = [record]
+    for other in old:
+        try:
+            if tuple(item[:2] for item in other[0]) != layout:
+                records.append(other)
+        except (TypeError, IndexError):
+            continue
+    data = _dump(ident, records[:MAX_RECORDS])
+    folder = os.path.dirname(path)
+    tmp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.{time.time_ns()}.tmp")
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+    except OSError:
+        return False
+    _prune(folder, keep=path)
+    return True
+
+
+def _prune(folder: str, keep: str) -> None:
+    """Remove other interpreters' files unused for a month and temp files left a day."""
+    now = time.time()
+    try:
+        with os.scandir(folder) as children:
+            for child in children:
+                name = child.name
+                if child.path == keep or not _is_ours(name):
+                    continue
+                limit = 24 * 3600 if name.endswith(".tmp") else STALE_FILE_AGE_S
+                try:
+                    if now - child.stat().st_mtime > limit:
+                        os.unlink(child.path)
+                except OSError:
+                    continue
+    except OSError:
+        return
+
+
+def _is_ours(name: str) -> bool:
+    return (name.startswith("index-") and name.endswith(".bin")) or (
+        name.startswith(".index-") and name.endswith(".tmp"))
+
+
+# ----------------------------------------------------------------------- public
 def load_index(core_version: str) -> DiscoveryIndex:
-    """The entry-point index of the running environment."""
-    return scan_environment(core_version)
+    """The entry-point index of the running environment: from the cache when it matches
+    the environment exactly, else from a fresh scan (then written to the cache).
+
+    The result always equals ``scan_environment(core_version)``.
+    """
+    path = cache_file() if cache_enabled() else None
+    if path is None or _foreign_finder() is not None:
+        return scan_environment(core_version)
+    started = time.time_ns()
+    snapshot = _Snapshot(sys.path)
+    if not all(isinstance(entry, str) for entry in snapshot.path):
+        return scan_environment(core_version)
+    ident = _ident(core_version)
+    records, _status = _read(path, ident)
+    for record in records:
+        try:
+            index = snapshot.match(record)
+        except Exception:  # a malformed record is a miss, never an error
+            index = None
+        if index is not None:
+            return index
+    for _entry, absolute, sig in snapshot.entries:  # list folders before scanning them
+        snapshot.quiet(absolute, sig)
+    index = scan_environment(core_version, snapshot.path)
+    fresh = snapshot.record(index, started)
+    if fresh is not None:
+        _write(path, ident, fresh, records)
+    return index
+
+
+def cache_info() -> dict[str, Any]:
+    """What the cache holds for this interpreter, without scanning.
+
+    Keys: ``enabled``, ``path`` (``None`` without a cache folder), ``exists``, ``size``
+    (bytes), ``status`` (``fresh``: a record matches this environment; else
+    ``stale``, ``missing``, ``unreadable``, ``corrupt``, ``foreign``, ``disabled`` or
+    ``unavailable``), ``valid`` (``status == "fresh"``), ``records`` (``sys.path``
+    layouts held), ``entries`` (entry points in the matching record), ``key`` (what
+    the file is keyed on) and ``other_files`` (other interpreters' files in the folder).
+    """
+    from ._version import __version__
+
+    path = cache_file()
+    enabled = cache_enabled()
+    snapshot = _Snapshot(sys.path)
+    meta_entries = [entry for entry, absolute, sig in snapshot.entries
+                    if not snapshot.quiet(absolute, sig)]
+    info: dict[str, Any] = {
+        "enabled": enabled,
+        "path": path,
+        "exists": False,
+        "size": 0,
+        "status": "disabled" if not enabled else "unavailable",
+        "valid": False,
+        "records": 0,
+        "entries": 0,
+        "key": {
+            "format": FORMAT,
+            "tilelang_hostcg": __version__,
+            "executable": sys.executable,
+            "prefix": sys.prefix,
+            "python": sys.version.split()[0],
+            "implementation": sys.implementation.name,
+            "sys_path_entries": len(snapshot.path),
+            "metadata_entries": meta_entries,
+        },
+        "other_files": 0,
+    }
+    if path is None:
+        return info
+    folder = os.path.dirname(path)
+    with contextlib.suppress(OSError):
+        info["other_files"] = sum(1 for name in os.listdir(folder)
+                                  if _is_ours(name) and os.path.join(folder, name) != path)
+    try:
+        info["size"] = os.stat(path).st_size
+        info["exists"] = True
+    except OSError:
+        pass
+    records, status = _read(path, _ident(__version__))
+    info["records"] = len(records)
+    if status == "ok":
+        status = "stale"
+        for record in records:
+            try:
+                index = snapshot.match(record)
+            except Exception:
+                index = None
+            if index is not None:
+                status = "fresh"
+                info["entries"] = len(index.entry_points)
+                break
+    if enabled:
+        info["status"] = status
+        info["valid"] = status == "fresh"
+    return info
+
+
+def clear_cache() -> list[str]:
+    """Remove every cache file in the cache folder (all interpreters); returns the
+    paths removed. Works even when the cache is disabled."""
+    folder = cache_dir()
+    if folder is None:
+        return []
+    removed = []
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return []
+    for name in names:
+        if not _is_ours(name):
+            continue
+        target = os.path.join(folder, name)
+        try:
+            os.unlink(target)
+        except OSError:
+            continue
+        removed.append(target)
+    with contextlib.suppress(OSError):
+        os.rmdir(folder)
+    return removed
