@@ -623,8 +623,8 @@ def _missing(group: str, kind: str, providers: Sequence[SourceInfo]) -> Doc:
     notes = []
     for info in providers:
         if info.state in ("disabled", "incompatible"):
-            notes.append(f"{info.origin.distribution!r} provides it but {info.reason}"
-                         if info.state == "disabled" else
+            notes.append(f"{info.origin.distribution!r} provides it but is skipped "
+                         f"({info.reason})" if info.state == "disabled" else
                          f"{info.origin.distribution!r} provides it but is incompatible")
         elif info.state == "broken":
             notes.append(f"{info.origin.distribution!r} provides it but failed to load")

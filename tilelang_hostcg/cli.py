@@ -232,10 +232,21 @@ def _cmd_cache_info(args: argparse.Namespace) -> int:
 
         _json({"schema": SCHEMA, "command": "cache info", "cache": info})
         return 0
+    _mapping(info, "")
+    return 0
+
+
+def _mapping(info: Any, indent: str) -> None:
     width = max((len(str(k)) for k in info), default=0)
     for key, value in info.items():
-        _out(f"{str(key) + ':':<{width + 1}} {value}")
-    return 0
+        label = f"{indent}{str(key) + ':':<{width + 1}}"
+        if isinstance(value, dict):
+            _out(label.rstrip())
+            _mapping(value, indent + "  ")
+        elif isinstance(value, (list, tuple)):
+            _out(f"{label} " + (", ".join(map(str, value)) if value else "(none)"))
+        else:
+            _out(f"{label} {value}")
 
 
 def _cmd_cache_clear(args: argparse.Namespace) -> int:
