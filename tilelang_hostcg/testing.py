@@ -1,18 +1,32 @@
 """Test helpers for plugin authors, also registered as a pytest plugin (``pytest11``).
 
+A backend's own CI can test its plugin in a few lines::
+
+    from tilelang_hostcg.testing import check_plugin
+
+    def test_contract():  # with the plugin installed (pip install -e .)
+        assert "musa_host" in check_plugin("tilelang-hostcg-musa")
+
+    def test_resolves(hostcg_registry):
+        hostcg_registry.register_lazy_host_codegen("musa_host", "my_plugin.codegen")
+        ...
+
 Fixtures:
 
 - ``hostcg_registry``: a fresh, isolated :class:`~tilelang_hostcg.Registry` (reads no
   entry points); plugin modules loaded through it register into it.
 - ``plugin_environment``: a session-wide throwaway virtual environment layered over
   the running one (TVM and everything installed stay visible, nothing is
-  reinstalled); ``install()`` real distributions into it with ``pip`` and run code
-  in it with ``python()``.
+  reinstalled); ``install()`` real distributions into it with ``pip``, run code in
+  it with ``python_run()``/``run_json()`` and the command line with ``command()``.
 
 Helpers: :func:`write_distribution` writes a pip-installable plugin source tree;
-:func:`check_plugin` asserts that an installed distribution honours the contract.
+:class:`PluginEnvironment` is the environment behind ``plugin_environment`` (make
+your own, e.g. one per test module); :func:`check_plugin` asserts that an installed
+distribution honours the contract.
 
-Importing this module imports neither TVM nor pytest internals beyond fixtures.
+Importing this module is cheap (pytest loads it in every run): it imports neither
+TVM nor anything of ``tilelang_hostcg`` beyond what a fixture or helper uses.
 """
 
 from __future__ import annotations
@@ -22,9 +36,7 @@ import os
 import shutil
 import site
 import subprocess
-import sys
 import textwrap
-import venv
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -93,6 +105,8 @@ class PluginEnvironment:
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
+        import venv
+
         self.path = Path(path)
         if not (self.path / "pyvenv.cfg").exists():
             venv.EnvBuilder(with_pip=False, symlinks=os.name != "nt").create(self.path)
@@ -154,26 +168,45 @@ class PluginEnvironment:
         return json.loads(proc.stdout.strip().splitlines()[-1])
 
     def command(self, *argv: str, env: Mapping[str, str] | None = None,
-                timeout: float = 300) -> subprocess.CompletedProcess[str]:
-        """Run ``python -m tilelang_hostcg ARGV`` in this environment."""
+                cwd: str | os.PathLike[str] | None = None, timeout: float = 300,
+                ) -> subprocess.CompletedProcess[str]:
+        """Run ``python -m tilelang_hostcg ARGV`` in this environment; returns the process.
+
+        ``cwd`` defaults to the current directory; ``python -m`` puts it first on
+        ``sys.path``, so run from elsewhere when a source checkout there must not count.
+        """
         return subprocess.run([self.python, "-m", "tilelang_hostcg", *argv], capture_output=True,
-                              text=True, env=self.environ(env), timeout=timeout)
+                              text=True, env=self.environ(env), cwd=cwd, timeout=timeout)
 
 
 def check_plugin(distribution: str, registry: Registry | None = None) -> list[str]:
     """Assert that ``distribution``'s entry points honour the contract; return its kinds.
 
-    Every advertised entry point must load into an isolated registry, register at
-    least one object of the right type for its kind, and every codegen backed by a
-    TVM global function must find it in the installed TVM. Raises ``AssertionError``
-    listing every problem found.
+    The installed metadata is read afresh (after a ``pip install`` in this process
+    too). Every advertised entry point must be compatible with the installed
+    ``tilelang-hostcg``/``apache-tvm``, load into a registry of its own (the
+    ``TILELANG_HOSTCG_*`` controls are ignored), register at least one object of the
+    right type for its kind, and raise no :class:`~tilelang_hostcg.PluginWarning`.
+    After loading, each codegen's kind must be a host kind of the installed TVM and
+    each hook's kind a TVM target kind, and every codegen built by a TVM global
+    function (``global_func_host_codegen``) must find it in the installed TVM.
+
+    ``registry`` (optional) is a discovering registry to check instead, e.g. one built
+    with other controls; it must know the distribution's entry points. Raises
+    ``AssertionError`` listing every problem found; returns the advertised kinds, sorted.
     """
+    import importlib
+    import warnings
+
     from ._discovery import Controls, normalize_name, plan_sources, scan_environment
+    from ._errors import PluginWarning
     from ._global_func import GlobalFuncBuild
     from ._registry import Registry
-    from ._types import CODEGEN_GROUP
+    from ._targets import is_host_target, parse_target
+    from ._types import CODEGEN_GROUP, HOOK_GROUP
     from ._version import __version__
 
+    importlib.invalidate_caches()
     wanted = normalize_name(distribution)
     entries = [ep for ep in scan_environment(__version__).entry_points
                if normalize_name(ep.distribution) == wanted]
@@ -181,26 +214,59 @@ def check_plugin(distribution: str, registry: Registry | None = None) -> list[st
         raise AssertionError(f"distribution {distribution!r} advertises no entry point in "
                              "'tilelang.host_codegen' or 'tilelang.host_codegen_hooks'; is it "
                              "installed, and are its entry points declared in pyproject.toml?")
-    planned = [p for p in plan_sources(entries, Controls(), __version__)
-               if normalize_name(p.entry.distribution) == wanted]
-    reg = registry if registry is not None else Registry(
-        discover=True, controls=Controls(), index_loader=lambda _controls: planned)
-    reg.load_all()
+    if registry is None:
+        planned = [p for p in plan_sources(entries, Controls(), __version__)
+                   if normalize_name(p.entry.distribution) == wanted]
+        registry = Registry(discover=True, controls=Controls(),
+                            index_loader=lambda _controls: planned)
+
+    def ours(dist: str | None) -> bool:
+        return dist is not None and normalize_name(dist) == wanted
+
     problems: list[str] = []
     kinds: list[str] = []
-    for info in reg.sources():
-        if normalize_name(info.origin.distribution or "") != wanted:
-            continue
-        kinds.append(info.kind)
-        if info.state != "loaded":
-            detail = info.reason or (f"{type(info.error).__name__}: {info.error}"
-                                     if info.error else info.state)
-            problems.append(f"entry point '{info.origin.entry_point}' is {info.state}: {detail}")
-    for reg_item in reg.registrations(CODEGEN_GROUP):
-        build = getattr(reg_item.obj, "build", None)
-        if isinstance(build, GlobalFuncBuild) and not build.exists():
-            problems.append(f"codegen {reg_item.obj.name!r} needs TVM global function "
-                            f"{build.global_func_name!r}, missing from the installed TVM")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", PluginWarning)
+        registry.load_all()
+        infos = [info for info in registry.sources() if ours(info.origin.distribution)]
+        if not infos:
+            problems.append("the registry given knows none of its entry points; pass a "
+                            "Registry(discover=True), or no registry")
+        for info in infos:
+            kinds.append(info.kind)
+            if info.state != "loaded":
+                detail = info.reason or (f"{type(info.error).__name__}: {info.error}"
+                                         if info.error else info.state)
+                problems.append(f"entry point '{info.origin.entry_point}' is {info.state}: "
+                                f"{detail}")
+        codegens = [r for r in registry.registrations(CODEGEN_GROUP)
+                    if ours(r.origin.distribution)]
+        hooks = [r for r in registry.registrations(HOOK_GROUP) if ours(r.origin.distribution)]
+        if codegens or hooks:
+            from tvm.target import Target
+
+            known = set(Target.list_kinds())
+            for reg in codegens:
+                if reg.kind not in known:
+                    problems.append(f"codegen {reg.name!r} is registered for kind {reg.kind!r}, "
+                                    "which is not a target kind of the installed TVM")
+                elif not is_host_target(parse_target(reg.kind)):
+                    problems.append(f"codegen {reg.name!r} is registered for {reg.kind!r}, a "
+                                    "device kind; host codegens belong to host kinds (device "
+                                    "type CPU), e.g. 'cuda_host'")
+                build = getattr(reg.obj, "build", None)
+                if isinstance(build, GlobalFuncBuild) and not build.exists():
+                    problems.append(f"codegen {reg.name!r} needs TVM global function "
+                                    f"{build.global_func_name!r}, missing from the installed TVM")
+            for reg in hooks:
+                if reg.kind not in known:
+                    problems.append(f"hook {reg.name!r} is registered for kind {reg.kind!r}, "
+                                    "which is not a target kind of the installed TVM")
+    for item in caught:
+        if issubclass(item.category, PluginWarning):
+            problems.append(f"warning: {item.message}")
+        else:
+            warnings.showwarning(item.message, item.category, item.filename, item.lineno)
     if problems:
         raise AssertionError(f"plugin distribution {distribution!r} breaks the contract:\n  - "
                              + "\n  - ".join(problems))
