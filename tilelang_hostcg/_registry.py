@@ -108,7 +108,8 @@ class _Source:
             what = f"is skipped: {self.reason}"
         else:
             err = self.error
-            what = f"failed to load: {type(err).__name__}: {err}" if err else "failed to load"
+            what = (f"failed to load: {type(err).__name__}: {_text(err)}" if err
+                    else "failed to load")
         return f"plugin {self.origin.describe()} {what}"
 
     def advice(self) -> str:
@@ -206,13 +207,24 @@ class Registry:
     def _register_lazy(self, group: str, kind: str, import_path: str) -> None:
         if not isinstance(import_path, str) or not import_path.strip():
             raise TypeError(f"import_path must be a non-empty module path, got {import_path!r}")
+        stack = _LOADING.stack
+        loading = stack[-1] if stack and stack[-1][0] is self else None
+        # Made while a plugin loads: it belongs to the plugin's distribution, is undone
+        # with the plugin's other registrations, and counts as registering for the kind.
+        parent = loading[1].origin if loading else CODE_ORIGIN
+        origin = Origin(parent.distribution, parent.version, group, f"{kind} = {import_path}")
         with self._lock:
             key = (group, canonical_kind(kind))
             sources = self._sources.setdefault(key, [])
-            if any(s.origin.distribution is None and s.value == import_path for s in sources):
+            if loading:
+                loading[2].append(("journal", group, kind, import_path, False))
+            if any(s.origin.distribution == origin.distribution and s.value == import_path
+                   for s in sources):
                 return
-            origin = Origin(entry_point=f"{kind} = {import_path}", group=group)
-            sources.append(_Source(group, kind, import_path, origin))
+            source = _Source(group, kind, import_path, origin)
+            sources.append(source)
+            if loading:
+                loading[2].append(("lazy", key, source))
             self._ready.discard(key)
             self._invalidate()
 
@@ -261,6 +273,10 @@ class Registry:
         with self._lock:
             for item in reversed(journal):
                 if item[0] == "journal":
+                    continue
+                if item[0] == "lazy":
+                    self._sources[item[1]] = [s for s in self._sources.get(item[1], ())
+                                              if s is not item[2]]
                     continue
                 table, canon = item[1], item[2]
                 regs = list(table.get(canon, []))
@@ -323,13 +339,12 @@ class Registry:
         with self._load_lock:
             if key in self._ready:
                 return
-            settled = True
-            for source in list(self._sources.get(key, ())):
-                if source.state == "lazy":
-                    self._load(source)
-                if source.state == "loading":
-                    settled = False
-            if settled:
+            # Loop: a plugin may register more lazy modules for this kind while it loads.
+            while lazy := [s for s in self._sources.get(key, ()) if s.state == "lazy"]:
+                for source in lazy:
+                    if source.state == "lazy":  # a nested load may have taken it
+                        self._load(source)
+            if all(s.state != "loading" for s in self._sources.get(key, ())):
                 self._ready.add(key)
 
     def _load(self, source: _Source) -> None:
@@ -365,12 +380,19 @@ class Registry:
         if sep and not attr:
             raise ValueError(f"entry point value {source.value!r} has an empty attribute")
         fresh = module_name not in sys.modules
+        if fresh:
+            modules_before, journals_before = set(sys.modules), dict(_MODULE_JOURNALS)
         before = len(_LOADING.stack[-1][2])
         module = importlib.import_module(module_name)
         journal = _LOADING.stack[-1][2]
         if fresh:
-            _MODULE_JOURNALS[module_name] = [item[1:] for item in journal[before:]
-                                             if item[0] == "journal"]
+            entries = [item[1:] for item in journal[before:] if item[0] == "journal"]
+            # Modules first imported along with it (a package importing its submodules)
+            # get the same journal, unless their own load recorded one meanwhile: an entry
+            # point naming one of them then finds what importing it registered.
+            for name in set(sys.modules) - modules_before:
+                if name == module_name or _MODULE_JOURNALS.get(name) is journals_before.get(name):
+                    _MODULE_JOURNALS[name] = entries
         else:
             self._replay(_MODULE_JOURNALS.get(module_name, ()))
         if not sep:
@@ -393,6 +415,9 @@ class Registry:
 
     def _replay(self, entries: Sequence[tuple[str, str, Any, bool]]) -> None:
         for group, kind, obj, override in entries:
+            if isinstance(obj, str):  # a lazy module it registered
+                self._register_lazy(group, kind, obj)
+                continue
             table = self._codegens if group == CODEGEN_GROUP else self._hooks
             existing = table.get(canonical_kind(kind), ())
             if any(reg.obj is obj for reg in existing):
@@ -589,6 +614,14 @@ class Registry:
 
     def __iter__(self) -> Iterator[Registration]:
         return iter(self.registrations(CODEGEN_GROUP) + self.registrations(HOOK_GROUP))
+
+
+def _text(exc: BaseException) -> str:
+    """``str(exc)``, or a placeholder for a plugin's exception that cannot be printed."""
+    try:
+        return str(exc)
+    except Exception:
+        return f"<{type(exc).__name__} whose str() raised>"
 
 
 def _short(target: Target) -> str:
