@@ -166,7 +166,11 @@ def target(kind):
 def describe(exc):
     if exc is None:
         return None
-    return {"type": type(exc).__name__, "message": str(exc), "cause": describe(exc.__cause__),
+    try:
+        message = str(exc)
+    except Exception as err:
+        message = f"<str() raised {type(err).__name__}>"
+    return {"type": type(exc).__name__, "message": message, "cause": describe(exc.__cause__),
             "mro": [c.__name__ for c in type(exc).__mro__]}
 
 

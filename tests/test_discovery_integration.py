@@ -86,9 +86,24 @@ REMOVABLE = Plugin("hcgt-removable", codegens={"composite": "hcgt_removable:CODE
                    files={"hcgt_removable.py": module('CODEGEN = _codegen("removable")\n')})
 LATE = Plugin("hcgt-late", "0.9", codegens={"composite": "hcgt_late:CODEGEN"},
               files={"hcgt_late.py": module('CODEGEN = _codegen("late")\n')})
+# A package whose __init__ imports the submodule another entry point names.
+PACKAGE = Plugin(
+    "hcgt-package", codegens={"cuda_host": "hcgt_package"}, hooks={"cuda": "hcgt_package.hooks"},
+    files={"hcgt_package/__init__.py": module("""
+               from . import hooks
+               hc.register_host_codegen("cuda_host", _codegen("package-cuda-host"))
+           """),
+           "hcgt_package/hooks.py": module(
+               'hc.register_host_codegen_hook("cuda", _hook("package-cuda"))\n')})
+# A front module that hands its kind on to a lazily imported implementation.
+FACADE = Plugin(
+    "hcgt-facade", "1.5", codegens={"composite": "hcgt_facade"},
+    files={"hcgt_facade/__init__.py": module(
+               'hc.register_lazy_host_codegen("composite", "hcgt_facade.impl")\n'),
+           "hcgt_facade/impl.py": codegen_module("composite", "facade-composite")})
 
 INSTALLED = [MODFORM, ATTRFORM, CALLABLE, BROKEN, AMB_A, AMB_B, NEEDS_TVM, NEEDS_CORE,
-             COMPATIBLE, HOOKS_A, HOOKS_M, REMOVABLE]
+             COMPATIBLE, HOOKS_A, HOOKS_M, REMOVABLE, PACKAGE, FACADE]
 
 
 @dataclass
@@ -357,3 +372,29 @@ def test_hook_order_is_by_priority_then_distribution_name(setup: Setup, tmp_path
     expected = ["z-high", "a-first", "a-second", "m-hip", "z-low"]
     assert out["rocm"] == expected
     assert out["applied"] == expected
+
+
+def test_package_and_facade_layouts(setup: Setup, tmp_path: Path) -> None:
+    out = run(setup.env, """
+        out["cuda_host"] = attempt(lambda: resolve("cuda_host"))
+        out["cuda"] = attempt(lambda: apply_hooks("cuda"))
+        out["before_composite"] = plugin_modules()
+        out["composite"] = attempt(lambda: resolve("composite"))
+        out["states"] = sorted([s["value"], s["state"], s["distribution"]] for s in sources()
+                               if s["distribution"] in ("hcgt-package", "hcgt-facade"))
+        out["origins"] = {r[2]: r[4:] for r in snapshot()}
+    """, tmp_path / "markers", only(PACKAGE, FACADE))
+    assert out["cuda_host"] == {"ok": True, "value": "package-cuda-host", "warnings": []}
+    # The hooks module was imported by the package: its entry point is loaded, no warning.
+    assert out["cuda"] == {"ok": True, "value": ["package-cuda"], "warnings": []}
+    assert "hcgt_facade" not in out["before_composite"]
+    assert out["composite"] == {"ok": True, "value": "facade-composite", "warnings": []}
+    assert out["states"] == [
+        ["hcgt_facade", "loaded", "hcgt-facade"],
+        ["hcgt_facade.impl", "loaded", "hcgt-facade"],
+        ["hcgt_package", "loaded", "hcgt-package"],
+        ["hcgt_package.hooks", "loaded", "hcgt-package"],
+    ]
+    assert out["origins"]["facade-composite"] == [
+        "hcgt-facade", "1.5", "composite = hcgt_facade.impl"]
+    assert out["origins"]["package-cuda"][0] == "hcgt-package"
