@@ -1,0 +1,288 @@
+"""The first-party plugins under plugins/, installed with pip and checked in fresh processes.
+
+One throwaway environment for this module (layered over the running one) gets the
+three distributions, each from a copy of its source tree (pip builds in the tree
+it installs). Every check runs in a new interpreter, so it sees exactly what a user
+gets after ``pip install``. A separate environment checks that uninstalling removes
+them, discovery cache included.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tilelang_hostcg.testing import PluginEnvironment
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[1]
+PLUGINS = ("tilelang-hostcg-cuda", "tilelang-hostcg-rocm", "tilelang-hostcg-template")
+
+
+def _copy_plugins(dest: Path) -> list[Path]:
+    copies = []
+    for name in PLUGINS:
+        copies.append(dest / name)
+        shutil.copytree(ROOT / "plugins" / name, copies[-1],
+                        ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+    return copies
+
+
+@pytest.fixture(scope="module")
+def sources(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    return _copy_plugins(tmp_path_factory.mktemp("first-party-src"))
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory: pytest.TempPathFactory, sources: list[Path]) -> PluginEnvironment:
+    environment = PluginEnvironment(tmp_path_factory.mktemp("first-party") / "venv")
+    environment.install(*sources)
+    return environment
+
+
+def run_json(env: PluginEnvironment, code: str) -> dict:
+    """Run ``code`` in a fresh interpreter of ``env`` from the repository root (so that
+    ``tests.kernels`` imports); it prints one JSON document last."""
+    proc = env.python_run(code, cwd=ROOT)
+    assert proc.returncode == 0, f"subprocess failed:\n{proc.stdout}\n{proc.stderr}"
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_discovery_lists_them_without_importing_them(env):
+    result = run_json(env, """
+        import json, sys
+        import tilelang_hostcg
+        found = sorted([s.origin.distribution, s.group.rsplit(".", 1)[-1], s.kind, s.value, s.state]
+                       for s in tilelang_hostcg.default_registry().sources()
+                       if (s.origin.distribution or "").startswith("tilelang-hostcg-"))
+        imported = sorted(m for m in sys.modules if m.startswith("tilelang_hostcg_"))
+        print(json.dumps({"found": found, "imported": imported}))
+    """)
+    assert result["found"] == [
+        ["tilelang-hostcg-cuda", "host_codegen", "cuda_host", "tilelang_hostcg_cuda.codegen",
+         "lazy"],
+        ["tilelang-hostcg-cuda", "host_codegen_hooks", "cuda",
+         "tilelang_hostcg_cuda.hooks:CUDA_HOOKS", "lazy"],
+        ["tilelang-hostcg-cuda", "host_codegen_hooks", "nvptx",
+         "tilelang_hostcg_cuda.hooks:NVPTX_HOOKS", "lazy"],
+        ["tilelang-hostcg-rocm", "host_codegen_hooks", "hip",
+         "tilelang_hostcg_rocm.hooks:ROCM_HOOKS", "lazy"],
+        ["tilelang-hostcg-template", "host_codegen", "llvm", "tilelang_hostcg_template.codegen",
+         "lazy"],
+        ["tilelang-hostcg-template", "host_codegen_hooks", "ext_dev",
+         "tilelang_hostcg_template.hooks:ACME_HOOKS", "lazy"],
+    ]
+    assert result["imported"] == []
+
+
+def test_the_cli_check_passes_with_them_installed(env, tmp_path):
+    proc = env.command("check", "--require", "cuda_host", "--require-hook", "cuda",
+                       "--require-hook", "hip", "--require-hook", "ext_dev", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_resolution_and_hooks(env):
+    result = run_json(env, """
+        import json
+        import tvm
+        import tilelang_hostcg as hostcg
+        from tvm.target import Target
+        from tests.kernels import gpu_vector_add
+
+        reg = hostcg.default_registry()
+        out = {}
+        for name, target in {"cuda_host": Target("cuda_host"),
+                             "cuda_with_cuda_host": Target({"kind": "cuda"}, host="cuda_host"),
+                             "acme": Target({"kind": "llvm", "mtriple": "x86_64-acme-linux-gnu"}),
+                             "llvm": Target("llvm")}.items():
+            codegen = hostcg.resolve_host_codegen(target)
+            origin = next(r.origin for r in reg.registrations(kind=target.host.kind.name
+                          if target.host is not None else target.kind.name) if r.obj is codegen)
+            out["resolve_" + name] = [codegen.name, origin.distribution]
+
+        rocm = Target({"kind": "rocm", "mcpu": "gfx942"})
+        devices = {"cuda": Target({"kind": "cuda", "arch": "sm_90"}),
+                   "nvptx": Target({"kind": "nvptx", "mcpu": "sm_90"}),
+                   "rocm": rocm, "ext_dev": Target("ext_dev")}
+        out["hooks"] = {k: [r.name for r in reg.matching_hooks(t)] for k, t in devices.items()}
+        group = "tilelang.host_codegen_hooks"
+        out["hip_spelling"] = [r.name for r in reg.registrations(group, "hip")]
+        out["rocm_spelling"] = [r.name for r in reg.registrations(group, "rocm")]
+        # A hook registered in code under TVM's spelling joins the plugin's (TileLang's).
+        hostcg.register_host_codegen_hook("rocm", hostcg.HostCodegenHook(
+            "in_code", lambda mod, host, target: mod.with_attr("in_code", 1)))
+        out["hooks_after_code_registration"] = [r.name for r in reg.matching_hooks(rocm)]
+
+        from tilelang_hostcg_rocm import rocm_device_info
+        prepared = hostcg.apply_host_codegen_hooks(tvm.IRModule({}), Target("llvm"), rocm)
+        out["rocm_record"] = [rocm_device_info(prepared).arch, int(prepared.attrs["in_code"])]
+        out["rocm_build_host"] = [hostcg.build_host(tvm.IRModule({}), Target(h), rocm).kind
+                                  for h in ("llvm", "c")]
+
+        from tilelang_hostcg_cuda import cuda_host_requirements
+        sm90 = devices["cuda"]
+        prepared = hostcg.apply_host_codegen_hooks(tvm.IRModule({}), Target("cuda_host"), sm90)
+        out["cuda_requirements"] = cuda_host_requirements(prepared).nvcc_options()
+        out["cuda_builds"] = {h: hostcg.build(gpu_vector_add, Target(sm90, host=h)).kind
+                              for h in ("llvm", "cuda_host")}
+        print(json.dumps(out))
+    """)
+    assert result["resolve_cuda_host"] == ["cuda_host", "tilelang-hostcg-cuda"]
+    assert result["resolve_cuda_with_cuda_host"] == ["cuda_host", "tilelang-hostcg-cuda"]
+    assert result["resolve_acme"] == ["acme_llvm", "tilelang-hostcg-template"]
+    assert result["resolve_llvm"] == ["llvm", "tilelang-hostcg"]
+    assert result["hooks"] == {
+        "cuda": ["cuda_host_pairing", "cuda_host_requirements"],
+        "nvptx": ["nvptx_host_pairing"],
+        "rocm": ["rocm_host_pairing", "rocm_device_record"],
+        "ext_dev": ["acme_device"],
+    }
+    assert result["hip_spelling"] == result["rocm_spelling"] == [
+        "rocm_host_pairing", "rocm_device_record"]
+    assert result["hooks_after_code_registration"] == [
+        "rocm_host_pairing", "rocm_device_record", "in_code"]
+    assert result["rocm_record"] == ["gfx942", 1]
+    assert result["rocm_build_host"] == ["llvm", "c"]
+    assert result["cuda_requirements"] == ["-std=c++17", "-arch=sm_90", "-ltvm_ffi"]
+    assert result["cuda_builds"] == {"llvm": "llvm", "cuda_host": "c"}
+
+
+def test_impossible_pairings_fail_with_clear_errors(env):
+    result = run_json(env, """
+        import json
+        import tvm
+        import tilelang_hostcg as hostcg
+        from tvm.target import Target
+        from tests.kernels import gpu_vector_add
+
+        def attempt(call):
+            try:
+                call()
+            except Exception as exc:
+                return {"type": type(exc).__name__, "message": str(exc),
+                        "hostcg_error": isinstance(exc, hostcg.HostCodegenError),
+                        "value_error": isinstance(exc, ValueError),
+                        "notes": getattr(exc, "__notes__", [])}
+            return None
+
+        empty = tvm.IRModule({})
+        print(json.dumps({
+            "cuda_device_test_host": attempt(lambda: hostcg.build(
+                gpu_vector_add, Target({"kind": "cuda", "arch": "sm_90"}, host="test"))),
+            "rocm_device_cuda_host": attempt(lambda: hostcg.apply_host_codegen_hooks(
+                empty, Target("cuda_host"), Target({"kind": "rocm", "mcpu": "gfx942"}))),
+            "rocm_device_via_target_host": attempt(lambda: hostcg.build_host(
+                empty, Target("cuda_host"),
+                Target({"kind": "rocm", "mcpu": "gfx90a"}, host="cuda_host"))),
+            "nvptx_device_cuda_host": attempt(lambda: hostcg.apply_host_codegen_hooks(
+                empty, Target("cuda_host"), Target({"kind": "nvptx", "mcpu": "sm_90"}))),
+            "ext_dev_c_host": attempt(lambda: hostcg.apply_host_codegen_hooks(
+                empty, Target("c"), Target("ext_dev"))),
+        }))
+    """)
+    for case, error in result.items():
+        assert error is not None, f"{case}: no error"
+        assert error["hostcg_error"] and error["value_error"], case
+    for case in ("cuda_device_test_host", "rocm_device_cuda_host", "rocm_device_via_target_host",
+                 "nvptx_device_cuda_host"):
+        error = result[case]
+        assert error["type"] == "IncompatibleHostError", case
+        assert "cannot launch the kernels of device target" in error["message"], case
+        assert "host='llvm'" in error["message"] and "TILELANG_HOSTCG_DISABLE=" in error["message"]
+    cuda = result["cuda_device_test_host"]
+    assert "Target host 'test'" in cuda["message"] and "'cuda_host'" in cuda["message"]
+    assert any("cuda_host_pairing" in note and "tilelang-hostcg-cuda" in note
+               for note in cuda["notes"])
+    assert "tilelang-hostcg-rocm" in result["rocm_device_cuda_host"]["message"]
+    assert "need an 'llvm' host" in result["ext_dev_c_host"]["message"]
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None,
+                    reason="nvcc (CUDA Toolkit) is not installed on this machine")
+def test_cuda_host_build_is_one_translation_unit_that_nvcc_compiles(env, tmp_path):
+    result = run_json(env, f"""
+        import json, re
+        import numpy as np
+        import tvm_ffi
+        import tilelang_hostcg as hostcg
+        from tvm.backend.cuda import export_cuda_host
+        from tvm.target import Target
+        from tests.kernels import gpu_vector_add
+        from tilelang_hostcg_cuda import export_cuda_host_library
+
+        target = Target({{"kind": "cuda", "arch": "sm_90"}}, host="cuda_host")
+        module = hostcg.build(gpu_vector_add, target)
+        source = export_cuda_host(module)
+        library = export_cuda_host_library(module, {str(tmp_path / "vector_add.so")!r},
+                                           arch=target)
+        func = tvm_ffi.load_module(str(library))["gpu_vector_add"]
+        cpu = tvm_ffi.from_dlpack(np.zeros(8, dtype="float32"))
+        try:
+            func(cpu, cpu, cpu)
+            rejected = None
+        except ValueError as exc:
+            rejected = str(exc)
+        print(json.dumps({{
+            "kind": module.kind,
+            "imports": [m.kind for m in module.imports],
+            "kernels": re.findall(r"__global__ void (?:__launch_bounds__\\(\\d+\\) )?(\\w+)\\(",
+                                  source),
+            "wrappers": sorted(set(re.findall(r"int32_t (__tvm_ffi_\\w+)\\(", source))),
+            "library": library.name, "size": library.stat().st_size,
+            "rejected": rejected,
+        }}))
+    """)
+    assert result["kind"] == "c" and result["imports"] == ["cuda"]
+    assert set(result["kernels"]) == {"gpu_vector_add_kernel"}
+    assert result["wrappers"] == ["__tvm_ffi_gpu_vector_add", "__tvm_ffi_main"]
+    assert result["library"] == "vector_add.so" and result["size"] > 0
+    # The library loads without a GPU; its wrappers check arguments before launching.
+    assert result["rejected"] is not None and "expected cuda" in result["rejected"]
+
+
+def test_each_plugins_own_tests_pass_installed(env, sources):
+    proc = env.python_run("import sys, pytest; sys.exit(pytest.main(sys.argv[1:]))",
+                          "-q", "-W", "error", "-p", "no:cacheprovider", *(str(s / "tests") for s in sources),
+                          cwd=ROOT, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+
+
+def test_uninstalling_removes_them(tmp_path, sources):
+    env = PluginEnvironment(tmp_path / "venv")
+    env.install(*sources)
+    probe = """
+        import importlib.util, json
+        import tvm
+        import tilelang_hostcg as hostcg
+        from tvm.target import Target
+
+        reg = hostcg.default_registry()
+        out = {"dists": sorted({s.origin.distribution for s in reg.sources()
+                                if (s.origin.distribution or "").startswith("tilelang-hostcg-")}),
+               "modules": [m for m in ("tilelang_hostcg_cuda", "tilelang_hostcg_rocm",
+                                       "tilelang_hostcg_template")
+                           if importlib.util.find_spec(m) is not None]}
+        try:
+            out["cuda_host"] = hostcg.resolve_host_codegen(Target("cuda_host")).name
+        except hostcg.HostCodegenError as exc:
+            out["cuda_host"] = [type(exc).__name__, str(exc)]
+        acme = Target({"kind": "llvm", "mtriple": "x86_64-acme-linux-gnu"})
+        out["acme"] = hostcg.resolve_host_codegen(acme).name
+        out["rocm_hooks"] = [r.name for r in reg.matching_hooks(Target("rocm"))]
+        out["cuda_hooks"] = [r.name for r in reg.matching_hooks(Target("cuda"))]
+        print(json.dumps(out))
+    """
+    before = run_json(env, probe)
+    assert before["dists"] == list(PLUGINS) and len(before["modules"]) == 3
+    assert before["cuda_host"] == "cuda_host" and before["acme"] == "acme_llvm"
+    env.uninstall(*PLUGINS)
+    after = run_json(env, probe)  # right away: the discovery cache must notice
+    assert after["dists"] == [] and after["modules"] == []
+    assert after["cuda_host"][0] == "NoHostCodegenError"
+    assert "'cuda_host'" in after["cuda_host"][1]
+    assert after["acme"] == "llvm"
+    assert after["rocm_hooks"] == [] and after["cuda_hooks"] == []
