@@ -346,7 +346,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.handler is None:
             raise UsageError(f"missing action: choose info or clear (see '{PROG} cache --help')",
                              prog=f"{PROG} cache")
-        return _dispatch(args)
+        status = _dispatch(args)
+        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+        return status
     except CliError as exc:
         _err(f"{exc.prog}: error: {exc}")
         return exc.exit_code
