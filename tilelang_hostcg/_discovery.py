@@ -16,6 +16,10 @@ from dataclasses import dataclass, field
 from ._errors import PluginWarning
 from ._types import CODEGEN_GROUP, HOOK_GROUP
 
+TYPE_CHECKING = False  # typing costs import time; type checkers treat this name as True
+if TYPE_CHECKING:
+    from typing import Any
+
 __all__ = [
     "CORE_DISTRIBUTION",
     "AdvertisedEntryPoint",
@@ -196,16 +200,14 @@ def check_requirements(distribution: str, requires: Sequence[str],
     Only requirements on ``tilelang-hostcg`` and ``apache-tvm`` are judged; markers
     are evaluated for this interpreter; pre-releases and dev builds are accepted.
     """
-    from packaging.requirements import InvalidRequirement, Requirement
-    from packaging.utils import canonicalize_name
     from packaging.version import InvalidVersion
 
     for line in requires:
         try:
-            req = Requirement(line)
-        except InvalidRequirement as exc:
+            req = _parse_requirement(line)
+        except ValueError as exc:  # packaging's InvalidRequirement
             return f"its requirement {line!r} cannot be parsed ({exc})"
-        name = canonicalize_name(req.name)
+        name = normalize_name(req.name)
         if name not in installed:
             continue
         if req.marker is not None and not req.marker.evaluate({"extra": ""}):
@@ -221,6 +223,51 @@ def check_requirements(distribution: str, requires: Sequence[str],
             return (f"it requires {str(req)!r} but {name} {have} is installed; install a "
                     f"release of {distribution!r} built for {name} {have}")
     return None
+
+
+class _SimpleRequirement:
+    """``name[extras] specifiers`` without marker or URL, parsed with ``SpecifierSet``
+    only: ``packaging.requirements`` pulls in ``packaging.tags`` and its parser
+    (about 15 ms at import), which the common requirement lines do not need."""
+
+    __slots__ = ("extras", "marker", "name", "specifier")
+
+    def __init__(self, name: str, extras: list[str], specifier: Any) -> None:
+        self.name, self.extras, self.specifier, self.marker = name, extras, specifier, None
+
+    def __str__(self) -> str:  # as packaging's Requirement.__str__ writes it
+        extras = f"[{','.join(sorted(self.extras))}]" if self.extras else ""
+        return f"{self.name}{extras}{self.specifier}"
+
+
+_SIMPLE_REQUIREMENT: list[Any] = []
+
+
+def _parse_requirement(line: str) -> Any:
+    """A requirement line as packaging's ``Requirement`` (or an equivalent for the
+    simple forms); raises ``ValueError`` when it cannot be parsed."""
+    if not _SIMPLE_REQUIREMENT:
+        import re
+
+        _SIMPLE_REQUIREMENT.append(re.compile(
+            r"\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*"
+            r"(?:\[\s*([A-Za-z0-9._-]+(?:\s*,\s*[A-Za-z0-9._-]+)*)?\s*\])?\s*"
+            r"(?:\(\s*([<>=!~][^;()@\[\]]*?)\s*\)|([<>=!~][^;()@\[\]]*?))?\s*"))
+    match = _SIMPLE_REQUIREMENT[0].fullmatch(line)
+    if match is not None:
+        from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+        name, extras, spec_paren, spec = match.groups()
+        try:
+            specifier = SpecifierSet(spec_paren or spec or "")
+        except InvalidSpecifier:
+            pass  # let the full parser say what is wrong
+        else:
+            return _SimpleRequirement(
+                name, [e.strip() for e in extras.split(",")] if extras else [], specifier)
+    from packaging.requirements import Requirement
+
+    return Requirement(line)
 
 
 def _relevant_requires(requires: Iterable[str]) -> tuple[str, ...]:
