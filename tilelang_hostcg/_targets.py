@@ -5,7 +5,6 @@ TVM is imported inside the functions that need it, never at module import.
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 from ._errors import TargetParseError
@@ -88,6 +87,8 @@ def parse_target(spec: Any, host: Any = None) -> Target:
             raise TargetParseError("empty target: give a kind name such as 'llvm' or TVM's JSON "
                                    "form such as '{\"kind\": \"llvm\"}'")
         if text.startswith("{"):
+            import json  # here, not at module import: first use stays cheaper
+
             try:
                 value = json.loads(text)
             except json.JSONDecodeError as exc:
