@@ -244,6 +244,20 @@ def test_cuda_host_build_is_one_translation_unit_that_nvcc_compiles(env, tmp_pat
     assert result["rejected"] is not None and "expected cuda" in result["rejected"]
 
 
+@pytest.mark.parametrize(("example", "expected"), [
+    ("cuda_host_build.py", "host 'test' rejected before host codegen"),
+    ("rocm_hooks.py", "registered under 'rocm': ['rocm_host_pairing', 'rocm_device_record']"),
+    ("template_plugin.py", "codegens matching the Acme triple, best first: ['acme_llvm', 'llvm']"),
+])
+def test_examples_run(env, tmp_path, example, expected):
+    # --skip-compile: the nvcc compile is covered above; the others ignore arguments.
+    proc = env.python_run(f"import runpy, sys; sys.argv[1:] = ['--skip-compile']; "
+                          f"runpy.run_path({str(ROOT / 'examples' / example)!r}, "
+                          "run_name='__main__')", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert expected in proc.stdout
+
+
 def test_each_plugins_own_tests_pass_installed(env, sources):
     proc = env.python_run("import sys, pytest; sys.exit(pytest.main(sys.argv[1:]))",
                           "-q", "-W", "error", "-p", "no:cacheprovider", *(str(s / "tests") for s in sources),
