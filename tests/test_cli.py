@@ -55,6 +55,7 @@ def _distributions(src: Path) -> list[Path]:
             "hcg_good/codegen.py": _module("""
                 from tilelang_hostcg import HostCodegen, global_func_host_codegen
                 from tilelang_hostcg import register_host_codegen
+                print("hcg_good: probing the driver")  # as TVM and real plugins do
                 register_host_codegen("cuda_host", HostCodegen(
                     "good-cuda-host", global_func_host_codegen("target.build.cuda_host")))
             """),
@@ -203,7 +204,10 @@ def test_list_text_marks_core_extensions_and_disabled(installed: Installed) -> N
 
 
 def test_list_load_adds_names_priorities_and_errors(installed: Installed, tmp_path: Path) -> None:
-    doc = installed.json("list", "--load", markers=tmp_path)
+    proc = installed.run("list", "--load", "--json", markers=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "probing the driver" in proc.stderr  # what plugins print stays off stdout
+    doc = json.loads(proc.stdout)
     assert doc["loaded"] is True
     cuda_host = _entries(doc, "codegens", "cuda_host")
     assert cuda_host["hcg-good"]["state"] == "loaded"

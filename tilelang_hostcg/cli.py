@@ -11,15 +11,17 @@ an unreadable lock file) — reported as one line on stderr, never a traceback.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 __all__ = ["CliError", "UsageError", "main"]
 
 PROG = "tilelang-hostcg"
+_T = TypeVar("_T")
 Doc = dict[str, Any]
 
 
@@ -87,6 +89,14 @@ def _state(entry: Doc) -> str:
     return state
 
 
+def _quietly(build: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
+    """Call ``build`` with whatever it prints (TVM and plugins print, e.g. "ROCm not
+    detected") sent to stderr, so that stdout holds only the command's output."""
+    sys.stdout.flush()
+    with contextlib.redirect_stdout(sys.stderr):
+        return build(*args, **kwargs)
+
+
 def _warn_all(texts: Sequence[str]) -> None:
     for text in texts:
         _err(f"warning: {text}")
@@ -96,7 +106,7 @@ def _warn_all(texts: Sequence[str]) -> None:
 def _cmd_list(args: argparse.Namespace) -> int:
     from ._report import list_document
 
-    doc = list_document(load=args.load)
+    doc = _quietly(list_document, load=args.load)
     if args.json:
         _json(doc)
         return 0
@@ -127,8 +137,8 @@ def _cmd_list(args: argparse.Namespace) -> int:
 def _cmd_check(args: argparse.Namespace) -> int:
     from ._report import check_document
 
-    doc = check_document(require=args.require, require_hooks=args.require_hook,
-                         lock=args.lock, strict=args.strict)
+    doc = _quietly(check_document, require=args.require, require_hooks=args.require_hook,
+                   lock=args.lock, strict=args.strict)
     if args.json:
         _json(doc)
         return 0 if doc["ok"] else 1
@@ -151,7 +161,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
 def _cmd_lock(args: argparse.Namespace) -> int:
     from ._report import format_lock, lock_document
 
-    doc, notes = lock_document()
+    doc, notes = _quietly(lock_document)
     text = format_lock(doc)
     _warn_all(notes)
     if args.output in (None, "-"):
@@ -172,7 +182,7 @@ def _cmd_lock(args: argparse.Namespace) -> int:
 def _cmd_explain(args: argparse.Namespace) -> int:
     from ._report import explain_document
 
-    doc = explain_document(args.target, host=args.host)
+    doc = _quietly(explain_document, args.target, host=args.host)
     if args.json:
         _json(doc)
         return 0 if doc["codegen"] is not None else 1
@@ -226,7 +236,7 @@ def _cache_function(name: str) -> Callable[[], Any]:
 
 
 def _cmd_cache_info(args: argparse.Namespace) -> int:
-    info = dict(_cache_function("cache_info")())
+    info = dict(_quietly(_cache_function("cache_info")))
     if args.json:
         from ._report import SCHEMA
 
@@ -250,7 +260,7 @@ def _mapping(info: Any, indent: str) -> None:
 
 
 def _cmd_cache_clear(args: argparse.Namespace) -> int:
-    removed = [str(p) for p in _cache_function("clear_cache")()]
+    removed = [str(p) for p in _quietly(_cache_function("clear_cache"))]
     if args.json:
         from ._report import SCHEMA
 
