@@ -3,6 +3,8 @@ invariants under any sequence of calls (checked against a small model of it)."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import sys
 import uuid
@@ -359,3 +361,24 @@ def test_registry_matches_model_under_any_call_sequence(
             states = {(s.kind, short[s.value]): s.state for s in registry.sources()}
             assert states == {(kind, module): state for kind, sources in model.sources.items()
                               for module, state in sources}
+
+
+# --------------------------------------------------------------------------- command line
+
+
+@settings(max_examples=100, deadline=None)
+@given(target_texts | st.builds(json.dumps, target_dicts))
+def test_explain_any_target_exits_cleanly(text: str) -> None:
+    """``explain TARGET`` exits 0/1 with a report, or 2 with one line on stderr."""
+    from tilelang_hostcg.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = main(["explain", text])
+    assert status in (0, 1, 2)
+    assert "Traceback" not in err.getvalue()
+    if status == 2:
+        assert err.getvalue().endswith("\n") and err.getvalue().count("\n") == 1, err.getvalue()
+        assert out.getvalue() == ""
+    else:
+        assert out.getvalue()
