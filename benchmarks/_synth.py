@@ -1,0 +1,156 @@
+"""Benchmark helpers: synthetic installed environments and the fresh-process probes.
+
+A synthetic environment is a folder of ``*.dist-info`` folders written directly (no
+``pip``), put on ``sys.path`` through ``PYTHONPATH``. Most distributions are filler
+(some with ``console_scripts``); a few advertise our groups, three of them for the
+benchmark kind, each with a real module whose codegen has its own priority.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+__all__ = ["BENCH_KIND", "GROUP", "PROBE", "make_site", "run_probe"]
+
+GROUP = "tilelang.host_codegen"
+HOOK_GROUP = "tilelang.host_codegen_hooks"
+BENCH_KIND = "bench_host"
+_PLUGINS = (  # (distribution, group, kind, module, priority)
+    ("bench-plugin-a", GROUP, BENCH_KIND, "bench_plugin_a", 0),
+    ("bench-plugin-b", GROUP, BENCH_KIND, "bench_plugin_b", 1),
+    ("bench-plugin-c", GROUP, BENCH_KIND, "bench_plugin_c", 2),
+    ("bench-plugin-d", GROUP, "bench_other", "bench_plugin_d", 0),
+    ("bench-plugin-e", HOOK_GROUP, "bench_device", "bench_plugin_e", 0),
+)
+_PLUGIN_MODULE = '''\
+from tilelang_hostcg import {cls}
+
+
+def _build(*args):
+    raise NotImplementedError("benchmark plugin")
+
+
+OBJ = {cls}({name!r}, _build, priority={priority})
+'''
+
+
+def _dist_info(site: Path, name: str, version: str, requires: tuple[str, ...] = (),
+               entry_points: str = "") -> None:
+    folder = site / f"{name.replace('-', '_')}-{version}.dist-info"
+    folder.mkdir()
+    lines = ["Metadata-Version: 2.1", f"Name: {name}", f"Version: {version}",
+             f"Summary: synthetic distribution {name}"]
+    lines += [f"Requires-Dist: {req}" for req in requires]
+    (folder / "METADATA").write_text("\n".join(lines) + "\n")
+    if entry_points:
+        (folder / "entry_points.txt").write_text(entry_points)
+
+
+def make_site(root: Path, count: int) -> Path:
+    """Write ``count`` installed distributions (plugins included) into ``root/site-COUNT``.
+
+    Folder times are set an hour back: an environment installed earlier, not one
+    being changed right now.
+    """
+    site = root / f"site-{count}"
+    site.mkdir(parents=True)
+    for dist, group, kind, module, priority in _PLUGINS:
+        cls = "HostCodegen" if group == GROUP else "HostCodegenHook"
+        (site / f"{module}.py").write_text(
+            _PLUGIN_MODULE.format(cls=cls, name=dist, priority=priority))
+        _dist_info(site, dist, "1.0", ("tilelang-hostcg>=0.1", "apache-tvm>=0.27"),
+                   f"[{group}]\n{kind} = {module}:OBJ\n")
+    for i in range(count - len(_PLUGINS)):
+        eps = (f"[console_scripts]\nsynth-{i} = synthdist_{i}.cli:main\n" if i % 3 == 0
+               else "")
+        _dist_info(site, f"synthdist-{i:05d}", f"1.{i % 7}", ("numpy>=1.20",), eps)
+    past = time.time() - 3600
+    os.utime(site, (past, past))
+    return site
+
+
+# Runs in a fresh interpreter: argv = [mode, kind]; prints one JSON document of
+# phase times in ms. The stub target is what resolve_host_codegen reads of a
+# host target, so no TVM is imported by either side.
+PROBE = r'''
+import sys, time
+mode, kind = sys.argv[1], sys.argv[2]
+group = "tilelang.host_codegen"
+clock = time.perf_counter
+t0 = clock()
+if mode == "hostcg":
+    import tilelang_hostcg
+    from tilelang_hostcg import _api, _cache, _registry
+    registry = tilelang_hostcg.default_registry()
+    t1 = clock()
+    registry.sources()
+    t2 = clock()
+
+    class _Kind:
+        __slots__ = ("name",)
+
+        def __init__(self, name):
+            self.name = name
+
+    class StubTarget:
+        host = None
+
+        def __init__(self, name):
+            self.kind = _Kind(name)
+
+        def get_target_device_type(self):
+            return 1  # CPU: a host target
+
+    chosen = tilelang_hostcg.resolve_host_codegen(StubTarget(kind))
+    t3 = clock()
+    loaded = sum(1 for s in registry.sources() if s.kind == kind and s.state == "loaded")
+    hit = "importlib_metadata" not in sys.modules and "importlib.metadata" not in sys.modules
+elif mode == "naive":
+    import importlib.metadata
+    t1 = clock()
+    eps = importlib.metadata.entry_points(group=group)
+    t2 = clock()
+    objs = [ep.load() for ep in eps if ep.name == kind]
+    t3 = clock()
+    loaded, hit = len(objs), None
+elif mode == "stevedore":
+    from stevedore import NamedExtensionManager, _cache
+    t1 = clock()
+    _cache.get_group_all(group)
+    t2 = clock()
+    mgr = NamedExtensionManager(group, names=[kind], invoke_on_load=False)
+    t3 = clock()
+    loaded, hit = len(mgr.extensions), None
+elif mode == "import":
+    import tilelang_hostcg
+    t1 = t2 = t3 = clock()
+    loaded, hit = 0, None
+else:
+    raise SystemExit(f"unknown mode {mode!r}")
+import json
+ms = lambda a, b: (b - a) * 1e3
+print(json.dumps({"import": ms(t0, t1), "discover": ms(t1, t2), "load": ms(t2, t3),
+                  "first_use": ms(t0, t3), "loaded": loaded, "hit": hit}))
+'''
+
+
+def run_probe(mode: str, env: Mapping[str, str], cwd: Path, kind: str = BENCH_KIND,
+              ) -> dict[str, Any]:
+    """Run :data:`PROBE` in a fresh interpreter; returns its phase times (ms) and the
+    wall time of the whole process (``wall``, ms)."""
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", PROBE, mode, kind], capture_output=True,
+                          text=True, env=dict(env), cwd=cwd)
+    wall = (time.perf_counter() - start) * 1e3
+    if proc.returncode != 0:
+        raise RuntimeError(f"probe {mode!r} failed:\n{proc.stdout}\n{proc.stderr}")
+    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    result["wall"] = wall
+    return result

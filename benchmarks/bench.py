@@ -1,0 +1,313 @@
+"""Performance benchmark of tilelang-hostcg, printed as one table with ratios.
+
+Run from the repository root::
+
+    python benchmarks/bench.py           # full run (about 2 minutes on 2 cores)
+    python benchmarks/bench.py --quick   # fewer repetitions, no 3000-distribution case
+
+Sections:
+
+1. Discovery in a fresh process with N synthetic installed distributions, warm (the
+   discovery cache exists) and cold (it does not), against a naive loader
+   (``importlib.metadata.entry_points(group=...)`` then ``ep.load()``) and against
+   stevedore's cached ``NamedExtensionManager`` (when stevedore is installed:
+   ``pip install -e '.[bench]'``). "discovery call" is the in-process time of the
+   call that reads the entry points, modules already imported; "first use" is the
+   whole fresh-process path: import, discover, load the kind's three plugins.
+2. ``import tilelang_hostcg`` against ``python -c pass``.
+3. Hot ``resolve_host_codegen`` against a dict lookup and a TileLang-style registry.
+4. ``build()`` against ``tvm.tirx.build`` on the same kernel (interleaved runs).
+
+Figures are medians over repetitions; every target of the performance issue is
+printed with PASS or MISS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import timeit
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # for tests.kernels
+from _synth import make_site, run_probe  # noqa: E402
+
+TARGETS: list[tuple[str, bool, str]] = []
+
+
+def _target(name: str, ok: bool, detail: str) -> None:
+    TARGETS.append((name, ok, detail))
+
+
+def _median(values: Iterable[float]) -> float:
+    return statistics.median(list(values))
+
+
+def _fmt_ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:8.2f}"
+
+
+def _ratio(a: float | None, b: float | None) -> str:
+    return "-" if a is None or b is None or b == 0 else f"{a / b:6.2f}x"
+
+
+def _table(title: str, header: list[str], rows: list[list[str]]) -> None:
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=True)]
+    line = "  ".join("-" * w for w in widths)
+    print(f"\n{title}")
+    print("  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip())
+    print(line)
+    for row in rows:
+        cells = [str(c).ljust(w) if i == 0 or not any(ch.isdigit() for ch in str(c))
+                 else str(c).rjust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True))]
+        print("  ".join(cells).rstrip())
+
+
+def _clean_env(root: Path) -> dict[str, str]:
+    """The environment of the fresh processes: no controls, no PYTHONPATH, and
+    bytecode cached in a private folder (as in an installed environment)."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("TILELANG_HOSTCG_")
+           and k not in ("PYTHONPATH", "PYTHONDONTWRITEBYTECODE")}
+    env["PYTHONPYCACHEPREFIX"] = str(root / "pycache")
+    return env
+
+
+def _have_stevedore() -> bool:
+    try:
+        import stevedore  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+# ----------------------------------------------------------------------- 1. discovery
+def bench_discovery(root: Path, sizes: list[int], reps: int, stevedore: bool) -> None:
+    cwd = root / "cwd"
+    cwd.mkdir()
+    past = time.time() - 3600
+    os.utime(cwd, (past, past))
+    xdg = root / "xdg"
+    base_env = _clean_env(root)
+    base_env["XDG_CACHE_HOME"] = str(xdg)
+
+    def clear_ours() -> None:
+        shutil.rmtree(xdg / "tilelang-hostcg", ignore_errors=True)
+
+    def clear_stevedore() -> None:
+        shutil.rmtree(xdg / "python-entrypoints", ignore_errors=True)
+
+    rows_call: list[list[str]] = []
+    rows_first: list[list[str]] = []
+    for n in sizes:
+        t0 = time.perf_counter()
+        site = make_site(root, n)
+        env = dict(base_env, PYTHONPATH=str(site))
+        made = time.perf_counter() - t0
+        modes: list[tuple[str, str, Callable[[], None] | None]] = [
+            ("hostcg-warm", "hostcg", None), ("naive", "naive", None),
+            ("hostcg-cold", "hostcg", clear_ours)]
+        if stevedore:
+            modes += [("stevedore-warm", "stevedore", None),
+                      ("stevedore-cold", "stevedore", clear_stevedore)]
+        results: dict[str, list[dict[str, Any]]] = {name: [] for name, _, _ in modes}
+        # Warm-up: page cache, bytecode, and both caches written.
+        for _ in range(2):
+            for _name, mode, _clear in modes:
+                run_probe(mode, env, cwd)
+        for _ in range(reps):
+            for name, mode, clear in modes:
+                if clear is not None:
+                    clear()
+                results[name].append(run_probe(mode, env, cwd))
+                if clear is not None:  # leave a warm cache for the next warm run
+                    run_probe(mode, env, cwd)
+        loaded = {r["loaded"] for rs in results.values() for r in rs}
+        misses = sum(1 for r in results["hostcg-warm"] if not r["hit"])
+        if loaded != {3}:
+            raise RuntimeError(f"expected 3 plugins loaded everywhere, got {loaded}")
+
+        def med(name: str, key: str, results: dict[str, list[dict[str, Any]]] = results,
+                ) -> float | None:
+            rs = results.get(name)
+            return _median(r[key] for r in rs) if rs else None
+
+        naive_call, naive_first = med("naive", "discover"), med("naive", "first_use")
+        for name in results:
+            call, first = med(name, "discover"), med(name, "first_use")
+            rows_call.append([str(n), name, _fmt_ms(call), _ratio(call, naive_call)])
+            rows_first.append([str(n), name, _fmt_ms(med(name, "import")), _fmt_ms(call),
+                               _fmt_ms(med(name, "load")), _fmt_ms(first),
+                               _ratio(first, naive_first)])
+        warm_call = med("hostcg-warm", "discover")
+        warm_first = med("hostcg-warm", "first_use")
+        cold_first = med("hostcg-cold", "first_use")
+        assert warm_call is not None and warm_first is not None and cold_first is not None
+        assert naive_first is not None
+        limit = {1000: 1.0, 3000: 1.5}.get(n)
+        if limit is not None:
+            _target(f"warm discovery call, N={n}", warm_call <= limit,
+                    f"{warm_call:.3f} ms (target <= {limit} ms)")
+        _target(f"fresh-process first use warm, N={n}", warm_first <= 0.2 * naive_first,
+                f"{warm_first / naive_first:.2f}x naive (target <= 0.20x)")
+        _target(f"fresh-process first use cold, N={n}", cold_first <= 1.1 * naive_first,
+                f"{cold_first / naive_first:.2f}x naive (target <= 1.10x)")
+        note = f" ({misses} warm run(s) missed the cache)" if misses else ""
+        print(f"  N={n}: environment written in {made:.1f} s, {reps} runs per mode{note}",
+              flush=True)
+    _table("1a. Discovery call (in-process, modules already imported), ms",
+           ["N", "loader", "median", "vs naive"], rows_call)
+    _table("1b. First use in a fresh process (import + discover + load the kind's 3 plugins), ms",
+           ["N", "loader", "import", "discover", "load", "total", "vs naive"], rows_first)
+    if not stevedore:
+        print("   (stevedore not installed: its columns are skipped; "
+              "pip install -e '.[bench]' adds them)")
+
+
+# ----------------------------------------------------------------------- 2. import
+def bench_import(root: Path, reps: int) -> None:
+    env = _clean_env(root)
+    cwd = root / "cwd"
+
+    def wall(code: str) -> float:
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", code], check=True, env=env, cwd=cwd)
+        return (time.perf_counter() - start) * 1e3
+
+    code_import = "import tilelang_hostcg"
+    for _ in range(3):
+        wall("pass"), wall(code_import)
+    base, ours = [], []
+    for _ in range(reps):
+        base.append(wall("pass"))
+        ours.append(wall(code_import))
+    inproc = [run_probe("import", env, cwd)["import"] for _ in range(max(5, reps // 2))]
+    b, o = _median(base), _median(ours)
+    _table("2. Import cost (fresh process wall time), ms",
+           ["command", "median", "over pass"],
+           [["python -c pass", _fmt_ms(b), ""],
+            ["python -c 'import tilelang_hostcg'", _fmt_ms(o), _fmt_ms(o - b)],
+            ["  (in-process time of the import)", _fmt_ms(_median(inproc)), ""]])
+    _target("import tilelang_hostcg over python -c pass", o - b <= 5.0,
+            f"{o - b:.2f} ms (target <= 5 ms)")
+
+
+# ----------------------------------------------------------------------- 3. resolve
+def bench_resolve(reps: int) -> None:
+    from tvm.target import Target
+
+    import tilelang_hostcg
+    from tilelang_hostcg import HostCodegen
+
+    target = Target("llvm")
+    resolve = tilelang_hostcg.resolve_host_codegen
+    codegen = resolve(target)
+    plain = {"llvm": codegen}
+    # A TileLang-style registry: kind -> list of codegens, first that matches wins.
+    tl_registry: dict[str, list[HostCodegen]] = {
+        "llvm": [HostCodegen("llvm-other", codegen.build, lambda t: False), codegen]}
+    tl_loaded = {"llvm"}
+
+    def tilelang_style(target_host: Any) -> HostCodegen:
+        kind = target_host.kind.name
+        if kind not in tl_loaded:
+            raise AssertionError
+        for item in tl_registry.get(kind, ()):
+            if item.matches(target_host):
+                return item
+        raise ValueError(kind)
+
+    assert tilelang_style(target) is codegen
+    loops = 200_000
+
+    def per_call(stmt: Callable[[], Any]) -> float:
+        return min(timeit.repeat(stmt, number=loops, repeat=reps)) / loops * 1e9
+
+    ours = per_call(lambda: resolve(target))
+    lookup = per_call(lambda: plain[target.kind.name])
+    tl = per_call(lambda: tilelang_style(target))
+    _table("3. Hot resolve (best of repeats), ns per call", ["call", "ns", "vs dict"],
+           [["resolve_host_codegen(target)", f"{ours:7.0f}", _ratio(ours, lookup)],
+            ["dict[target.kind.name]", f"{lookup:7.0f}", ""],
+            ["TileLang-style registry", f"{tl:7.0f}", _ratio(tl, lookup)]])
+    _target("hot resolve_host_codegen", ours <= 1000, f"{ours:.0f} ns (target <= 1000 ns)")
+    _target("hot resolve vs TileLang-style registry", ours <= tl,
+            f"{ours:.0f} ns vs {tl:.0f} ns")
+
+
+# ----------------------------------------------------------------------- 4. build
+def bench_build(reps: int) -> None:
+    import tvm
+
+    import tilelang_hostcg
+    from tests.kernels import vector_add
+
+    def timed(fn: Callable[[], Any]) -> float:
+        start = time.perf_counter()
+        fn()
+        return (time.perf_counter() - start) * 1e3
+
+    ours_fn = lambda: tilelang_hostcg.build(vector_add, "llvm")  # noqa: E731
+    tvm_fn = lambda: tvm.tirx.build(vector_add, target="llvm")  # noqa: E731
+    for _ in range(2):
+        ours_fn(), tvm_fn()
+    ours, base, ratios = [], [], []
+    for i in range(reps):
+        if i % 2:
+            o, b = timed(ours_fn), timed(tvm_fn)
+        else:
+            b, o = timed(tvm_fn), timed(ours_fn)
+        ours.append(o)
+        base.append(b)
+        ratios.append(o / b)
+    ratio = _median(ratios)
+    _table("4. build() vs tvm.tirx.build (vector_add, llvm, interleaved), ms",
+           ["call", "median", "ratio"],
+           [["tilelang_hostcg.build", _fmt_ms(_median(ours)), f"{ratio:6.3f}x"],
+            ["tvm.tirx.build", _fmt_ms(_median(base)), ""]])
+    _target("build() vs tvm.tirx.build", ratio <= 1.02, f"{ratio:.3f}x (target <= 1.02x)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run every section and print the tables and the PASS/MISS summary."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="fewer repetitions and no 3000-distribution environment")
+    parser.add_argument("--sizes", type=int, nargs="+", default=None,
+                        help="numbers of installed distributions (default 100 1000 3000)")
+    args = parser.parse_args(argv)
+    sizes = args.sizes or ([100, 1000] if args.quick else [100, 1000, 3000])
+    reps = 3 if args.quick else 7
+    stevedore = _have_stevedore()
+    root = Path(tempfile.mkdtemp(prefix="hostcg-bench-"))
+    # The in-process sections below discover through the default registry: keep
+    # their cache away from the user's.
+    os.environ["XDG_CACHE_HOME"] = str(root / "xdg-inproc")
+    started = time.perf_counter()
+    print(f"tilelang-hostcg benchmark: Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, "
+          f"sizes {sizes}, {reps} repetitions", flush=True)
+    try:
+        bench_discovery(root, sizes, reps, stevedore)
+        bench_import(root, reps * 3)
+        bench_resolve(5)
+        bench_build(reps * 2 + 1)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    print("\nTargets")
+    for name, ok, detail in TARGETS:
+        print(f"  {'PASS' if ok else 'MISS'}  {name}: {detail}")
+    print(f"\n(total {time.perf_counter() - started:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
