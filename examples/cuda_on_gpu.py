@@ -35,10 +35,15 @@ KERNELS = {  # library name -> (kernel in tests/kernels.py, exported function)
 def build(out: Path, arch: str) -> int:
     """Build the libraries and the manifest into ``out``."""
     import tvm_ffi
-    from tilelang_hostcg_cuda import export_cuda_host_library
     from tvm.target import Target
 
     import tilelang_hostcg as hostcg
+
+    try:
+        from tilelang_hostcg_cuda import export_cuda_host_library
+    except ImportError:
+        print("the CUDA plugin is not installed: pip install plugins/tilelang-hostcg-cuda")
+        return 1
 
     sys.path.insert(0, str(ROOT))
     from tests import kernels
