@@ -260,7 +260,8 @@ def test_examples_run(env, tmp_path, example, expected):
 
 def test_each_plugins_own_tests_pass_installed(env, sources):
     proc = env.python_run("import sys, pytest; sys.exit(pytest.main(sys.argv[1:]))",
-                          "-q", "-W", "error", "-p", "no:cacheprovider", *(str(s / "tests") for s in sources),
+                          "-q", "-W", "error", "-p", "no:cacheprovider",
+                          *(str(s / "tests") for s in sources),
                           cwd=ROOT, timeout=300)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
 

@@ -47,7 +47,8 @@ def registry(hostcg_registry):
     hostcg_registry.register_lazy_host_codegen("llvm", "tilelang_hostcg.builtin:LLVM_HOST_CODEGEN")
     hostcg_registry.register_lazy_host_codegen("c", "tilelang_hostcg.builtin:C_HOST_CODEGEN")
     hostcg_registry.register_lazy_host_codegen("cuda_host", "tilelang_hostcg_cuda.codegen")
-    hostcg_registry.register_lazy_host_codegen_hooks("cuda", "tilelang_hostcg_cuda.hooks:CUDA_HOOKS")
+    hostcg_registry.register_lazy_host_codegen_hooks("cuda",
+                                                     "tilelang_hostcg_cuda.hooks:CUDA_HOOKS")
     hostcg_registry.register_lazy_host_codegen_hooks("nvptx",
                                                      "tilelang_hostcg_cuda.hooks:NVPTX_HOOKS")
     return hostcg_registry

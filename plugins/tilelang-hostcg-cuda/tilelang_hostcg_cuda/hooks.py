@@ -65,8 +65,8 @@ def _check_pairing(target_host: Target | None, target: Target, supported: tuple[
     choices = ", ".join(repr(k) for k in supported)
     raise IncompatibleHostError(
         f"Target host {host_kind!r} cannot launch the kernels of device target {device_kind!r}: "
-        f"{why}. Use a host of one of the kinds {choices}, e.g. Target({{'kind': {device_kind!r}, ...}}, "
-        f"host={supported[0]!r}); to skip this check, set "
+        f"{why}. Use a host of one of the kinds {choices}, e.g. "
+        f"Target({{'kind': {device_kind!r}, ...}}, host={supported[0]!r}); to skip this check, set "
         f"{_DISABLE_HINT.format(kind=device_kind)}",
         host_kind=host_kind, device_kind=device_kind, supported=supported)
 
