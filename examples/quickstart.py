@@ -19,7 +19,7 @@ from tvm.target import Target
 import tilelang_hostcg as hostcg
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tests.kernels import gpu_vector_add, vector_add  # noqa: E402
+from tests.kernels import gpu_vector_add, vector_add
 
 
 def show_plugins() -> None:
