@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ._errors import PluginWarning
+from ._targets import kind_spellings
 from ._types import CODEGEN_GROUP, HOOK_GROUP
 
 TYPE_CHECKING = False  # typing costs import time; type checkers treat this name as True
@@ -140,8 +141,9 @@ class Controls:
             return f"not in {ENV_ONLY}"
         if dist in self.disable:
             return f"disabled by {ENV_DISABLE}={dist}"
-        if f"{dist}:{kind}" in self.disable:
-            return f"disabled by {ENV_DISABLE}={dist}:{kind}"
+        for spelling in kind_spellings(kind):  # dist:hip and dist:rocm name one kind
+            if f"{dist}:{spelling}" in self.disable:
+                return f"disabled by {ENV_DISABLE}={dist}:{spelling}"
         return None
 
 
