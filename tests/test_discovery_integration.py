@@ -398,3 +398,14 @@ def test_package_and_facade_layouts(setup: Setup, tmp_path: Path) -> None:
     assert out["origins"]["facade-composite"] == [
         "hcgt-facade", "1.5", "composite = hcgt_facade.impl"]
     assert out["origins"]["package-cuda"][0] == "hcgt-package"
+
+
+def test_disable_one_entry_point_accepts_either_rocm_spelling() -> None:
+    from tilelang_hostcg import Controls
+
+    for written in ("hip", "rocm"):
+        controls = Controls.from_environ({"TILELANG_HOSTCG_DISABLE": f"HCGT_Hooks_M:{written}"})
+        for advertised in ("hip", "rocm"):
+            reason = controls.skip_reason("hcgt-hooks-m", advertised)
+            assert reason == f"disabled by TILELANG_HOSTCG_DISABLE=hcgt-hooks-m:{written}"
+        assert controls.skip_reason("hcgt-hooks-m", "cuda") is None
