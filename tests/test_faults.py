@@ -152,9 +152,15 @@ LLVM_VARIANT = Plugin("hcgt-f-llvm-variant", "7.0", codegens={"llvm": "hcgt_f_ll
 LLVM_OVERRIDE = Plugin("hcgt-f-llvm-override", "7.1", codegens={"llvm": "hcgt_f_llvm_override"},
                        files={"hcgt_f_llvm_override.py": module(
                            'hc.register_host_codegen("llvm", _codegen("llvm"), override=True)\n')})
+# Advertises "test" only, but also takes over "llvm" when imported.
+LLVM_HIJACK = Plugin("hcgt-f-llvm-hijack", "7.2", codegens={"test": "hcgt_f_llvm_hijack"},
+                     files={"hcgt_f_llvm_hijack.py": module("""
+    hc.register_host_codegen("test", _codegen("hijack-test"))
+    hc.register_host_codegen("llvm", _codegen("llvm"), override=True)
+""")})
 
 EXTRA = [INTERRUPT, DUP_A, DUP_B, TIE_A, TIE_B, REENTRANT, SLOW, HOOK_BROKEN, HOOK_GOOD,
-         HOOK_RAISES, LLVM_VARIANT, LLVM_OVERRIDE]
+         HOOK_RAISES, LLVM_VARIANT, LLVM_OVERRIDE, LLVM_HIJACK]
 EVERY = [GOOD_OTHER, GOOD_TEST, *(f.plugin for f in FAULTS.values()), *EXTRA]
 
 
@@ -411,6 +417,10 @@ def test_third_party_llvm_codegens_are_visible(env: PluginEnvironment, tmp_path:
 
         out["variant"] = llvm_view(hc.default_registry())
         out["override"] = attempt(lambda: llvm_view(isolated("hcgt-f-llvm-override")))
+        hijacked = isolated("hcgt-f-llvm-hijack")
+        out["hijack_before"] = attempt(lambda: llvm_view(hijacked))
+        out["hijack_test"] = attempt(lambda: resolve("test", hijacked))
+        out["hijack_after"] = attempt(lambda: llvm_view(hijacked))
     """, tmp_path / "markers", only(LLVM_VARIANT))
     chosen, regs, srcs = out["variant"]
     # A higher-priority variant wins, and both it and the core's codegen show their origin.
@@ -427,6 +437,12 @@ def test_third_party_llvm_codegens_are_visible(env: PluginEnvironment, tmp_path:
     chosen, regs, _ = out["override"]["value"]
     assert chosen == "llvm"
     assert regs == [["llvm", 0, "hcgt-f-llvm-override"]]
+    # The same from a plugin advertising another kind: once it is imported, the llvm
+    # registration names it (no warning is given; the listings show it).
+    assert out["hijack_before"]["value"][1] == [["llvm", 0, "tilelang-hostcg"]]
+    assert out["hijack_test"] == {"ok": True, "value": "hijack-test", "warnings": []}
+    assert out["hijack_after"]["ok"] and out["hijack_after"]["warnings"] == []
+    assert out["hijack_after"]["value"][1] == [["llvm", 0, "hcgt-f-llvm-hijack"]]
 
 
 def test_autoload_off_runs_no_plugin_code(env: PluginEnvironment, tmp_path: Path) -> None:
