@@ -56,8 +56,8 @@ def _dist_info(site: Path, name: str, version: str, requires: tuple[str, ...] = 
 def make_site(root: Path, count: int) -> Path:
     """Write ``count`` installed distributions (plugins included) into ``root/site-COUNT``.
 
-    Folder times are set an hour back: an environment installed earlier, not one
-    being changed right now.
+    The times of the folder and of the plugins' files are set an hour back: an
+    environment installed earlier, not one being changed right now.
     """
     site = root / f"site-{count}"
     site.mkdir(parents=True)
@@ -72,6 +72,10 @@ def make_site(root: Path, count: int) -> Path:
                else "")
         _dist_info(site, f"synthdist-{i:05d}", f"1.{i % 7}", ("numpy>=1.20",), eps)
     past = time.time() - 3600
+    for dist, _group, _kind, module, _priority in _PLUGINS:  # the cache stats these too
+        info = site / f"{dist.replace('-', '_')}-1.0.dist-info"
+        for path in (site / f"{module}.py", *info.iterdir(), info):
+            os.utime(path, (past, past))
     os.utime(site, (past, past))
     return site
 

@@ -2,7 +2,7 @@
 
 Run from the repository root::
 
-    python benchmarks/bench.py           # full run (about 2 minutes on 2 cores)
+    python benchmarks/bench.py           # full run (about a minute on 2 cores)
     python benchmarks/bench.py --quick   # fewer repetitions, no 3000-distribution case
 
 Sections:
@@ -286,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="numbers of installed distributions (default 100 1000 3000)")
     args = parser.parse_args(argv)
     sizes = args.sizes or ([100, 1000] if args.quick else [100, 1000, 3000])
-    reps = 3 if args.quick else 7
+    reps = 3 if args.quick else 11
     stevedore = _have_stevedore()
     root = Path(tempfile.mkdtemp(prefix="hostcg-bench-"))
     # The in-process sections below discover through the default registry: keep
