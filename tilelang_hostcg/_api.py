@@ -8,12 +8,14 @@ the registry that loads it (an isolated test registry included).
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any
 
-from . import _build, _registry
+from . import _registry
 from ._registry import _LOADING, Registry
 
+TYPE_CHECKING = False  # typing costs import time on the first-use path; checkers read True
 if TYPE_CHECKING:
+    from typing import Any
+
     from tvm.ir import IRModule
     from tvm.runtime import Module
     from tvm.target import Target
@@ -107,7 +109,7 @@ def refresh() -> None:
 
 def build_host(host_mod: IRModule, target_host: Target, target: Target | None = None) -> Module:
     """Apply hooks, resolve the host codegen and build ``host_mod`` (default registry)."""
-    return _build.build_host(_current(), host_mod, target_host, target)
+    return _current().build_host(host_mod, target_host, target)
 
 
 def build(func_or_mod: Any, target: Any = None, pipeline: Any = "default") -> Module:
@@ -115,4 +117,4 @@ def build(func_or_mod: Any, target: Any = None, pipeline: Any = "default") -> Mo
 
     ``target`` is a ``Target``, a kind name or TVM's JSON form.
     """
-    return _build.build(_current(), func_or_mod, target, pipeline)
+    return _current().build(func_or_mod, target, pipeline)

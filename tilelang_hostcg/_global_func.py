@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from ._errors import HostCodegenError
 
+TYPE_CHECKING = False  # typing costs import time on the first-use path; checkers read True
 if TYPE_CHECKING:
+    from typing import Any
+
     from tvm.ir import IRModule
     from tvm.target import Target
 

@@ -9,7 +9,6 @@ import threading
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
 
 from ._discovery import AdvertisedEntryPoint, Controls, PlannedSource
 from ._errors import (
@@ -22,7 +21,10 @@ from ._errors import (
 from ._targets import canonical_kind, host_of
 from ._types import CODE_ORIGIN, CODEGEN_GROUP, HOOK_GROUP, HostCodegen, HostCodegenHook, Origin
 
+TYPE_CHECKING = False  # typing costs import time on the first-use path; checkers read True
 if TYPE_CHECKING:
+    from typing import Any
+
     from tvm.ir import IRModule
     from tvm.runtime import Module
     from tvm.target import Target

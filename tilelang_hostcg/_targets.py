@@ -5,11 +5,12 @@ TVM is imported inside the functions that need it, never at module import.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from ._errors import TargetParseError
 
+TYPE_CHECKING = False  # typing costs import time on the first-use path; checkers read True
 if TYPE_CHECKING:
+    from typing import Any
+
     from tvm.target import Target
 
 __all__ = ["KIND_ALIASES", "canonical_kind", "default_host", "host_of", "is_host_target",

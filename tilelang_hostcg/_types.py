@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeAlias
 
+TYPE_CHECKING = False  # typing costs import time on the first-use path; checkers read True
 if TYPE_CHECKING:
+    from typing import TypeAlias
+
     from tvm.ir import IRModule
     from tvm.runtime import Module
     from tvm.target import Target
-else:  # names for annotations only; TVM is imported where it is used
-    IRModule = Module = Target = Any
 
 __all__ = [
     "CODE_ORIGIN",
