@@ -459,3 +459,11 @@ def test_incompatible_provider_raises_plugin_load_error_with_requirement():
     registry = Registry(discover=True, controls=Controls(), index_loader=lambda c: sources)
     with pytest.raises(PluginLoadError, match=r"requires 'apache-tvm>=9' but apache-tvm 0.27.0"):
         registry.resolve_host_codegen(Target("cuda_host"))
+
+
+def test_parse_target_accepts_tilelang_hip_spelling():
+    from tilelang_hostcg import parse_target
+
+    assert parse_target("hip").kind.name == "rocm"
+    assert parse_target('{"kind": "hip", "mcpu": "gfx942"}').kind.name == "rocm"
+    assert parse_target({"kind": "hip"}, host="llvm").host.kind.name == "llvm"

@@ -74,8 +74,9 @@ def host_of(target: Target) -> Target:
 def parse_target(spec: Any, host: Any = None) -> Target:
     """Turn a ``Target``, a kind name, a TVM JSON string or a dict into a ``Target``.
 
-    Raises :class:`TargetParseError` (a ``ValueError``) with one line saying what is
-    wrong, for anything TVM cannot parse (unknown kind, malformed JSON, bad attribute).
+    TileLang's kind name ``hip`` is accepted for TVM's ``rocm``. Raises
+    :class:`TargetParseError` (a ``ValueError``) with one line saying what is wrong,
+    for anything TVM cannot parse (unknown kind, malformed JSON, bad attribute).
     """
     from tvm.target import Target
 
@@ -101,6 +102,12 @@ def parse_target(spec: Any, host: Any = None) -> Target:
     elif not isinstance(spec, (dict, Target)):
         raise TargetParseError(f"target {spec!r} must be a kind name, a JSON string or a dict, "
                                f"not {type(spec).__name__}")
+    # TileLang's device kind 'hip' is TVM 0.27's 'rocm'.
+    if isinstance(value, str) and value in KIND_ALIASES:
+        value = KIND_ALIASES[value]
+    elif isinstance(value, dict) and isinstance(value.get("kind"), str) and (
+            value["kind"] in KIND_ALIASES):
+        value = {**value, "kind": KIND_ALIASES[value["kind"]]}
     host_value = None if host is None else parse_target(host)
     try:
         return Target(value, host=host_value) if host_value is not None else Target(value)
