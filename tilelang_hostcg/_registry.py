@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import _thread
 import importlib
 import itertools
 import sys
@@ -136,6 +137,72 @@ _LOADING = _Loading()
 # How many plugin imports are running in any thread; lets the module-level façade
 # skip the thread-local lookup on the hot path when it is zero.
 _loads_in_progress = 0
+
+
+class _ImportLock:
+    """A lock per top-level plugin package, re-entrant for its owner thread.
+
+    Plugin imports of different packages run in parallel; a thread that would wait
+    in a cycle (thread 1 imports package A, which waits for B, while thread 2 imports
+    B, which waits for A) does not wait, and goes on with what is registered so far,
+    as a re-entrant resolve does.
+    """
+
+    __slots__ = ("depth", "lock", "owner")
+
+    def __init__(self) -> None:
+        self.lock = _thread.allocate_lock()
+        self.owner: int | None = None
+        self.depth = 0
+
+
+_GRAPH = _thread.allocate_lock()  # guards the fields below and every _ImportLock's owner/depth
+_IMPORT_LOCKS: dict[str, _ImportLock] = {}
+_WAITING_FOR: dict[int, _ImportLock] = {}
+
+
+def _import_lock(value: str) -> _ImportLock:
+    package = value.partition(":")[0].strip().partition(".")[0]
+    with _GRAPH:
+        lock = _IMPORT_LOCKS.get(package)
+        if lock is None:
+            lock = _IMPORT_LOCKS[package] = _ImportLock()
+        return lock
+
+
+def _acquire(lock: _ImportLock) -> bool:
+    """Take ``lock``; ``False`` (not taken) where waiting would deadlock."""
+    me = _thread.get_ident()
+    while True:
+        with _GRAPH:
+            if lock.owner == me:
+                lock.depth += 1
+                return True
+            if lock.lock.acquire(False):
+                lock.owner, lock.depth = me, 1
+                return True
+            owner, seen = lock.owner, set()
+            while owner is not None and owner not in seen:
+                if owner == me:
+                    return False
+                seen.add(owner)
+                waited = _WAITING_FOR.get(owner)
+                owner = waited.owner if waited is not None else None
+            _WAITING_FOR[me] = lock
+        acquired = lock.lock.acquire(timeout=0.05)
+        with _GRAPH:
+            del _WAITING_FOR[me]
+            if acquired:
+                lock.owner, lock.depth = me, 1
+                return True
+
+
+def _release(lock: _ImportLock) -> None:
+    with _GRAPH:
+        lock.depth -= 1
+        if lock.depth == 0:
+            lock.owner = None
+            lock.lock.release()
 # What each plugin module registered when it was first imported, so that another
 # registry (or another entry point naming the same module) gets the same registrations.
 _MODULE_JOURNALS: dict[str, list[tuple[str, str, Any, bool]]] = {}
@@ -167,7 +234,6 @@ class Registry:
         self._controls_arg = controls
         self._index_loader = index_loader
         self._lock = threading.RLock()
-        self._load_lock = threading.RLock()
         self._seq = itertools.count()
         self._codegens: dict[str, list[Registration]] = {}
         self._hooks: dict[str, list[Registration]] = {}
@@ -297,7 +363,7 @@ class Registry:
         Registrations that came from distributions are dropped and their sources
         rebuilt; failed plugins are retried; registrations made in code stay.
         """
-        with self._load_lock, self._lock:
+        with self._lock:
             for table in (self._codegens, self._hooks):
                 for kind, regs in list(table.items()):
                     table[kind] = [r for r in regs if r.origin.distribution is None]
@@ -338,14 +404,23 @@ class Registry:
         if key in self._ready:
             return
         self._ensure_discovered()
-        with self._load_lock:
-            if key in self._ready:
-                return
-            # Loop: a plugin may register more lazy modules for this kind while it loads.
-            while lazy := [s for s in self._sources.get(key, ()) if s.state == "lazy"]:
-                for source in lazy:
-                    if source.state == "lazy":  # a nested load may have taken it
+        # Loop: a plugin may register more lazy modules for this kind while it loads.
+        skipped: set[int] = set()
+        while pending := [s for s in self._sources.get(key, ())
+                          if s.state in ("lazy", "loading") and id(s) not in skipped]:
+            for source in pending:
+                lock = _import_lock(source.value)
+                if not _acquire(lock):
+                    skipped.add(id(source))  # waiting would deadlock: use what is there
+                    continue
+                try:
+                    if source.state == "lazy":
                         self._load(source)
+                    elif source.state == "loading":
+                        skipped.add(id(source))  # this thread is importing it (re-entrant)
+                finally:
+                    _release(lock)
+        with self._lock:
             if all(s.state != "loading" for s in self._sources.get(key, ())):
                 self._ready.add(key)
 
@@ -354,7 +429,8 @@ class Registry:
         journal: list[tuple[Any, ...]] = []
         source.state = "loading"
         _LOADING.stack.append((self, source, journal))
-        _loads_in_progress += 1
+        with _GRAPH:
+            _loads_in_progress += 1
         try:
             self._import_source(source)
             registered = any(item[0] == "journal" and item[1] == source.group
@@ -371,10 +447,16 @@ class Registry:
             source.state = "lazy"
             raise
         else:
-            source.state = "loaded"
+            with self._lock:
+                if any(s is source for s in self._sources.get((source.group, source.kind), ())):
+                    source.state = "loaded"
+                else:  # refresh() dropped this source while it was being imported
+                    self._rollback(journal)
+                    source.state = "lazy"
         finally:
             _LOADING.stack.pop()
-            _loads_in_progress -= 1
+            with _GRAPH:
+                _loads_in_progress -= 1
 
     def _import_source(self, source: _Source) -> None:
         module_name, sep, attr = source.value.partition(":")
