@@ -100,10 +100,11 @@ FAULTS = {
 }
 
 INTERRUPT = Plugin("hcgt-f-interrupt", "4.0", codegens={"test": "hcgt_f_interrupt"},
+                   hooks={"vulkan": "hcgt_f_interrupt"},
                    files={"hcgt_f_interrupt.py": module("""
     import builtins
     hc.register_host_codegen("test", _codegen("interrupted"))
-    hc.register_host_codegen_hook("cuda", _hook("interrupted-cuda"))
+    hc.register_host_codegen_hook("vulkan", _hook("interrupted-vulkan"))
     _armed = _os.environ.get("HCG_ARM_FILE")
     if _armed and _os.path.exists(_armed):
         _os.remove(_armed)
@@ -119,6 +120,7 @@ TIE_A = Plugin("hcgt-f-tie-a", "1.3", codegens={"test": "hcgt_f_tie_a:CODEGEN"},
 TIE_B = Plugin("hcgt-f-tie-b", "1.4", codegens={"test": "hcgt_f_tie_b:CODEGEN"},
                files={"hcgt_f_tie_b.py": module('CODEGEN = _codegen("tie-b", 2)\n')})
 REENTRANT = Plugin("hcgt-f-reentrant", "5.0", codegens={"test": "hcgt_f_reentrant"},
+                   hooks={"metal": "hcgt_f_reentrant"},
                    files={"hcgt_f_reentrant.py": module("""
     from tvm.target import Target
     FOUND = {k: hc.resolve_host_codegen(Target(k)).name for k in ("llvm", "cuda_host")}
@@ -273,18 +275,18 @@ def test_interrupt_during_import_propagates_and_can_retry(env: PluginEnvironment
         out["others"] = [resolve("cuda_host"), apply_hooks("cuda")]
         out["second"] = attempt(lambda: resolve("test"))
         out["third"] = resolve("test")
-        out["hooks"] = apply_hooks("cuda")
+        out["hooks"] = apply_hooks("cuda"), apply_hooks("vulkan")
     """), tmp_path / "markers", {**only(GOOD_OTHER, INTERRUPT), "HCG_ARM_FILE": str(armed),
                                 "HCG_ARM_EXC": exc})
     assert out["first"] == exc
     assert out["warm"] == ["llvm", "other-cuda-host", ["other-cuda"]]
     assert out["after"] == out["before"][0]  # the half-made registrations are gone
     assert out["markers"] == ["import:hcgt_f_interrupt"]
-    assert out["source"] == ["lazy"] and out["stack"] == 0
+    assert out["source"] == ["lazy", "lazy"] and out["stack"] == 0  # its codegen and hook entry points
     assert out["others"] == ["other-cuda-host", ["other-cuda"]]
     assert out["second"] == {"ok": True, "value": "interrupted", "warnings": []}
     assert out["third"] == "interrupted"
-    assert out["hooks"] == ["other-cuda", "interrupted-cuda"]
+    assert out["hooks"] == [["other-cuda"], ["interrupted-vulkan"]]
     assert read_markers(tmp_path / "markers").count("import:hcgt_f_interrupt") == 2
 
 
@@ -437,12 +439,18 @@ def test_third_party_llvm_codegens_are_visible(env: PluginEnvironment, tmp_path:
     chosen, regs, _ = out["override"]["value"]
     assert chosen == "llvm"
     assert regs == [["llvm", 0, "hcgt-f-llvm-override"]]
-    # The same from a plugin advertising another kind: once it is imported, the llvm
-    # registration names it (no warning is given; the listings show it).
+    # A plugin advertising another kind cannot take over llvm through a side door: it may
+    # register only for the kinds its distribution advertises, so it is broken, its
+    # registrations are rolled back, and the error names it and the stray kind.
     assert out["hijack_before"]["value"][1] == [["llvm", 0, "tilelang-hostcg"]]
-    assert out["hijack_test"] == {"ok": True, "value": "hijack-test", "warnings": []}
+    assert not out["hijack_test"]["ok"]
+    error = out["hijack_test"]["error"]
+    assert error["type"] == "PluginLoadError"
+    assert "host codegen for kind 'llvm'" in error["message"]
+    assert "does not advertise" in error["message"]
+    names_plugin(error["message"], LLVM_HIJACK, "test")
     assert out["hijack_after"]["ok"] and out["hijack_after"]["warnings"] == []
-    assert out["hijack_after"]["value"][1] == [["llvm", 0, "hcgt-f-llvm-hijack"]]
+    assert out["hijack_after"]["value"][1] == [["llvm", 0, "tilelang-hostcg"]]
 
 
 def test_autoload_off_runs_no_plugin_code(env: PluginEnvironment, tmp_path: Path) -> None:

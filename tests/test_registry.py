@@ -467,3 +467,24 @@ def test_parse_target_accepts_tilelang_hip_spelling():
     assert parse_target("hip").kind.name == "rocm"
     assert parse_target('{"kind": "hip", "mcpu": "gfx942"}').kind.name == "rocm"
     assert parse_target({"kind": "hip"}, host="llvm").host.kind.name == "llvm"
+
+
+def test_plugin_may_register_only_for_kinds_its_distribution_advertises(modules):
+    name = modules.write("""
+        import tilelang_hostcg as h
+        h.register_host_codegen("c", h.HostCodegen("side-door", h.global_func_host_codegen("target.build.c")))
+        h.register_host_codegen("llvm", h.HostCodegen("own", h.global_func_host_codegen("target.build.llvm")))
+    """)
+    both = discovered((CODEGEN_GROUP, "llvm", name, "dist-x"), (CODEGEN_GROUP, "c", name, "dist-x"))
+    assert both.resolve_host_codegen(Target("llvm")).name == "own"
+    assert both.resolve_host_codegen(Target("c")).name == "side-door"
+    only_llvm = discovered((CODEGEN_GROUP, "llvm", name, "dist-x"))
+    with pytest.raises(PluginLoadError, match="host codegen for kind 'c', which distribution 'dist-x' "
+                                              "does not advertise"):
+        only_llvm.resolve_host_codegen(Target("llvm"))
+    assert list(only_llvm) == []  # rolled back, 'c' untouched
+    # a lazy module registered in code belongs to no distribution: no such restriction
+    in_code = Registry()
+    in_code.register_lazy_host_codegen("llvm", name)
+    assert in_code.resolve_host_codegen(Target("llvm")).name == "own"
+    assert in_code.resolve_host_codegen(Target("c")).name == "side-door"

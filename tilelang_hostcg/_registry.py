@@ -433,6 +433,7 @@ class Registry:
             _loads_in_progress += 1
         try:
             self._import_source(source)
+            self._check_kinds(source, journal)
             registered = any(item[0] == "journal" and item[1] == source.group
                              and canonical_kind(item[2]) == source.kind for item in journal)
             if not registered:
@@ -457,6 +458,26 @@ class Registry:
             _LOADING.stack.pop()
             with _GRAPH:
                 _loads_in_progress -= 1
+
+    def _check_kinds(self, source: _Source, journal: list[tuple[Any, ...]]) -> None:
+        """A distribution's plugin may register only for kinds that distribution advertises
+        (and that are not disabled): otherwise which codegens serve a kind would depend on
+        which other kinds were used first, and a plugin could replace the core's codegens
+        through a side door."""
+        dist = source.origin.distribution
+        if dist is None:
+            return
+        with self._lock:
+            allowed = {(s.group, s.kind) for sources in self._sources.values() for s in sources
+                       if s.origin.distribution == dist and s.state not in ("disabled", "incompatible")}
+        stray = sorted({(item[1], item[2]) for item in journal
+                        if item[0] == "journal" and (item[1], canonical_kind(item[2])) not in allowed})
+        if stray:
+            listed = ", ".join(f"{_NOUN[group]} for kind {kind!r}" for group, kind in stray)
+            raise LookupError(
+                f"importing it registered {listed}, which distribution {dist!r} does not "
+                "advertise (or which is disabled); a plugin registers only for the kinds of its "
+                "entry points: add an entry point for each kind it serves")
 
     def _import_source(self, source: _Source) -> None:
         module_name, sep, attr = source.value.partition(":")
