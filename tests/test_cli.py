@@ -363,9 +363,12 @@ def test_explain_device_target(installed: Installed) -> None:
         assert "supports_target returned False" in skylake["reason"]
         assert skylake["extends_core"] is True
     assert doc["hook_kind"] == "cuda"
-    assert [(h["name"], h["order"]) for h in doc["hooks"]] == [
+    # entries without a name are entry points the controls skipped (plugins installed
+    # in the environment the tests run over, outside TILELANG_HOSTCG_ONLY)
+    named = [h for h in doc["hooks"] if h["name"] is not None]
+    assert [(h["name"], h["order"]) for h in named] == [
         ("prep-high", 1), ("prep-low", 2), ("sm90-only", None)]
-    assert "supports_target returned False" in doc["hooks"][2]["reason"]
+    assert "supports_target returned False" in named[2]["reason"]
 
     proc = installed.run("explain", "cuda", "--host", "llvm", only=GOOD)
     assert proc.returncode == 0, proc.stderr

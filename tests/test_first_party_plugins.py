@@ -266,6 +266,16 @@ def test_each_plugins_own_tests_pass_installed(env, sources):
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
 
 
+def _installed_outside_the_test_environment() -> list[str]:
+    import importlib.util
+
+    return [m for m in ("tilelang_hostcg_cuda", "tilelang_hostcg_rocm", "tilelang_hostcg_template")
+            if importlib.util.find_spec(m) is not None]
+
+
+@pytest.mark.skipif(bool(_installed_outside_the_test_environment()),
+                    reason="the first-party plugins are installed in the environment running the "
+                           "tests, so uninstalling them from a layer over it cannot remove them")
 def test_uninstalling_removes_them(tmp_path, sources):
     env = PluginEnvironment(tmp_path / "venv")
     env.install(*sources)
