@@ -275,8 +275,7 @@ class Registry:
     def _register_lazy(self, group: str, kind: str, import_path: str) -> None:
         if not isinstance(import_path, str) or not import_path.strip():
             raise TypeError(f"import_path must be a non-empty module path, got {import_path!r}")
-        stack = _LOADING.stack
-        loading = stack[-1] if stack and stack[-1][0] is self else None
+        loading = self._loading_here()
         # Made while a plugin loads: it belongs to the plugin's distribution, is undone
         # with the plugin's other registrations, and counts as registering for the kind.
         parent = loading[1].origin if loading else CODE_ORIGIN
@@ -300,11 +299,10 @@ class Registry:
                   override: bool) -> None:
         if not isinstance(kind, str) or not kind:
             raise TypeError(f"target kind must be a non-empty string, got {kind!r}")
-        stack = _LOADING.stack
-        loading = stack[-1] if stack and stack[-1][0] is self else None
+        loading = self._loading_here()
         origin = loading[1].origin if loading else CODE_ORIGIN
         canon = canonical_kind(kind)
-        table = self._codegens if group == CODEGEN_GROUP else self._hooks
+        table = self._table(group)
         with self._lock:
             current = table.get(canon, [])
             updated = list(current)
@@ -331,6 +329,14 @@ class Registry:
             if loading:
                 loading[2].append(undo)
                 loading[2].append(("journal", group, kind, obj, override))
+
+    def _loading_here(self) -> tuple[Registry, _Source, list[tuple[Any, ...]]] | None:
+        """The plugin this thread is importing into this registry, if any."""
+        stack = _LOADING.stack
+        return stack[-1] if stack and stack[-1][0] is self else None
+
+    def _table(self, group: str) -> dict[str, list[Registration]]:
+        return self._codegens if group == CODEGEN_GROUP else self._hooks
 
     def _invalidate(self) -> None:
         # New dicts rather than clear(): a concurrent reader keeps a consistent snapshot.
@@ -523,7 +529,7 @@ class Registry:
             if isinstance(obj, str):  # a lazy module it registered
                 self._register_lazy(group, kind, obj)
                 continue
-            table = self._codegens if group == CODEGEN_GROUP else self._hooks
+            table = self._table(group)
             existing = table.get(canonical_kind(kind), ())
             if any(reg.obj is obj for reg in existing):
                 # Already here (another entry point of the same module): count it for
@@ -549,7 +555,7 @@ class Registry:
     def registrations(self, group: str = CODEGEN_GROUP, kind: str | None = None,
                       ) -> list[Registration]:
         """Current registrations of a group, for one kind or all, without loading anything."""
-        table = self._codegens if group == CODEGEN_GROUP else self._hooks
+        table = self._table(group)
         with self._lock:
             if kind is not None:
                 return list(table.get(canonical_kind(kind), ()))
@@ -578,14 +584,19 @@ class Registry:
             hit = None
         return hit if hit is not None else self._resolve(target_host)
 
-    def _resolve(self, target: Target) -> HostCodegen:
+    def _host_candidates(self, target: Target,
+                         ) -> tuple[Target, str, Sequence[Registration], list[Registration],
+                                    list[_Source]]:
+        """Host target, kind, registrations, matching ones and failed sources for ``target``."""
         host = host_of(target)
         kind = canonical_kind(host.kind.name)
         self._ensure_loaded(CODEGEN_GROUP, kind)
-        cache, by_kind = self._resolved, self._by_kind
         regs = self._codegens.get(kind, ())
-        matched = self._matching(regs, host)
-        problems = self._problem_sources(CODEGEN_GROUP, kind)
+        return host, kind, regs, self._matching(regs, host), self._problem_sources(CODEGEN_GROUP, kind)
+
+    def _resolve(self, target: Target) -> HostCodegen:
+        cache, by_kind = self._resolved, self._by_kind
+        host, kind, regs, matched, problems = self._host_candidates(target)
         if not matched:
             raise self._no_codegen_error(kind, host, problems)
         self._warn_skipped(problems, f"host kind {kind!r}")
@@ -675,11 +686,9 @@ class Registry:
 
     def allowed_host_codegens_for_target(self, target_host: Target) -> list[str]:
         """Names of the codegens matching ``target_host``, best first; broken plugins warn."""
-        host = host_of(target_host)
-        kind = canonical_kind(host.kind.name)
-        self._ensure_loaded(CODEGEN_GROUP, kind)
-        self._warn_skipped(self._problem_sources(CODEGEN_GROUP, kind), f"host kind {kind!r}")
-        return [r.obj.name for r in self._matching(self._codegens.get(kind, ()), host)]
+        _, kind, _, matched, problems = self._host_candidates(target_host)
+        self._warn_skipped(problems, f"host kind {kind!r}")
+        return [r.obj.name for r in matched]
 
     def matching_hooks(self, target: Target) -> list[Registration]:
         """The hooks that apply to device ``target``, in the order they run."""
