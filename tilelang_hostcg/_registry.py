@@ -597,6 +597,7 @@ class Registry:
     def _resolve(self, target: Target) -> HostCodegen:
         cache, by_kind = self._resolved, self._by_kind
         host, kind, regs, matched, problems = self._host_candidates(target)
+        self._controls.check_preference(kind, (r.obj.name for r in regs))
         if not matched:
             raise self._no_codegen_error(kind, host, problems)
         self._warn_skipped(problems, f"host kind {kind!r}")

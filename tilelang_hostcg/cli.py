@@ -4,8 +4,12 @@ The commands only format what :mod:`tilelang_hostcg._report` returns. ``--json``
 prints exactly one JSON document on stdout (``"schema": 1``, see ``docs/cli.md``).
 
 Exit status: 0 ok; 1 ``check`` found a problem, or ``explain`` found nothing that
-resolves; 2 usage error (bad arguments, a target TVM cannot parse, an unknown kind,
-an unreadable lock file) — reported as one line on stderr, never a traceback.
+resolves; 2 usage error (bad arguments, a target TVM cannot parse, an unknown kind or
+one of the wrong sort, a device kind given as host, an unreadable lock file, a lock
+file that could not be written) — reported as one line on stderr, never a traceback,
+and with ``--json`` also as one JSON document on stdout (``"ok": false``, ``"error"``).
+Names are printed with ``errors="backslashreplace"``, so no terminal encoding can
+make a command fail.
 """
 
 from __future__ import annotations
@@ -135,7 +139,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------- check
 def _cmd_check(args: argparse.Namespace) -> int:
-    from ._report import check_document
+    from ._checks import check_document
 
     doc = _quietly(check_document, require=args.require, require_hooks=args.require_hook,
                    lock=args.lock, strict=args.strict)
@@ -159,6 +163,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------- lock
 def _cmd_lock(args: argparse.Namespace) -> int:
+    from ._lockfile import write_lock
     from ._report import format_lock, lock_document
 
     doc, notes = _quietly(lock_document)
@@ -167,12 +172,7 @@ def _cmd_lock(args: argparse.Namespace) -> int:
     if args.output in (None, "-"):
         sys.stdout.write(text)
         return 0
-    try:
-        with open(args.output, "w", encoding="utf-8") as handle:
-            handle.write(text)
-    except OSError as exc:
-        raise UsageError(f"cannot write lock file {args.output!r}: {exc.strerror or exc}; "
-                         "choose a writable path with -o") from None
+    write_lock(args.output, text)  # atomic: on failure the old file is intact
     _out(f"Wrote {args.output}: {len(doc['distributions'])} distribution(s), "
          f"{len(doc['codegens'])} codegen(s), {len(doc['hooks'])} hook(s)")
     return 0
@@ -196,7 +196,7 @@ def _cmd_explain(args: argparse.Namespace) -> int:
         _out(f"codegen:  {chosen['name']!r} from {_dist(chosen)}"
              + (f" ({chosen['entry_point']})" if chosen.get("entry_point") else ""))
     else:
-        error = doc["error"] or {"type": "?", "message": "nothing resolves"}
+        error = doc["error"]
         _out(f"codegen:  none resolves: {error['type']}: {error['message']}")
     _out()
     _out(f"Host codegens for kind {doc['host_kind']!r}:")
@@ -220,6 +220,11 @@ def _cmd_explain(args: argparse.Namespace) -> int:
             label = (f"{hook['name']!r} priority {hook['priority']}" if hook["name"] is not None
                      else f"({hook['state']}) ({hook['entry_point']})")
             _out(f"  {mark} {label}  {_dist(hook)}  {hook['reason']}")
+    if doc["controls"]:
+        _out()
+        _out("Controls that touched the answer:")
+        for control in doc["controls"]:
+            _out(f"  {control['variable']}={control['item']}: {control['effect']}")
     _warn_all(doc["warnings"])
     return 0 if chosen is not None else 1
 
@@ -334,7 +339,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _dispatch(args: argparse.Namespace) -> int:
     from ._errors import TargetParseError
-    from ._report import InputError
+    from ._inputs import InputError
 
     try:
         return int(args.handler(args))
@@ -342,12 +347,50 @@ def _dispatch(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
 
 
+_COMMANDS = ("list", "check", "lock", "explain", "cache")
+
+
+def _command_of(argv: Sequence[str]) -> str | None:
+    """The command named in ``argv`` (``"cache info"`` for a cache action), or ``None``."""
+    words = [a for a in argv if not a.startswith("-")]
+    if not words or words[0] not in _COMMANDS:
+        return None
+    if words[0] == "cache" and len(words) > 1 and words[1] in ("info", "clear"):
+        return f"cache {words[1]}"
+    return words[0]
+
+
+def _wants_json(argv: Sequence[str]) -> bool:
+    return "--json" in argv[:argv.index("--")] if "--" in argv else "--json" in argv
+
+
+def _error_document(argv: Sequence[str], exc: CliError) -> Doc:
+    from ._report import SCHEMA
+    from ._version import __version__
+
+    return {"schema": SCHEMA, "command": _command_of(argv), "version": __version__, "ok": False,
+            "error": {"type": type(exc).__name__, "message": str(exc),
+                      "exit_code": exc.exit_code}}
+
+
+def _safe_streams() -> None:
+    """Never fail on a name the terminal's encoding cannot show (``LANG=C``,
+    ``PYTHONIOENCODING=ascii``): write such characters as backslash escapes."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            with contextlib.suppress(ValueError, OSError):
+                reconfigure(errors="backslashreplace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line with ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
+    _safe_streams()
+    args_list = list(argv) if argv is not None else sys.argv[1:]
     parser = _parser()
     try:
         try:
-            args = parser.parse_args(list(argv) if argv is not None else None)
+            args = parser.parse_args(args_list)
         except SystemExit as exc:  # --help and --version print and exit 0
             return exc.code if isinstance(exc.code, int) else 0
         if args.command is None:
@@ -360,6 +403,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
         return status
     except CliError as exc:
+        if _wants_json(args_list):
+            _json(_error_document(args_list, exc))
         _err(f"{exc.prog}: error: {exc}")
         return exc.exit_code
     except BrokenPipeError:

@@ -1,0 +1,354 @@
+"""The ``check`` document: load every plugin, then one small check per problem code.
+
+Each ``_check_*`` function takes the :class:`_Checked` state and returns the problems
+of its codes (see the table in ``docs/cli.md``); :func:`check_document` runs them in
+order and adds the plugin warnings nothing else reported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ._discovery import ControlProblem, Controls, DiscoveryIndex, normalize_name
+from ._errors import AmbiguousHostCodegenError, HostCodegenError
+from ._inputs import UnknownKindError
+from ._lockfile import lock_drift, read_lock
+from ._registry import Registration, Registry, SourceInfo
+from ._report import SCHEMA, Doc, _build_function, _capture, _controls, _lock_from, _Session
+from ._targets import canonical_kind
+from ._types import CODEGEN_GROUP, HOOK_GROUP
+from ._version import __version__
+
+__all__ = ["check_document"]
+
+
+@dataclass
+class _Checked:
+    """What one ``check`` run loaded, shared by the checks."""
+
+    registry: Registry
+    index: DiscoveryIndex
+    controls: Controls
+    sources: list[SourceInfo]
+    codegens: list[Registration]
+    hooks: list[Registration]
+    known: set[str]
+    require: list[str]
+    require_hooks: list[str]
+    locked: Doc | None
+    lock_path: str | None
+
+
+def _problem(code: str, message: str, *, severity: str = "error", kind: str | None = None,
+             group: str | None = None, distribution: str | None = None,
+             version: str | None = None, entry_point: str | None = None) -> Doc:
+    return {"code": code, "severity": severity, "message": message, "kind": kind,
+            "group": group, "distribution": distribution, "version": version,
+            "entry_point": entry_point}
+
+
+def problem_text(info: SourceInfo) -> str:
+    """One line on a broken or incompatible entry point."""
+    what = info.origin.describe()
+    if info.state == "incompatible":
+        return f"plugin {what} is incompatible: {info.reason}"
+    err = info.error
+    detail = f"{type(err).__name__}: {err}" if err is not None else "failed to load"
+    return f"plugin {what} failed to load: {detail}"
+
+
+# ---------------------------------------------------------------------- one check per code
+def _check_sources(c: _Checked) -> list[Doc]:
+    """``broken`` and ``incompatible``: entry points that did not load."""
+    out = []
+    for info in c.sources:
+        if info.state not in ("broken", "incompatible"):
+            continue
+        dist = info.origin.distribution
+        if info.state == "incompatible":
+            advice = (f"install a release of {dist!r} that supports the installed versions, or "
+                      f"skip it with TILELANG_HOSTCG_DISABLE={dist}")
+        elif dist is None:
+            advice = f"fix the import path {info.value!r}"
+        else:
+            advice = (f"fix or reinstall {dist!r} (pip install --force-reinstall {dist}), or "
+                      f"skip it with TILELANG_HOSTCG_DISABLE={dist}")
+        out.append(_problem(info.state, f"{problem_text(info)}; {advice}",
+                            kind=canonical_kind(info.kind), group=info.group, distribution=dist,
+                            version=info.origin.version, entry_point=info.origin.entry_point))
+    return out
+
+
+def _check_required(c: _Checked) -> list[Doc]:
+    """``missing-codegen`` and ``missing-hook``: a required kind nothing serves."""
+    out = []
+    for group, wanted, regs in ((CODEGEN_GROUP, c.require, c.codegens),
+                                (HOOK_GROUP, c.require_hooks, c.hooks)):
+        have = {r.kind for r in regs}
+        for kind in wanted:
+            canon = canonical_kind(kind)
+            if canon not in have:
+                out.append(_missing(group, kind, [s for s in c.sources if s.group == group
+                                                  and canonical_kind(s.kind) == canon]))
+    return out
+
+
+def _missing(group: str, kind: str, providers: Sequence[SourceInfo]) -> Doc:
+    noun = "host codegen" if group == CODEGEN_GROUP else "host codegen hook"
+    flag = "--require" if group == CODEGEN_GROUP else "--require-hook"
+    message = f"required kind {kind!r} ({flag}) has no {noun}"
+    notes = []
+    for info in providers:
+        if info.state == "disabled":
+            notes.append(f"{info.origin.distribution!r} provides it but is skipped "
+                         f"({info.reason})")
+        elif info.state == "incompatible":
+            notes.append(f"{info.origin.distribution!r} provides it but is incompatible")
+        elif info.state == "broken":
+            notes.append(f"{info.origin.distribution!r} provides it but failed to load")
+    if notes:
+        message += ": " + "; ".join(notes)
+    else:
+        message += "; install a plugin distribution that provides it"
+    code = "missing-codegen" if group == CODEGEN_GROUP else "missing-hook"
+    return _problem(code, message, kind=canonical_kind(kind), group=group)
+
+
+def _check_unknown_kinds(c: _Checked) -> list[Doc]:
+    """``unknown-kind``: registrations for a kind the installed TVM does not know."""
+    out = []
+    for group, regs in ((CODEGEN_GROUP, c.codegens), (HOOK_GROUP, c.hooks)):
+        for kind in sorted({r.kind for r in regs} - c.known):
+            where = [r for r in regs if r.kind == kind]
+            names = ", ".join(f"{r.name!r} ({r.origin.describe()})" for r in where)
+            out.append(_problem(
+                "unknown-kind", f"{names} registered for kind {kind!r}, which is not a target "
+                f"kind of the installed TVM ({_tvm_version()}); nothing can resolve to it until "
+                "TVM knows the kind", severity="warning", kind=kind, group=group,
+                distribution=where[0].origin.distribution))
+    return out
+
+
+def _host_kinds(c: _Checked) -> list[str]:
+    from ._targets import is_host_target, parse_target
+
+    return [k for k in sorted({r.kind for r in c.codegens} & c.known)
+            if is_host_target(parse_target(k))]
+
+
+def _check_device_kinds(c: _Checked) -> list[Doc]:
+    """``device-kind``: codegens registered for a device kind (never used)."""
+    host = set(_host_kinds(c))
+    out = []
+    for kind in sorted(({r.kind for r in c.codegens} & c.known) - host):
+        where = [r for r in c.codegens if r.kind == kind]
+        names = ", ".join(repr(r.name) for r in where)
+        out.append(_problem(
+            "device-kind", f"host codegen(s) {names} are registered for {kind!r}, which TVM "
+            "reports as a device kind; they are never used (host codegens are resolved from the "
+            f"host target). Register them under the host kind, e.g. '{kind}_host'",
+            severity="warning", kind=kind, group=CODEGEN_GROUP,
+            distribution=where[0].origin.distribution))
+    return out
+
+
+def _check_ambiguous(c: _Checked) -> list[Doc]:
+    """``ambiguous``: a tie across distributions on the default ``Target(kind)``."""
+    from ._targets import parse_target
+
+    out = []
+    for kind in _host_kinds(c):
+        try:
+            c.registry.resolve_host_codegen(parse_target(kind))
+        except AmbiguousHostCodegenError as exc:
+            out.append(_problem(
+                "ambiguous", f"{exc} (judged on the default target {kind!r})", kind=kind,
+                group=CODEGEN_GROUP, distribution=", ".join(d for _, d in exc.candidates)))
+        except HostCodegenError:
+            # No match for the default target is legitimate (variant codegens), and a
+            # plugin that failed to load is reported by _check_sources.
+            pass
+    return out
+
+
+def _check_build_functions(c: _Checked) -> list[Doc]:
+    """``missing-build-function``: a codegen's TVM global function is missing."""
+    from ._global_func import GlobalFuncBuild
+
+    out = []
+    for reg in c.codegens:
+        build = getattr(reg.obj, "build", None)
+        if not isinstance(build, GlobalFuncBuild) or build.exists():
+            continue
+        out.append(_problem(
+            "missing-build-function",
+            f"host codegen {reg.name!r} for kind {reg.kind!r} ({reg.origin.describe()}) calls "
+            f"TVM global function {_build_function(reg)!r}, which the installed TVM "
+            f"({_tvm_version()}) does not provide; install a TVM build with it, or a release of "
+            "the plugin built for this TVM", kind=reg.kind, group=CODEGEN_GROUP,
+            distribution=reg.origin.distribution, version=reg.origin.version,
+            entry_point=reg.origin.entry_point))
+    return out
+
+
+def _check_duplicates(c: _Checked) -> list[Doc]:
+    """``duplicate-distribution``: one distribution installed twice on ``sys.path``."""
+    return [_problem(
+        "duplicate-distribution",
+        f"distribution {name!r} is installed {len(locations)} times on sys.path "
+        f"({', '.join(locations)}); the first is used and the others are stale metadata. "
+        f"Remove the stale copies (pip uninstall {name}, repeated, then reinstall)",
+        severity="warning", distribution=name) for name, locations in c.index.duplicates]
+
+
+def control_problems(c: _Checked) -> list[ControlProblem]:
+    """Every control item that cannot do what it says, judged with all plugins loaded."""
+    found = list(c.controls.problems)
+    found += c.controls.unknown_names(c.index.entry_points)
+    for kind in sorted(c.controls.prefer):
+        names = [r.name for r in c.codegens if r.kind == canonical_kind(kind)]
+        if names:  # a kind no codegen serves is reported by unknown_names
+            problem = c.controls.unknown_preference(kind, names)
+            if problem is not None:
+                found.append(problem)
+    return found
+
+
+def _check_controls(c: _Checked) -> list[Doc]:
+    """``control``: a ``TILELANG_HOSTCG_*`` item that is malformed or names nothing."""
+    return [_problem("control", p.message, severity="warning") for p in control_problems(c)]
+
+
+def _check_lock(c: _Checked) -> list[Doc]:
+    """``lock-added``, ``lock-removed``, ``lock-changed``: drift from the lock file."""
+    if c.locked is None or c.lock_path is None:
+        return []
+    current = _lock_from(c.registry, c.sources)
+    return [_problem(code, message, kind=kind, distribution=dist, version=version)
+            for code, message, kind, dist, version in lock_drift(c.locked, current, c.lock_path)]
+
+
+_CHECKS: tuple[Callable[[_Checked], list[Doc]], ...] = (
+    _check_sources, _check_required, _check_unknown_kinds, _check_device_kinds,
+    _check_ambiguous, _check_build_functions, _check_duplicates, _check_controls, _check_lock)
+
+
+# ---------------------------------------------------------------------- options
+def split_kinds(kinds: Iterable[str]) -> list[str]:
+    """Kinds given as repeated or comma-separated options, in order, without repeats."""
+    out: list[str] = []
+    for item in kinds:
+        for kind in item.split(","):
+            kind = kind.strip()
+            if kind and kind not in out:
+                out.append(kind)
+    return out
+
+
+def _tvm_kinds() -> set[str]:
+    from tvm.target import Target
+
+    return set(Target.list_kinds())
+
+
+def _tvm_version() -> str:
+    try:
+        import tvm
+
+        return f"apache-tvm {tvm.__version__}"
+    except ImportError:  # pragma: no cover - check imports TVM before this
+        return "no TVM installed"
+
+
+def validate_required(require: Sequence[str], require_hooks: Sequence[str], known: set[str],
+                      advertised: set[tuple[str, str]]) -> None:
+    """Raise :class:`UnknownKindError` for a required kind that is unknown, or of the wrong
+    sort for its option (TVM's host/device rule: device type CPU is a host kind)."""
+    from ._targets import is_host_target, parse_target
+
+    for group, wanted in ((CODEGEN_GROUP, require), (HOOK_GROUP, require_hooks)):
+        flag = "--require" if group == CODEGEN_GROUP else "--require-hook"
+        for kind in wanted:
+            canon = canonical_kind(kind)
+            if canon not in known:
+                if (group, canon) in advertised:
+                    continue  # a kind only a plugin knows: nothing to judge it by
+                raise UnknownKindError(
+                    f"unknown kind {kind!r} in {flag}: the installed TVM has no such target kind "
+                    f"and no installed plugin advertises it; known kinds: "
+                    f"{', '.join(sorted(known))}", kind=kind)
+            host = is_host_target(parse_target(canon))
+            if group == CODEGEN_GROUP and not host:
+                raise UnknownKindError(
+                    f"{kind!r} in --require is a device kind; host codegens serve host kinds "
+                    f"such as 'llvm', 'c' or 'cuda_host' (use --require-hook {kind} to require "
+                    "its hooks)", kind=kind)
+            if group == HOOK_GROUP and host:
+                raise UnknownKindError(
+                    f"{kind!r} in --require-hook is a host kind; hooks serve device kinds such "
+                    f"as 'cuda' or 'rocm' (use --require {kind} to require its codegen)",
+                    kind=kind)
+
+
+# ---------------------------------------------------------------------- check
+def check_document(*, require: Sequence[str] = (), require_hooks: Sequence[str] = (),
+                   lock: str | Path | None = None, strict: bool = False) -> Doc:
+    """Load every advertised plugin and report every problem found, in one document.
+
+    ``ok`` is false when any problem has severity ``error``; with ``strict`` every
+    warning counts as an error. Raises :class:`~tilelang_hostcg._inputs.UnknownKindError`
+    for a required kind that neither TVM nor any plugin knows, a device kind given to
+    ``--require`` or a host kind given to ``--require-hook``, and
+    :class:`~tilelang_hostcg._inputs.LockFileError` for an unusable lock file (before
+    loading any plugin's code).
+    """
+    locked = read_lock(lock) if lock is not None else None
+    kinds, hook_kinds = split_kinds(require), split_kinds(require_hooks)
+    session = _Session()
+    registry = session.registry
+    captured: list[str] = []
+    with _capture(captured):
+        registry.load_all()
+        sources = registry.sources()
+        known = _tvm_kinds()
+        validate_required(kinds, hook_kinds, known,
+                          {(s.group, canonical_kind(s.kind)) for s in sources})
+        checked = _Checked(registry, session.index, registry.controls, sources,
+                           registry.registrations(CODEGEN_GROUP),
+                           registry.registrations(HOOK_GROUP), known, kinds, hook_kinds, locked,
+                           str(lock) if lock is not None else None)
+        problems = [p for check in _CHECKS for p in check(checked)]
+    problems += _other_warnings(captured, problems, sources)
+    if strict:
+        for problem in problems:
+            problem["severity"] = "error"
+    errors = sum(p["severity"] == "error" for p in problems)
+    dists = sorted({(normalize_name(s.origin.distribution), s.origin.version or "?")
+                    for s in sources if s.origin.distribution is not None})
+    return {
+        "schema": SCHEMA,
+        "command": "check",
+        "version": __version__,
+        "ok": errors == 0,
+        "strict": strict,
+        "lock": checked.lock_path,
+        "required": {"codegens": kinds, "hooks": hook_kinds},
+        "controls": _controls(checked.controls),
+        "distributions": [{"name": n, "version": v} for n, v in dists],
+        "kinds": {"codegens": sorted({r.kind for r in checked.codegens}),
+                  "hooks": sorted({r.kind for r in checked.hooks})},
+        "problems": problems,
+        "summary": {"errors": errors, "warnings": len(problems) - errors},
+    }
+
+
+def _other_warnings(captured: Sequence[str], problems: Sequence[Doc],
+                    sources: Sequence[SourceInfo]) -> list[Doc]:
+    """``plugin-warning``: captured warnings that no other problem already reports."""
+    reported = {p["message"] for p in problems}
+    bad = tuple(f"plugin {s.origin.describe()} " for s in sources
+                if s.state in ("broken", "incompatible"))
+    return [_problem("plugin-warning", text, severity="warning") for text in captured
+            if text not in reported and not text.startswith(bad)]

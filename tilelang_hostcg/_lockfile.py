@@ -1,0 +1,237 @@
+"""Lock files: the installed plugin set as a document, its file format, reading and
+validating it, writing it atomically, and the drift between a lock and what is installed.
+
+Everything here is a pure function over documents except :func:`read_lock` and
+:func:`write_lock`, the two places that touch the file system (through
+:mod:`._fileio`: atomic writes; reads that never block, never follow a link loop and
+stop at :data:`LOCK_READ_LIMIT`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from ._discovery import normalize_name
+from ._inputs import LockFileError
+from ._version import __version__
+
+__all__ = ["LOCK_READ_LIMIT", "LOCK_SCHEMA", "format_lock", "lock_drift", "read_lock",
+           "write_lock"]
+
+LOCK_SCHEMA = 1
+"""Version of the lock-file format written by ``lock``."""
+
+LOCK_READ_LIMIT = 16 * 1024 * 1024
+"""Largest lock file ``check --lock`` reads (bytes)."""
+
+Doc = dict[str, Any]
+
+# Each list of a lock document, and the type of each field of its records.
+LOCK_FIELDS: dict[str, dict[str, type]] = {
+    "distributions": {"name": str, "version": str},
+    "entry_points": {"group": str, "kind": str, "value": str, "distribution": str},
+    "codegens": {"kind": str, "name": str, "priority": int, "distribution": str},
+    "hooks": {"kind": str, "name": str, "priority": int, "distribution": str},
+}
+
+
+def format_lock(doc: Mapping[str, Any]) -> str:
+    """Serialize a lock document for review: sorted, one record per line, ASCII only."""
+    lines = ["{", f'  "schema": {json.dumps(doc["schema"])},',
+             f'  "command": {json.dumps(doc.get("command", "lock"))},']
+    keys = list(LOCK_FIELDS)
+    for n, key in enumerate(keys):
+        items = doc.get(key, [])
+        tail = "," if n < len(keys) - 1 else ""
+        if not items:
+            lines.append(f'  "{key}": []{tail}')
+            continue
+        lines.append(f'  "{key}": [')
+        for i, item in enumerate(items):
+            comma = "," if i < len(items) - 1 else ""
+            lines.append(f"    {json.dumps(item, sort_keys=True)}{comma}")
+        lines.append(f"  ]{tail}")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def write_lock(path: str, text: str) -> None:
+    """Replace the file ``path`` with ``text`` atomically; raises :class:`LockFileError`
+    (the old file, if any, is then unchanged)."""
+    from ._fileio import write_atomic
+
+    try:
+        write_atomic(path, text.encode("utf-8"))
+    except OSError as exc:
+        raise LockFileError(
+            f"cannot write lock file {path!r}: {exc.strerror or exc}; nothing was changed (an "
+            "existing lock file is intact). Free space or choose a writable path with -o",
+            path=path) from None
+
+
+def _decode(data: bytes, where: str, advice: str) -> str:
+    """The text of a lock file: UTF-8 (a BOM allowed), or UTF-16/32 with a BOM."""
+    import codecs
+
+    for bom, encoding in ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+                          (codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"),
+                          (codecs.BOM_UTF16_BE, "utf-16")):
+        if data.startswith(bom):
+            break
+    else:
+        encoding = "utf-8"
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        raise LockFileError(
+            f"lock file {where!r} is not {encoding.upper().replace('-SIG', '')} text (byte "
+            f"{data[exc.start]:#04x} at offset {exc.start}); lock files are UTF-8 JSON, {advice}",
+            path=where) from None
+
+
+def read_lock(path: str | Path) -> Doc:
+    """Read and validate a lock file written by ``lock``; raises :class:`LockFileError`.
+
+    The file must be a regular file of at most :data:`LOCK_READ_LIMIT` bytes, UTF-8
+    (or UTF-16/32 with a byte-order mark) JSON: an object with ``"schema": 1``, an
+    optional ``"command": "lock"``, and the lists ``distributions``, ``entry_points``,
+    ``codegens`` and ``hooks`` (each optional, default empty) of objects whose fields
+    have the types of :data:`LOCK_FIELDS` (``priority`` an integer, the others
+    strings). Other keys are ignored.
+    """
+    from ._fileio import read_regular_file
+
+    where = str(path)
+    advice = f"regenerate it with `tilelang-hostcg lock -o {where}`"
+    try:
+        data = read_regular_file(where, limit=LOCK_READ_LIMIT)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise LockFileError(f"cannot read lock file {where!r}: {reason}; create it with "
+                            f"`tilelang-hostcg lock -o {where}`", path=where) from None
+    text = _decode(data, where, advice)
+    try:
+        doc = json.loads(text)
+    except ValueError as exc:
+        raise LockFileError(f"lock file {where!r} is not valid JSON ({exc}); {advice}",
+                            path=where) from None
+    except RecursionError:
+        raise LockFileError(f"lock file {where!r} is nested too deeply to be a lock file; "
+                            f"{advice}", path=where) from None
+    _validate(doc, where, advice)
+    return doc  # type: ignore[no-any-return]
+
+
+def _validate(doc: Any, where: str, advice: str) -> None:
+    if not isinstance(doc, dict) or "schema" not in doc:
+        raise LockFileError(f"{where!r} is not a tilelang-hostcg lock file (no \"schema\"); "
+                            f"{advice}", path=where)
+    if type(doc["schema"]) is not int or doc["schema"] != LOCK_SCHEMA:
+        raise LockFileError(f"lock file {where!r} has schema {_short(doc['schema'])}, this "
+                            f"tilelang-hostcg {__version__} reads schema {LOCK_SCHEMA}; {advice}",
+                            path=where)
+    if doc.get("command", "lock") != "lock":
+        raise LockFileError(f"{where!r} is a {_short(doc['command'])} document, not a lock file "
+                            f"(\"command\": \"lock\"); {advice}", path=where)
+    for key, fields in LOCK_FIELDS.items():
+        items = doc.get(key, [])
+        wanted = ", ".join(f"{f} ({'integer' if t is int else 'string'})"
+                           for f, t in fields.items())
+        if not isinstance(items, list):
+            raise LockFileError(f"lock file {where!r} is corrupt: {key!r} must be a list of "
+                                f"objects with {wanted}; {advice}", path=where)
+        for n, item in enumerate(items):
+            bad = _bad_field(item, fields)
+            if bad is not None:
+                raise LockFileError(f"lock file {where!r} is corrupt: {key}[{n}] {bad}; each "
+                                    f"record needs {wanted}; {advice}", path=where)
+        doc[key] = items
+
+
+def _bad_field(item: Any, fields: Mapping[str, type]) -> str | None:
+    if not isinstance(item, dict):
+        return f"is {type(item).__name__}, not an object"
+    for name, kind in fields.items():
+        if name not in item:
+            return f"has no {name!r}"
+        value = item[name]
+        if kind is int and (type(value) is not int):
+            return f"has {name!r} = {_short(value)}, not an integer"
+        if kind is str and not isinstance(value, str):
+            return f"has {name!r} = {_short(value)}, not a string"
+    return None
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=True, default=str)
+    return text if len(text) <= 40 else text[:40] + "..."
+
+
+def _lock_item(key: str, item: Mapping[str, Any]) -> str:
+    if key == "entry_points":
+        return f"'{item['kind']} = {item['value']}' of {item['distribution']!r}"
+    return f"{item['name']!r} for kind {item['kind']!r} from {item['distribution']!r}"
+
+
+def lock_drift(locked: Mapping[str, Any], current: Mapping[str, Any], path: str,
+               ) -> list[tuple[str, str, str | None, str | None, str | None]]:
+    """Differences between a lock document and the installed set, as
+    ``(code, message, kind, distribution, version)`` with code ``lock-added``,
+    ``lock-removed`` or ``lock-changed``."""
+    found: list[tuple[str, str, str | None, str | None, str | None]] = []
+    fix = f"if the change is intended, update the lock with `tilelang-hostcg lock -o {path}`"
+    old = {normalize_name(str(d["name"])): str(d["version"]) for d in locked["distributions"]}
+    new = {d["name"]: d["version"] for d in current["distributions"]}
+    for name in sorted(new.keys() - old.keys()):
+        found.append(("lock-added", f"distribution {name!r} {new[name]} is installed but not in "
+                      f"the lock file {path!r}; uninstall it, or {fix}", None, name, new[name]))
+    for name in sorted(old.keys() - new.keys()):
+        found.append(("lock-removed", f"distribution {name!r} {old[name]} is in the lock file "
+                      f"{path!r} but not installed; `pip install {name}=={old[name]}`, or {fix}",
+                      None, name, old[name]))
+    for name in sorted(old.keys() & new.keys()):
+        if old[name] != new[name]:
+            found.append(("lock-changed", f"distribution {name!r} is {new[name]} but the lock "
+                          f"file {path!r} has {old[name]}; `pip install {name}=={old[name]}`, "
+                          f"or {fix}", None, name, new[name]))
+    for key, noun in (("entry_points", "entry point"), ("codegens", "host codegen"),
+                      ("hooks", "host codegen hook")):
+        found.extend(_record_drift(key, noun, locked[key], current[key], old, new, path, fix))
+    return found
+
+
+def _keyed(key: str, items: Iterable[Mapping[str, Any]]) -> dict[tuple[str, ...], Mapping[str, Any]]:
+    ident = [f for f in LOCK_FIELDS[key] if f != "priority"]
+    return {tuple(str(i[f]) if f != "distribution" else normalize_name(str(i[f]))
+                  for f in ident): i for i in items}
+
+
+def _record_drift(key: str, noun: str, locked: Iterable[Mapping[str, Any]],
+                  current: Iterable[Mapping[str, Any]], old: Mapping[str, str],
+                  new: Mapping[str, str], path: str, fix: str,
+                  ) -> list[tuple[str, str, str | None, str | None, str | None]]:
+    found: list[tuple[str, str, str | None, str | None, str | None]] = []
+    before, after = _keyed(key, locked), _keyed(key, current)
+    for ident_key in sorted(after.keys() - before.keys()):
+        item = after[ident_key]
+        if item["distribution"] in old:  # else already reported with its distribution
+            found.append(("lock-added", f"{noun} {_lock_item(key, item)} is not in the lock "
+                          f"file {path!r}; {fix}", str(item["kind"]), str(item["distribution"]),
+                          None))
+    for ident_key in sorted(before.keys() - after.keys()):
+        item = before[ident_key]
+        if normalize_name(str(item["distribution"])) in new:
+            found.append(("lock-removed", f"{noun} {_lock_item(key, item)} in the lock file "
+                          f"{path!r} is gone; {fix}", str(item["kind"]),
+                          str(item["distribution"]), None))
+    if "priority" in LOCK_FIELDS[key]:
+        for ident_key in sorted(before.keys() & after.keys()):
+            was, now = before[ident_key], after[ident_key]
+            if was["priority"] != now["priority"]:
+                found.append(("lock-changed", f"{noun} {_lock_item(key, now)} has priority "
+                              f"{now['priority']}, the lock file {path!r} has {was['priority']}; "
+                              f"{fix}", str(now["kind"]), str(now["distribution"]), None))
+    return found
