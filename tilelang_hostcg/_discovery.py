@@ -141,6 +141,14 @@ def _decodable(text: str) -> bool:
     return True
 
 
+def _as_utf8(text: str) -> str:
+    """``text`` decoded from the environment's raw bytes as UTF-8, or unchanged."""
+    try:
+        return os.fsencode(text).decode("utf-8")
+    except UnicodeError:
+        return text
+
+
 def _nearest(word: str, candidates: Iterable[str]) -> str:
     """`` (did you mean 'x'?)`` for the closest candidate, or ``""``."""
     import difflib
@@ -340,6 +348,8 @@ def _items(variable: str, value: str | None, problems: list[ControlProblem], *,
     for item in (part.strip() for part in raw):
         if not item:
             continue
+        if not _decodable(item):
+            item = _as_utf8(item)  # a UTF-8 name read under an ASCII locale (LANG=C)
         if not _decodable(item):
             problems.append(ControlProblem(
                 variable, item, f"{variable}: ignoring {show_text(item)}: it is not valid UTF-8 "

@@ -369,8 +369,8 @@ def _applied_controls(controls: Controls, kind: str, prefer: str | None, selecte
         elif prefer in names:
             effect = f"{prefer!r} does not match this target; resolution went by priority"
         else:
-            problem = controls.unknown_preference(kind, names)
-            effect = problem.message if problem is not None else "no effect"
+            effect = (f"no effect: kind {kind!r} has no codegen named {prefer!r}; its codegens: "
+                      + (", ".join(repr(n) for n in sorted(set(names))) or "none"))
         out.append({"variable": ENV_PREFER, "item": f"{kind}={prefer}", "effect": effect})
     for entry in [*candidates, *hooks]:
         if entry["state"] != "disabled" or entry["distribution"] is None:
