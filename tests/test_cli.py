@@ -312,7 +312,7 @@ def test_lock_round_trip_and_drift(installed: Installed, tmp_path: Path) -> None
     assert proc.returncode == 0, proc.stderr
     text = lock.read_text()
     doc = json.loads(text)
-    assert doc["schema"] == 1
+    assert doc["schema"] == 1 and doc["command"] == "lock"
     assert doc["distributions"] == sorted(doc["distributions"], key=lambda d: d["name"])
     names = {d["name"]: d["version"] for d in doc["distributions"]}
     assert names["hcg-good"] == "1.0" and names["hcg-llvm-extra"] == "2.0"
@@ -416,6 +416,10 @@ def test_explain_nothing_resolves_exits_1(installed: Installed) -> None:
     proc = installed.run("explain", "test", only=GOOD)
     assert proc.returncode == 1
     assert "none resolves: NoHostCodegenError" in proc.stdout
+    doc = installed.json("explain", "test", only=GOOD, expect=1)
+    assert doc["codegen"] is None
+    assert doc["error"]["type"] == "NoHostCodegenError"
+    assert doc["error"]["message"].startswith("No host codegen registered for target host 'test'")
 
 
 def test_explain_unknown_kind_is_one_line_usage_error(installed: Installed) -> None:
@@ -451,12 +455,37 @@ def test_cache_info_and_clear(installed: Installed) -> None:
     (["explain", "llvm", "--host", "nosuch"], "nosuch"),
     (["check", "--require", "lvm"], "unknown kind 'lvm'"),
     (["check", "--require", "cuda"], "device kind"),
+    (["check", "--require-hook", "llvm"], "use --require llvm"),
+    (["check", "--require-hook", "c,cuda"], "'c' in --require-hook is a host kind"),
+    (["explain", "cuda", "--host", "cuda"], "host 'cuda' (--host) is a device kind"),
+    (["explain", '{"kind": "cuda", "host": "cuda"}'], "the target's \"host\""),
 ])
 def test_usage_errors(argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(argv) == 2
     out, err = capsys.readouterr()
     assert out == ""
     assert needle in err and err.count("\n") == 1 and err.startswith("tilelang-hostcg")
+
+
+@pytest.mark.parametrize("argv, command, needle", [
+    (["list", "--frob", "--json"], "list", "unrecognized arguments"),
+    (["--json"], None, "unrecognized arguments: --json"),
+    (["check", "--require-hook", "llvm", "--json"], "check", "is a host kind"),
+    (["check", "--require", "cuda", "--json"], "check", "is a device kind"),
+    (["check", "--lock", "no-such-lock.json", "--json"], "check", "cannot read lock file"),
+    (["explain", "cuda", "--host", "cuda", "--json"], "explain", "is a device kind"),
+    (["explain", '{"kind":', "--json"], "explain", "not valid JSON"),
+    (["cache", "info", "--json", "--frob"], "cache info", "unrecognized arguments"),
+])
+def test_json_usage_errors_are_one_document(argv: list[str], command: str | None, needle: str,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    doc = json.loads(out)
+    assert doc["schema"] == 1 and doc["command"] == command and doc["ok"] is False
+    assert doc["error"]["type"] == "UsageError" and doc["error"]["exit_code"] == 2
+    assert needle in doc["error"]["message"]
+    assert err.count("\n") == 1 and needle in err
 
 
 def test_version_and_help(capsys: pytest.CaptureFixture[str]) -> None:

@@ -76,13 +76,10 @@ def _decode(data: bytes, where: str, advice: str) -> str:
     """The text of a lock file: UTF-8 (a BOM allowed), or UTF-16/32 with a BOM."""
     import codecs
 
-    for bom, encoding in ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
-                          (codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"),
-                          (codecs.BOM_UTF16_BE, "utf-16")):
-        if data.startswith(bom):
-            break
-    else:
-        encoding = "utf-8"
+    boms = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+            (codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"),
+            (codecs.BOM_UTF16_BE, "utf-16"))
+    encoding = next((name for bom, name in boms if data.startswith(bom)), "utf-8")
     try:
         return data.decode(encoding)
     except UnicodeDecodeError as exc:

@@ -1,0 +1,181 @@
+"""Lock files: written atomically, read as untrusted bytes.
+
+``lock -o`` replaces the file atomically: a write that fails (a file-size limit,
+as on a full disk) leaves the old lock byte for byte and says so. ``check --lock``
+reads any file without a traceback or a hang: any encoding, any size, any nesting,
+FIFOs, folders and link loops, and values of the wrong type are a bad lock file
+(exit 2), never drift.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tilelang_hostcg._lockfile import LOCK_READ_LIMIT
+from tilelang_hostcg.cli import main
+
+GOOD_LOCK_ITEMS = {"distributions": [], "entry_points": [], "codegens": [], "hooks": []}
+
+
+def _run(*argv: str, code: str | None = None, cwd: Path | None = None,
+         ) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TILELANG_HOSTCG_")}
+    env["TILELANG_HOSTCG_CACHE"] = "0"
+    cmd = [sys.executable, "-c", textwrap.dedent(code)] if code else [
+        sys.executable, "-m", "tilelang_hostcg", *argv]
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120, cwd=cwd)
+
+
+@pytest.fixture(scope="module")
+def current_lock(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    """The lock of the environment the tests run in, as ``lock`` writes it."""
+    path = tmp_path_factory.mktemp("lock") / "hostcg.lock.json"
+    proc = _run("lock", "-o", str(path))
+    assert proc.returncode == 0, proc.stderr
+    return path.read_bytes()
+
+
+def test_lock_document_has_its_command(current_lock: bytes) -> None:
+    doc = json.loads(current_lock)
+    assert doc["schema"] == 1 and doc["command"] == "lock"
+    assert current_lock.isascii()
+
+
+@pytest.mark.parametrize("encode", [
+    lambda text: codecs.BOM_UTF8 + text.encode(),
+    lambda text: text.encode("utf-16"),  # with its byte-order mark
+    lambda text: text.encode("utf-32"),
+    lambda text: text.encode("latin-1"),  # lock files are ASCII: identical bytes
+], ids=["utf-8-bom", "utf-16", "utf-32", "latin-1"])
+def test_lock_in_another_encoding_still_reads(encode: object, current_lock: bytes,
+                                              tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "lock.json"
+    path.write_bytes(encode(current_lock.decode()))  # type: ignore[operator]
+    assert main(["check", "--lock", str(path), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["ok"] is True and doc["lock"] == str(path)
+
+
+def _bad(tmp_path: Path, content: bytes) -> Path:
+    path = tmp_path / "lock.json"
+    path.write_bytes(content)
+    return path
+
+
+def _entry(**values: object) -> bytes:
+    item = {"group": "tilelang.host_codegen", "kind": "llvm", "value": "x:Y",
+            "distribution": "tilelang-hostcg", **values}
+    return json.dumps({"schema": 1, **GOOD_LOCK_ITEMS, "entry_points": [item]}).encode()
+
+
+@pytest.mark.parametrize("content, needle", [
+    (b'{"schema": 1, "distributions": [{"name": "caf\xe9", "version": "1"}]}',
+     "is not UTF-8 text (byte 0xe9 at offset"),
+    (bytes(range(256)) * 4, "is not UTF-8 text"),
+    (b"\xff\xfe" + "{\"schema\": 1}".encode("utf-16-le")[:-1], "is not UTF-16 text"),
+    (b"[" * 200_000 + b"]" * 200_000, "nested too deeply"),
+    (b'{"schema": 1, "x": ' + b'{"a": ' * 100_000 + b"1" + b"}" * 100_000 + b"}",
+     "nested too deeply"),
+    (b"", "not valid JSON"),
+    (b'{"schema": true}', "has schema true"),
+    (b'{"schema": "1"}', "has schema \"1\""),
+    (b'{"schema": 1, "command": "check"}', "is a \"check\" document, not a lock file"),
+    (b'{"schema": 1, "hooks": {}}', "'hooks' must be a list"),
+    (b'{"schema": 1, "hooks": [7]}', "hooks[0] is int, not an object"),
+    (json.dumps({"schema": 1, "distributions": [{"name": "x", "version": 1}]}).encode(),
+     "distributions[0] has 'version' = 1, not a string"),
+    (json.dumps({"schema": 1, "codegens": [{"kind": "llvm", "name": "llvm", "priority": "0",
+                                            "distribution": "tilelang-hostcg"}]}).encode(),
+     "codegens[0] has 'priority' = \"0\", not an integer"),
+    (json.dumps({"schema": 1, "hooks": [{"kind": "cuda", "name": "h", "priority": True,
+                                         "distribution": "d"}]}).encode(),
+     "hooks[0] has 'priority' = true, not an integer"),
+    (_entry(value=["x:Y"]), "entry_points[0] has 'value' = [\"x:Y\"], not a string"),
+    (_entry(kind=None), "entry_points[0] has 'kind' = null, not a string"),
+    (json.dumps({"schema": 1, "distributions": [{"name": "x" * 10_000, "version": {}}]}).encode(),
+     "has 'version' = {}, not a string"),
+], ids=lambda v: v[:20] if isinstance(v, str) else None)
+def test_unusable_lock_is_a_usage_error(content: bytes, needle: str, tmp_path: Path,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    path = _bad(tmp_path, content)
+    assert main(["check", "--lock", str(path), "--json"]) == 2
+    captured = capsys.readouterr()
+    doc = json.loads(captured.out)
+    assert doc["ok"] is False and doc["command"] == "check"
+    assert doc["error"]["exit_code"] == 2 and needle in doc["error"]["message"]
+    assert str(path) in doc["error"]["message"] and "tilelang-hostcg lock -o" in captured.err
+    assert len(captured.err) < 2000 and captured.err.count("\n") == 1
+
+
+def test_oversized_lock_is_refused_without_reading_it(tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "huge.json"
+    with open(path, "wb") as stream:
+        stream.truncate(LOCK_READ_LIMIT + 1)  # sparse: costs no disk
+    assert main(["check", "--lock", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "over the limit" in err and str(path) in err
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder", "link-loop", "missing", "dangling"])
+def test_special_files_are_named_never_a_hang(kind: str, tmp_path: Path) -> None:
+    path = tmp_path / "lock.json"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "folder":
+        path.mkdir()
+    elif kind == "link-loop":
+        os.symlink(tmp_path / "b", tmp_path / "a")
+        os.symlink(tmp_path / "a", tmp_path / "b")
+        path = tmp_path / "a"
+    elif kind == "dangling":
+        os.symlink(tmp_path / "nowhere", path)
+    proc = _run("check", "--lock", str(path), "--json")  # a hang fails by the timeout
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    doc = json.loads(proc.stdout)
+    assert str(path) in doc["error"]["message"]
+    assert ("not a regular file" in doc["error"]["message"]) is (kind in ("fifo", "folder"))
+
+
+FAILING_WRITE = """
+    import resource, signal, sys
+    from tilelang_hostcg.cli import main
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG
+    resource.setrlimit(resource.RLIMIT_FSIZE, (200, 200))
+    sys.exit(main(["lock", "-o", sys.argv[1]]))
+"""
+
+
+def test_failed_write_leaves_the_old_lock_intact(current_lock: bytes, tmp_path: Path) -> None:
+    assert len(current_lock) > 200
+    path = tmp_path / "hostcg.lock.json"
+    old = b'{"schema": 1, "command": "lock", "distributions": []}\n'  # under the limit
+    path.write_bytes(old)
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(FAILING_WRITE), str(path)],
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "TILELANG_HOSTCG_CACHE": "0"})
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert f"cannot write lock file {str(path)!r}" in proc.stderr
+    assert "nothing was changed" in proc.stderr
+    assert path.read_bytes() == old
+    assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]  # no temporary left
+
+    proc = _run("lock", "-o", str(path))  # without the limit, the same command succeeds
+    assert proc.returncode == 0 and path.read_bytes() == current_lock
+
+
+def test_write_into_a_missing_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["lock", "-o", str(tmp_path / "missing" / "lock.json")]) == 2
+    err = capsys.readouterr().err
+    assert "cannot write lock file" in err and "No such file or directory" in err
