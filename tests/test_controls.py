@@ -165,7 +165,7 @@ with warnings.catch_warnings(record=True) as caught:
     hc.resolve_host_codegen(Target({"kind": "test", "tag": "again"}))
 print(name)
 for w in caught:
-    print(w.category.__name__, "|", w.message)
+    print(w.category.__name__, "|", w.filename, "|", w.message)
 """
 
 
@@ -178,6 +178,7 @@ def test_typos_warn_once_with_the_nearest_name(env: Env) -> None:
     assert lines[0] == "alpha-fast"  # the preference names nothing: priority decides
     warned = [line for line in lines[1:] if line.startswith("PluginWarning")]
     assert len(warned) == 2, lines
+    assert all(w.split(" | ")[1] == "<string>" for w in warned), warned  # the user's line
     assert any("TILELANG_HOSTCG_DISABLE=hcgc-bta" in w and "did you mean 'hcgc-beta'?" in w
                for w in warned)
     assert any("TILELANG_HOSTCG_PREFER=test=alpha-fats" in w and "did you mean 'alpha-fast'?" in w

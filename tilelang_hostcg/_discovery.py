@@ -158,12 +158,24 @@ def _nearest(word: str, candidates: Iterable[str]) -> str:
 
 
 def warn_control_problems(problems: Iterable[ControlProblem]) -> None:
-    """Warn (a :class:`PluginWarning`) about each problem, once per process."""
+    """Warn (a :class:`PluginWarning`) about each problem, once per process, pointing at
+    the first caller outside this package (the user's line)."""
     for problem in problems:
         if problem.message in _warned_controls:
             continue
         _warned_controls.add(problem.message)
-        warnings.warn(problem.message, PluginWarning, stacklevel=3)
+        warnings.warn(problem.message, PluginWarning, stacklevel=_caller_level())
+
+
+def _caller_level() -> int:
+    """The ``stacklevel`` of the first frame outside this package, seen from the caller."""
+    import sys
+
+    package = os.path.dirname(__file__) + os.sep
+    frame, level = sys._getframe(2), 2
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 @dataclass(frozen=True, slots=True)
