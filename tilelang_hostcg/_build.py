@@ -126,7 +126,9 @@ def build(registry: Registry, func_or_mod: PrimFunc | IRModule, target: Any = No
     ``target`` is a ``Target``, a kind name or TVM's JSON form (text or dict); a
     device target's host is its ``host`` or TVM's default host.
     """
-    import tvm
+    from ._tvm import import_tvm
+
+    tvm = import_tvm()
     from tvm.target import Target
     from tvm.tirx import PrimFunc
 
