@@ -84,7 +84,12 @@ def _pipeline(tvm: Any, target: Target, pipeline: Any) -> tuple[Any, Any, Any]:
         got = pipeline
     if isinstance(got, tuple) and len(got) == 3:
         return got[0], got[1], got[2]
-    module = getattr(tirx, "pipeline", None)
+    try:
+        from importlib import import_module
+
+        module: Any = import_module(tirx.__name__ + ".pipeline")
+    except ImportError:
+        module = None
     finalize_host = getattr(module, "finalize_host_passes", None)
     finalize_device = getattr(module, "finalize_device_passes", None)
     if finalize_host is None or finalize_device is None:
