@@ -30,6 +30,7 @@ class TileLangEnv:
     def __init__(self, path: Path, version: str) -> None:
         self.path = path
         self.version = version
+        self._runs = 0
         self.python = str(path / "bin" / "python")
         marker = path / "tilelang-hostcg-test-env.json"
         wanted = {"torch": TORCH, "tilelang": version, "python": sys.version.split()[0]}
@@ -66,8 +67,16 @@ class TileLangEnv:
     def run(self, code: str, *, env: dict[str, str] | None = None, cwd: Path | None = None,
             timeout: float = 300) -> subprocess.CompletedProcess[str]:
         """Run ``code`` in a fresh interpreter; ``cwd`` defaults to this env's folder (not
-        the checkout, whose ``tilelang_hostcg`` must not shadow the installed one)."""
-        return subprocess.run([self.python, "-c", textwrap.dedent(code)], capture_output=True,
+        the checkout, whose ``tilelang_hostcg`` must not shadow the installed one).
+
+        The code runs from a file: TileLang's ``T.prim_func`` reads its function's source.
+        """
+        scripts = self.path / "scripts"
+        scripts.mkdir(exist_ok=True)
+        self._runs += 1
+        script = scripts / f"run_{os.getpid()}_{self._runs}.py"
+        script.write_text(textwrap.dedent(code))
+        return subprocess.run([self.python, str(script)], capture_output=True,
                               text=True, env=self.environ(env), cwd=cwd or self.path,
                               timeout=timeout)
 
