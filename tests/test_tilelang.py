@@ -77,7 +77,8 @@ try:
     import tilelang.backend.module as m
     owners = [(m.BackendModule, "get_host_codegen"), (m.BackendModule, "preprocess_host_codegen")]
 except ImportError:
-    import tilelang.engine.lower as m
+    import importlib
+    m = importlib.import_module("tilelang.engine.lower")
     owners = [(m, "resolve_host_codegen"), (m, "apply_host_codegen_hooks")]
 owners.append((KernelCache, "_generate_key"))
 def current():
@@ -181,3 +182,27 @@ def test_kernel_cache_follows_the_plugin_set(tl, tmp_path):
     assert hit == first  # served from the cache: no new entry
     assert removed["stamped"] == [False, False]  # never the stale stamped kernel
     assert removed["entries"] > first["entries"]
+
+
+def test_build_works_with_tilelangs_tvm(tl):
+    out = tl["env"].run_json("""
+        import json
+        import tilelang_hostcg
+        from tilelang_hostcg._tvm import import_tvm, tvm_info
+
+        tvm = import_tvm()  # TileLang's: importable only after tilelang
+        from tvm.script import tirx as T
+
+        @T.prim_func
+        def add_one(a: T.handle, b: T.handle):
+            A = T.match_buffer(a, (16,), "float32")
+            B = T.match_buffer(b, (16,), "float32")
+            for i in range(16):
+                B[i] = A[i] + T.float32(1)
+
+        module = tilelang_hostcg.build(add_one, "c")
+        info = tvm_info()
+        print(json.dumps({"kind": module.kind, "source": "add_one" in module.inspect_source(),
+                          "provider": info.provider, "llvm": info.llvm}))
+    """)
+    assert out == {"kind": "c", "source": True, "provider": "tilelang", "llvm": False}

@@ -236,8 +236,11 @@ def _is_default(state: _State, codegen: Any) -> bool:
 
 # ---------------------------------------------------------------- 0.1.12-0.1.13
 def _install_registry_mode(state: _State, *, patch: bool) -> None:
-    import tilelang.backend.host_codegen as hc
-    import tilelang.engine.lower as lower
+    from importlib import import_module
+
+    # By module path: ``tilelang.engine.lower`` as an attribute is the function ``lower``.
+    hc = import_module("tilelang.backend.host_codegen")
+    lower = import_module("tilelang.engine.lower")
 
     stock_resolve = lower.resolve_host_codegen
     stock_apply = lower.apply_host_codegen_hooks
