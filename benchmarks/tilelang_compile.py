@@ -19,15 +19,15 @@ import time
 
 os.environ.setdefault("TILELANG_DISABLE_CACHE", "1")
 
-import tilelang  # noqa: E402
-import tilelang.language as T  # noqa: E402
-from tvm.target import Target  # noqa: E402
+import tilelang
+import tilelang.language as T
+from tvm.target import Target
 
-import tilelang_hostcg.tilelang as integration  # noqa: E402
+import tilelang_hostcg.tilelang as integration
 
 
 def gemm(M: int, N: int, K: int, bm: int = 128, bn: int = 128, bk: int = 32,
-         dtype: str = "float16", acc: str = "float32"):  # noqa: ANN201 - TileLang's PrimFunc
+         dtype: str = "float16", acc: str = "float32"):
     @T.prim_func
     def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype)):
         with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):

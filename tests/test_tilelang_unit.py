@@ -142,7 +142,7 @@ def test_global_function_is_looked_up_at_every_call():
 def test_missing_global_function_names_it_and_the_tvm_in_use():
     build = global_func_host_codegen("target.build.no_such_codegen")
     assert not build.exists()
-    with pytest.raises(MissingGlobalFuncError, match="'target.build.no_such_codegen'") as info:
+    with pytest.raises(MissingGlobalFuncError, match=r"'target\.build\.no_such_codegen'") as info:
         build(None, Target("llvm"))
     assert f"apache-tvm {tvm_info().provider_version}" in str(info.value)
 
@@ -151,7 +151,7 @@ def test_a_codegen_whose_build_function_is_missing_does_not_match():
     registry = Registry()
     registry.register_host_codegen("llvm", HostCodegen(
         "ghost", global_func_host_codegen("target.build.no_such_codegen"), priority=10))
-    with pytest.raises(NoHostCodegenError, match="'target.build.no_such_codegen'"):
+    with pytest.raises(NoHostCodegenError, match=r"'target\.build\.no_such_codegen'"):
         registry.resolve_host_codegen(Target("llvm"))
     registry.register_host_codegen("llvm", llvm_codegen("real"))
     assert registry.resolve_host_codegen(Target("llvm")).name == "real"
