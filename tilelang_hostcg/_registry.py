@@ -407,8 +407,10 @@ class Registry:
         with self._lock:
             for table in (self._codegens, self._hooks):
                 for kind, regs in list(table.items()):
-                    # Made in code (with or without an origin= naming a client): kept.
-                    table[kind] = [r for r in regs if r.origin.group is None]
+                    # Made in code (lazy modules registered in code included, and those
+                    # given an origin= naming a client such as TileLang): kept.
+                    table[kind] = [r for r in regs
+                                   if r.origin.distribution is None or r.origin.group is None]
             for key, sources in list(self._sources.items()):
                 kept = [s for s in sources if s.origin.distribution is None]
                 for source in kept:
