@@ -16,7 +16,7 @@ from ._errors import AmbiguousHostCodegenError, HostCodegenError
 from ._inputs import UnknownKindError
 from ._lockfile import lock_drift, read_lock
 from ._registry import Registration, Registry, SourceInfo
-from ._report import SCHEMA, Doc, _build_function, _capture, _controls, _lock_from, _Session
+from ._report import SCHEMA, Doc, _build_function, _capture, _controls, _is_core, _lock_from, _Session
 from ._targets import canonical_kind
 from ._types import CODEGEN_GROUP, HOOK_GROUP
 from ._version import __version__
@@ -182,12 +182,16 @@ def _check_build_functions(c: _Checked) -> list[Doc]:
         build = getattr(reg.obj, "build", None)
         if not isinstance(build, GlobalFuncBuild) or build.exists():
             continue
+        # The core's own codegens (and a client's defaults) follow TVM's build options (no
+        # LLVM in TileLang's TVM): a capability of the TVM, not a broken install.
+        core_or_default = _is_core(reg.origin.distribution) or reg.default
         out.append(_problem(
             "missing-build-function",
             f"host codegen {reg.name!r} for kind {reg.kind!r} ({reg.origin.describe()}) calls "
             f"TVM global function {_build_function(reg)!r}, which the installed TVM "
             f"({_tvm_version()}) does not provide; install a TVM build with it, or a release of "
-            "the plugin built for this TVM", kind=reg.kind, group=CODEGEN_GROUP,
+            "the plugin built for this TVM", severity="warning" if core_or_default else "error",
+            kind=reg.kind, group=CODEGEN_GROUP,
             distribution=reg.origin.distribution, version=reg.origin.version,
             entry_point=reg.origin.entry_point))
     return out
@@ -248,18 +252,18 @@ def split_kinds(kinds: Iterable[str]) -> list[str]:
 
 
 def _tvm_kinds() -> set[str]:
+    from ._tvm import import_tvm
+
+    import_tvm()
     from tvm.target import Target
 
     return set(Target.list_kinds())
 
 
 def _tvm_version() -> str:
-    try:
-        import tvm
+    from ._tvm import describe_tvm
 
-        return f"apache-tvm {tvm.__version__}"
-    except ImportError:  # pragma: no cover - check imports TVM before this
-        return "no TVM installed"
+    return describe_tvm()
 
 
 def validate_required(require: Sequence[str], require_hooks: Sequence[str], known: set[str],
@@ -307,6 +311,7 @@ def check_document(*, require: Sequence[str] = (), require_hooks: Sequence[str] 
     locked = read_lock(lock) if lock is not None else None
     kinds, hook_kinds = split_kinds(require), split_kinds(require_hooks)
     session = _Session()
+    session.add_client_defaults()
     registry = session.registry
     captured: list[str] = []
     with _capture(captured):
@@ -327,10 +332,13 @@ def check_document(*, require: Sequence[str] = (), require_hooks: Sequence[str] 
     errors = sum(p["severity"] == "error" for p in problems)
     dists = sorted({(normalize_name(s.origin.distribution), s.origin.version or "?")
                     for s in sources if s.origin.distribution is not None})
+    from ._tvm import tvm_document
+
     return {
         "schema": SCHEMA,
         "command": "check",
         "version": __version__,
+        "tvm": tvm_document(),
         "ok": errors == 0,
         "strict": strict,
         "lock": checked.lock_path,

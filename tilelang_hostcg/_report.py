@@ -15,6 +15,7 @@ neither a plugin nor TVM.
 from __future__ import annotations
 
 import json
+import sys
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -72,6 +73,17 @@ class _Session:
         self.index = DiscoveryIndex()
         self.registry = Registry(discover=True, index_loader=self._plan)
 
+    def add_client_defaults(self) -> None:
+        """Register TileLang's own codegens and hooks, as ``tilelang_hostcg.tilelang.install()``
+        does, where TileLang provides the TVM in use (imports TVM)."""
+        from ._tvm import import_tvm
+
+        import_tvm()
+        if "tilelang" in sys.modules:
+            from .tilelang import add_defaults
+
+            add_defaults(self.registry)
+
     def _plan(self, controls: Controls) -> Sequence[PlannedSource]:
         from . import _cache
 
@@ -126,6 +138,12 @@ def _source(info: SourceInfo) -> Doc:
         "reason": info.reason,
         "error": _error(info.error),
     }
+
+
+def build_available(obj: object) -> bool:
+    from ._registry import build_available as available
+
+    return available(obj)
 
 
 def _build_function(reg: Registration) -> str | None:
@@ -208,10 +226,13 @@ def list_document(*, load: bool = False) -> Doc:
             registry.load_all()
         sources = registry.sources()
         controls = registry.controls
+    from ._tvm import tvm_document
+
     return {
         "schema": SCHEMA,
         "command": "list",
         "version": __version__,
+        "tvm": tvm_document(import_it=load),
         "loaded": load,
         "controls": _controls(controls),
         "codegens": _kinds(registry, CODEGEN_GROUP, sources, load),
@@ -313,6 +334,7 @@ def explain_document(target: str, host: str | None = None) -> Doc:
             "a host target (TVM device type CPU): give --host llvm, c or cuda_host",
             kind=target_host.kind.name)
     session = _Session()
+    session.add_client_defaults()
     registry = session.registry
     captured: list[str] = []
     kind = canonical_kind(target_host.kind.name)
@@ -335,10 +357,13 @@ def explain_document(target: str, host: str | None = None) -> Doc:
         error = {"type": "NoHostCodegenError",
                  "message": f"No host codegen registered for target host {kind!r} resolves "
                             "this target; install a plugin that provides it"}
+    from ._tvm import tvm_document
+
     return {
         "schema": SCHEMA,
         "command": "explain",
         "version": __version__,
+        "tvm": tvm_document(),
         "target": _target_json(parsed),
         "device": device,
         "host": _target_json(target_host),
@@ -397,6 +422,9 @@ def _codegen_candidates(registry: Registry, kind: str, target_host: Target, chos
         if reg is winner:
             if prefer == reg.name:
                 why = f"selected: preferred by TILELANG_HOSTCG_PREFER={kind}={prefer}"
+            elif reg.default:
+                why = (f"selected: the default of {reg.origin.describe()} (no other codegen of "
+                       "the kind matches)")
             elif sum(matches[id(r)][0] for r in regs) == 1:
                 why = "selected: the only codegen that matches"
             elif any(matches[id(r)][0] and r.priority == reg.priority and r is not reg
@@ -405,10 +433,19 @@ def _codegen_candidates(registry: Registry, kind: str, target_host: Target, chos
                        "others of equal priority (same distribution or code)")
             else:
                 why = f"selected: highest priority ({reg.priority}) among the matches"
+        elif not build_available(reg.obj):
+            why = (f"passed over: its TVM build function {_build_function(reg)!r} is missing "
+                   f"from the TVM in use ({_tvm_version()})")
         elif raised is not None:
             why = f"passed over: {raised} (fix the plugin's predicate)"
         elif not ok:
             why = "passed over: its supports_target returned False for this target"
+        elif winner is not None and reg.default and not winner.default:
+            why = (f"passed over: a default ({reg.origin.describe()}), used only when no other "
+                   "codegen of the kind matches")
+        elif winner is not None and winner.default and _is_core(reg.origin.distribution):
+            why = (f"passed over: {winner.name!r} ({winner.origin.describe()}) is the client's "
+                   "own codegen for this kind and supersedes the core's")
         elif winner is not None and prefer == winner.name and prefer != reg.name:
             why = f"passed over: TILELANG_HOSTCG_PREFER={kind}={prefer} chose {winner.name!r}"
         elif winner is not None and reg.priority < winner.priority:
@@ -480,3 +517,9 @@ def _hook_candidates(registry: Registry, target: Target) -> list[Doc]:
                                     if info.error else info.state)),
             })
     return out
+
+
+def _tvm_version() -> str:
+    from ._tvm import describe_tvm
+
+    return describe_tvm()

@@ -1,0 +1,97 @@
+"""Compile time of a real TileLang GEMM with and without ``tilelang_hostcg.tilelang``.
+
+Run in an environment with TileLang 0.1.12-0.1.15 and tilelang-hostcg installed::
+
+    python benchmarks/tilelang_compile.py               # tilelang.lower with host codegen
+    python benchmarks/tilelang_compile.py --compile     # tilelang.compile (needs nvcc)
+
+Each round compiles the same GEMM twice, once with stock TileLang and once after
+``install()`` (alternating which goes first, to cancel drift); TileLang's kernel cache
+is off, so every compile is a full one. Prints the median and minimum wall-clock and
+CPU times of each, side by side with their ratios (the minimum is the least disturbed by
+other load on the machine).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+
+os.environ.setdefault("TILELANG_DISABLE_CACHE", "1")
+
+import tilelang
+import tilelang.language as T
+from tvm.target import Target
+
+import tilelang_hostcg.tilelang as integration
+
+
+def gemm(M: int, N: int, K: int, bm: int = 128, bn: int = 128, bk: int = 32,
+         dtype: str = "float16", acc: str = "float32"):
+    @T.prim_func
+    def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype)):
+        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
+            As = T.alloc_shared((bm, bk), dtype)
+            Bs = T.alloc_shared((bk, bn), dtype)
+            Cl = T.alloc_fragment((bm, bn), acc)
+            T.clear(Cl)
+            for k in T.Pipelined(T.ceildiv(K, bk), num_stages=2):
+                T.copy(A[by * bm, k * bk], As)
+                T.copy(B[k * bk, bx * bn], Bs)
+                T.gemm(As, Bs, Cl)
+            T.copy(Cl, C[by * bm, bx * bn])
+    return main
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--size", type=int, default=4096)
+    parser.add_argument("--arch", default="sm_80")
+    parser.add_argument("--compile", action="store_true",
+                        help="time tilelang.compile (device code with nvcc) instead of tilelang.lower")
+    args = parser.parse_args()
+    target = Target({"kind": "cuda", "arch": args.arch})
+    func = gemm(args.size, args.size, args.size)
+
+    def once() -> tuple[float, float]:
+        wall, cpu = time.perf_counter(), time.process_time()
+        if args.compile:
+            tilelang.compile(func, target={"kind": "cuda", "arch": args.arch},
+                             execution_backend="tvm_ffi")
+        else:
+            with target:
+                tilelang.lower(func, target=target, enable_host_codegen=True)
+        return time.perf_counter() - wall, time.process_time() - cpu
+
+    integration.install()
+    once()  # warm up: plugin modules, TVM's function caches
+    integration.uninstall()
+    once()
+    stock: list[tuple[float, float]] = []
+    ours: list[tuple[float, float]] = []
+    for i in range(args.rounds):
+        for installed in ((False, True) if i % 2 == 0 else (True, False)):
+            if installed:
+                integration.install()
+                ours.append(once())
+                integration.uninstall()
+            else:
+                stock.append(once())
+    what = "tilelang.compile" if args.compile else "tilelang.lower(enable_host_codegen=True)"
+    print(f"TileLang {tilelang.__version__}, {what}, GEMM {args.size}^3 fp16, {args.arch}, "
+          f"{args.rounds} rounds each, alternating")
+    print(f"{'':>22} {'stock TileLang':>16} {'with tilelang_hostcg':>22} {'ratio':>7}")
+    for label, index, pick in (("median wall time", 0, statistics.median),
+                               ("min wall time", 0, min),
+                               ("median CPU time", 1, statistics.median),
+                               ("min CPU time", 1, min)):
+        s = pick(t[index] for t in stock)
+        o = pick(t[index] for t in ours)
+        print(f"{label:>22} {s * 1e3:13.1f} ms {o * 1e3:19.1f} ms {o / s:7.3f}")
+
+
+if __name__ == "__main__":
+    main()
