@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ._errors import HostCodegenError
 from ._targets import default_host, is_host_target, parse_target
 
 TYPE_CHECKING = False  # typing costs import time on the first-use path; checkers read True
@@ -15,7 +16,15 @@ if TYPE_CHECKING:
 
     from ._registry import Registry
 
-__all__ = ["build", "build_host", "split_host_device"]
+__all__ = ["DeviceAsHostError", "build", "build_host", "split_host_device"]
+
+
+class DeviceAsHostError(HostCodegenError):
+    """A device target (``cuda``, ``rocm``, ...) was given where a host target is needed."""
+
+    def __init__(self, message: str, *, kind: str) -> None:
+        super().__init__(message)
+        self.kind = kind
 
 
 def build_host(registry: Registry, host_mod: IRModule, target_host: Target,
@@ -48,15 +57,65 @@ def split_host_device(mod: IRModule) -> tuple[IRModule, dict[Target, IRModule]]:
 
 
 def _device_build(mod: IRModule, target: Target) -> Module:
-    import tvm
+    from ._tvm import describe_tvm, get_global_func
 
     name = "target.build." + target.kind.name
-    func = tvm.get_global_func(name, allow_missing=True)
+    func = get_global_func(name)
     if func is None:
-        raise ValueError(f"TVM global function {name!r} is not enabled in the installed TVM "
-                         f"(apache-tvm {tvm.__version__}); install a TVM build with the "
-                         f"{target.kind.name!r} backend")
+        raise HostCodegenError(f"TVM global function {name!r} is not enabled in the TVM in use "
+                               f"({describe_tvm()}); install a TVM build with the "
+                               f"{target.kind.name!r} backend")
     return func(mod, target)
+
+
+def _pipeline(tvm: Any, target: Target, pipeline: Any) -> tuple[Any, Any, Any]:
+    """The TIR pipeline and the host and device finalization pass factories.
+
+    apache-tvm 0.27 returns the three from ``get_tir_pipeline``; the TVM that TileLang
+    bundles returns the pipeline alone and keeps the finalization passes in
+    ``tvm.tirx.pipeline``. A ``Pass`` given as ``pipeline`` is used as is.
+    """
+    tirx = tvm.tirx
+    if pipeline is None:
+        got = tirx.get_default_tir_pipeline(target)
+    elif isinstance(pipeline, str):
+        got = tirx.get_tir_pipeline(pipeline)
+    else:
+        got = pipeline
+    if isinstance(got, tuple) and len(got) == 3:
+        return got[0], got[1], got[2]
+    module = getattr(tirx, "pipeline", None)
+    finalize_host = getattr(module, "finalize_host_passes", None)
+    finalize_device = getattr(module, "finalize_device_passes", None)
+    if finalize_host is None or finalize_device is None:
+        from ._tvm import describe_tvm
+
+        raise HostCodegenError(
+            f"the TVM in use ({describe_tvm()}) gives no finalization passes for TIR pipeline "
+            f"{pipeline!r} (neither from tvm.tirx.get_tir_pipeline nor in tvm.tirx.pipeline); "
+            "build with apache-tvm 0.27 or TileLang 0.1.12-0.1.15")
+    return got, finalize_host, finalize_device
+
+
+def _device_key(target: Target) -> str:
+    """A device target's text without its host (device functions lose the host in the split)."""
+    import json
+
+    fields = dict(target.export())
+    fields.pop("host", None)
+    return json.dumps(fields, sort_keys=True, default=str)
+
+
+def _host_target(target: Target) -> Target:
+    if target.host is not None:
+        host: Target = target.host
+        if not is_host_target(host):
+            raise DeviceAsHostError(
+                f"host target {host.kind.name!r} of {target.kind.name!r} is a device kind: the "
+                "host code runs on the CPU, so give a host kind such as 'llvm', 'c' or "
+                "'cuda_host' as host (or none, for TVM's default host)", kind=host.kind.name)
+        return host
+    return target if is_host_target(target) else default_host()
 
 
 def build(registry: Registry, func_or_mod: PrimFunc | IRModule, target: Any = None,
@@ -82,18 +141,10 @@ def build(registry: Registry, func_or_mod: PrimFunc | IRModule, target: Any = No
                 if target is not None:
                     break
     target = parse_target(target if target is not None else "llvm")
-    if target.host is not None:
-        target_host = target.host
-    elif is_host_target(target):
-        target_host = target
-    else:
-        target_host = default_host()
+    target_host = _host_target(target)
     target = target.with_host(target_host)
     mod = tvm.tirx.transform.BindTarget(target)(mod)
-    if pipeline is None:
-        passes, finalize_host, finalize_device = tvm.tirx.get_default_tir_pipeline(target)
-    else:
-        passes, finalize_host, finalize_device = tvm.tirx.get_tir_pipeline(pipeline)
+    passes, finalize_host, finalize_device = _pipeline(tvm, target, pipeline)
     mod = passes(mod)
     host_mod, device_mods = split_host_device(mod)
     host_mod = finalize_host()(host_mod)
@@ -101,17 +152,24 @@ def build(registry: Registry, func_or_mod: PrimFunc | IRModule, target: Any = No
 
     skip_assert = tvm.ir.transform.PassContext.current().config.get("tirx.disable_assert", False)
     device_built = []
-    for dev_target, dev_mod in device_mods.items():
+    # Hooks run for every device target of the module, in an order that does not depend
+    # on the order of its functions: sorted by the target's text.
+    hook_targets: dict[str, Target] = {} if is_host_target(target) else {_device_key(target): target}
+    for dev_target, dev_mod in sorted(device_mods.items(), key=lambda item: _device_key(item[0])):
         if len(dev_mod.functions) != 0:
             if skip_assert:
                 dev_mod = tvm.tirx.transform.SkipAssert()(dev_mod)
             device_built.append(_device_build(dev_mod, dev_target))
+            if dev_target.host is None:
+                dev_target = dev_target.with_host(target_host)
+            hook_targets.setdefault(_device_key(dev_target), dev_target)
     host_all = tvm.IRModule({}, attrs=host_mod.attrs)
     host_all.update(host_mod)
     if skip_assert:
         host_all = tvm.tirx.transform.SkipAssert()(host_all)
-    device_target = None if is_host_target(target) else target
-    runtime_mod = build_host(registry, host_all, target_host, device_target)
+    for _, dev_target in sorted(hook_targets.items()):
+        host_all = registry.apply_host_codegen_hooks(host_all, target_host, dev_target)
+    runtime_mod = registry.resolve_host_codegen(target_host).lower(host_all, target_host)
     for dev_mod in device_built:
         runtime_mod.import_module(dev_mod)
     return runtime_mod

@@ -14,6 +14,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ._errors import PluginWarning
+from ._requirements import (  # noqa: F401  # re-exported: moved to _requirements
+    _parse_requirement,
+    _relevant_requires,
+    _SimpleRequirement,
+    check_requirements,
+    installed_versions,
+)
 from ._targets import kind_spellings
 from ._types import CODEGEN_GROUP, HOOK_GROUP
 
@@ -195,94 +202,6 @@ def plan_sources(entry_points: Iterable[AdvertisedEntryPoint], controls: Control
     return planned
 
 
-def check_requirements(distribution: str, requires: Sequence[str],
-                       installed: Mapping[str, str | None]) -> str | None:
-    """Why ``requires`` (Requires-Dist lines) are not met by ``installed``, or ``None``.
-
-    Only requirements on ``tilelang-hostcg`` and ``apache-tvm`` are judged; markers
-    are evaluated for this interpreter; pre-releases and dev builds are accepted.
-    """
-    from packaging.version import InvalidVersion
-
-    for line in requires:
-        try:
-            req = _parse_requirement(line)
-        except ValueError as exc:  # packaging's InvalidRequirement
-            return f"its requirement {line!r} cannot be parsed ({exc})"
-        name = normalize_name(req.name)
-        if name not in installed:
-            continue
-        if req.marker is not None and not req.marker.evaluate({"extra": ""}):
-            continue
-        have = installed[name]
-        if have is None:
-            return f"it requires {str(req)!r} but {name} is not installed"
-        try:
-            ok = req.specifier.contains(have, prereleases=True)
-        except InvalidVersion:
-            ok = False
-        if not ok:
-            return (f"it requires {str(req)!r} but {name} {have} is installed; install a "
-                    f"release of {distribution!r} built for {name} {have}")
-    return None
-
-
-class _SimpleRequirement:
-    """``name[extras] specifiers`` without marker or URL, parsed with ``SpecifierSet``
-    only: ``packaging.requirements`` pulls in ``packaging.tags`` and its parser
-    (about 15 ms at import), which the common requirement lines do not need."""
-
-    __slots__ = ("extras", "marker", "name", "specifier")
-
-    def __init__(self, name: str, extras: list[str], specifier: Any) -> None:
-        self.name, self.extras, self.specifier, self.marker = name, extras, specifier, None
-
-    def __str__(self) -> str:  # as packaging's Requirement.__str__ writes it
-        extras = f"[{','.join(sorted(self.extras))}]" if self.extras else ""
-        return f"{self.name}{extras}{self.specifier}"
-
-
-_SIMPLE_REQUIREMENT: list[Any] = []
-
-
-def _parse_requirement(line: str) -> Any:
-    """A requirement line as packaging's ``Requirement`` (or an equivalent for the
-    simple forms); raises ``ValueError`` when it cannot be parsed."""
-    if not _SIMPLE_REQUIREMENT:
-        import re
-
-        _SIMPLE_REQUIREMENT.append(re.compile(
-            r"\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*"
-            r"(?:\[\s*([A-Za-z0-9._-]+(?:\s*,\s*[A-Za-z0-9._-]+)*)?\s*\])?\s*"
-            r"(?:\(\s*([<>=!~][^;()@\[\]]*?)\s*\)|([<>=!~][^;()@\[\]]*?))?\s*"))
-    match = _SIMPLE_REQUIREMENT[0].fullmatch(line)
-    if match is not None:
-        from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
-        name, extras, spec_paren, spec = match.groups()
-        try:
-            specifier = SpecifierSet(spec_paren or spec or "")
-        except InvalidSpecifier:
-            pass  # let the full parser say what is wrong
-        else:
-            return _SimpleRequirement(
-                name, [e.strip() for e in extras.split(",")] if extras else [], specifier)
-    from packaging.requirements import Requirement
-
-    return Requirement(line)
-
-
-def _relevant_requires(requires: Iterable[str]) -> tuple[str, ...]:
-    keep = []
-    for line in requires:
-        head = line.split(";", 1)[0]
-        for stop in "<>=!~[ (":
-            head = head.split(stop, 1)[0]
-        if normalize_name(head) in (CORE_DISTRIBUTION, TVM_DISTRIBUTION):
-            keep.append(line)
-    return tuple(keep)
-
-
 def _metadata_fields(dist: Any) -> tuple[str | None, str | None, list[str]]:
     """``Name``, ``Version`` and ``Requires-Dist`` of an installed distribution.
 
@@ -326,21 +245,6 @@ def _plain_headers(text: str) -> tuple[str, str, list[str]] | None:
     if not name or not version:
         return None
     return name, version, requires
-
-
-def installed_versions(core_version: str) -> dict[str, str | None]:
-    """Installed versions of the two distributions plugins may require."""
-    import importlib_metadata
-
-    found: dict[str, str | None] = {}
-    for name in (CORE_DISTRIBUTION, TVM_DISTRIBUTION):
-        try:
-            found[name] = _metadata_fields(importlib_metadata.distribution(name))[1]
-        except importlib_metadata.PackageNotFoundError:
-            found[name] = None
-    if found[CORE_DISTRIBUTION] is None:  # running from a source tree
-        found[CORE_DISTRIBUTION] = core_version
-    return found
 
 
 def scan_environment(core_version: str, path: Sequence[str] | None = None) -> DiscoveryIndex:

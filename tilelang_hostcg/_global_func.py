@@ -11,67 +11,55 @@ if TYPE_CHECKING:
     from tvm.ir import IRModule
     from tvm.target import Target
 
-__all__ = ["GlobalFuncBuild", "MissingGlobalFuncError", "global_func_host_codegen"]
+__all__ = ["GlobalFuncBuild", "MissingGlobalFuncError", "global_func_host_codegen",
+           "required_global_func"]
 
 
 class MissingGlobalFuncError(HostCodegenError):
-    """The TVM global function behind a codegen is not in the installed TVM."""
+    """The TVM global function behind a codegen is not in the TVM in use."""
 
     def __init__(self, message: str, *, global_func_name: str) -> None:
         super().__init__(message)
         self.global_func_name = global_func_name
 
 
-def _tvm_version() -> str:
-    try:
-        import tvm
-
-        return f"apache-tvm {tvm.__version__}"
-    except ImportError:
-        return "no apache-tvm installed"
-
-
 class GlobalFuncBuild:
     """A ``HostCodegenFunc`` that calls the TVM global function ``global_func_name``.
 
-    The function is looked up on first call (and cached), so creating one costs
-    nothing and does not import TVM. :meth:`exists` checks it without building.
+    As in TileLang, the function is looked up at every call: a later
+    ``tvm.register_global_func(name, f, override=True)`` takes effect. Creating one
+    costs nothing and does not import TVM. :meth:`exists` checks the function
+    without building.
     """
 
-    __slots__ = ("_func", "global_func_name")
+    __slots__ = ("global_func_name",)
 
     def __init__(self, global_func_name: str) -> None:
         if not isinstance(global_func_name, str) or not global_func_name:
             raise TypeError(f"global_func_name must be a non-empty string, got {global_func_name!r}")
         self.global_func_name = global_func_name
-        self._func: Any = None
 
     def lookup(self) -> Any:
-        """The TVM function; raises :class:`MissingGlobalFuncError` naming it and TVM's version."""
-        if self._func is None:
-            import tvm
+        """The TVM function; raises :class:`MissingGlobalFuncError` naming it and the TVM in use."""
+        from ._tvm import describe_tvm, get_global_func
 
-            func = tvm.get_global_func(self.global_func_name, allow_missing=True)
-            if func is None:
-                raise MissingGlobalFuncError(
-                    f"TVM global function {self.global_func_name!r} is not registered in the "
-                    f"installed TVM ({_tvm_version()}); install a TVM build that provides it, or "
-                    "choose a host codegen whose build function exists (tilelang-hostcg check)",
-                    global_func_name=self.global_func_name)
-            self._func = func
-        return self._func
+        func = get_global_func(self.global_func_name)
+        if func is None:
+            raise MissingGlobalFuncError(
+                f"TVM global function {self.global_func_name!r} is not registered in the TVM in "
+                f"use ({describe_tvm()}); install a TVM build that provides it, or choose a host "
+                "codegen whose build function exists (see `tilelang-hostcg check`)",
+                global_func_name=self.global_func_name)
+        return func
 
     def exists(self) -> bool:
-        """Whether the installed TVM provides the function."""
-        try:
-            self.lookup()
-        except MissingGlobalFuncError:
-            return False
-        return True
+        """Whether the TVM in use provides the function."""
+        from ._tvm import get_global_func
+
+        return get_global_func(self.global_func_name) is not None
 
     def __call__(self, mod: IRModule, target_host: Target) -> Any:
-        func = self._func if self._func is not None else self.lookup()
-        return func(mod, target_host)
+        return self.lookup()(mod, target_host)
 
     def __repr__(self) -> str:
         return f"global_func_host_codegen({self.global_func_name!r})"
@@ -80,3 +68,8 @@ class GlobalFuncBuild:
 def global_func_host_codegen(global_func_name: str) -> GlobalFuncBuild:
     """A build callback calling the TVM global function ``global_func_name`` when invoked."""
     return GlobalFuncBuild(global_func_name)
+
+
+def required_global_func(build: object) -> str | None:
+    """The TVM global function a codegen's ``build`` needs, when it is known."""
+    return build.global_func_name if isinstance(build, GlobalFuncBuild) else None

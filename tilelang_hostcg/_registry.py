@@ -11,7 +11,7 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from ._discovery import AdvertisedEntryPoint, Controls, PlannedSource
+from ._discovery import CORE_DISTRIBUTION, AdvertisedEntryPoint, Controls, PlannedSource
 from ._errors import (
     AmbiguousHostCodegenError,
     DuplicateRegistrationError,
@@ -44,12 +44,15 @@ class Registration:
     """A codegen or hook registered under a kind, with where it came from.
 
     ``seq`` is the registration order (kept when ``override`` replaces in place).
+    ``default`` marks a client's own codegen (TileLang's, registered by
+    :mod:`tilelang_hostcg.tilelang`): it serves only when no other registration matches.
     """
 
     kind: str
     obj: HostCodegen | HostCodegenHook
     origin: Origin
     seq: int
+    default: bool = False
 
     @property
     def name(self) -> str:
@@ -246,22 +249,51 @@ class Registry:
 
     # ------------------------------------------------------------------ registration
     def register_host_codegen(self, target_host_kind: str, codegen: HostCodegen, *,
-                              override: bool = False) -> HostCodegen:
+                              override: bool = False, origin: Origin | None = None,
+                              default: bool = False) -> HostCodegen:
         """Register ``codegen`` for a host kind; a duplicate name raises unless ``override``
-        (which replaces the old one in place). Returns ``codegen``."""
+        (which replaces the old one in place). Returns ``codegen``.
+
+        For client integrations: ``origin`` records where a registration made in code
+        comes from (e.g. distribution ``tilelang``); ``default=True`` makes it a default,
+        which serves only when no other registration for the kind matches and which
+        supersedes the core's own codegen of the kind. Both survive :meth:`refresh`.
+        """
         if not isinstance(codegen, HostCodegen):
             raise TypeError(f"register_host_codegen expects a HostCodegen, got {codegen!r}")
-        self._register(CODEGEN_GROUP, target_host_kind, codegen, override)
+        self._register(CODEGEN_GROUP, target_host_kind, codegen, override, origin, default)
         return codegen
 
     def register_host_codegen_hook(self, target_kind: str, hook: HostCodegenHook, *,
-                                   override: bool = False) -> HostCodegenHook:
+                                   override: bool = False, origin: Origin | None = None,
+                                   ) -> HostCodegenHook:
         """Register ``hook`` for a device kind (``hip`` and ``rocm`` are one kind);
-        a duplicate name raises unless ``override``. Returns ``hook``."""
+        a duplicate name raises unless ``override``. ``origin`` as for
+        :meth:`register_host_codegen`. Returns ``hook``."""
         if not isinstance(hook, HostCodegenHook):
             raise TypeError(f"register_host_codegen_hook expects a HostCodegenHook, got {hook!r}")
-        self._register(HOOK_GROUP, target_kind, hook, override)
+        self._register(HOOK_GROUP, target_kind, hook, override, origin)
         return hook
+
+    def unregister_host_codegen(self, target_host_kind: str, name: str) -> Registration | None:
+        """Remove the codegen called ``name`` from a host kind; returns its registration,
+        or ``None`` when there is none (for integrations that undo what they registered)."""
+        return self._unregister(CODEGEN_GROUP, target_host_kind, name)
+
+    def unregister_host_codegen_hook(self, target_kind: str, name: str) -> Registration | None:
+        """Remove the hook called ``name`` from a device kind; as :meth:`unregister_host_codegen`."""
+        return self._unregister(HOOK_GROUP, target_kind, name)
+
+    def _unregister(self, group: str, kind: str, name: str) -> Registration | None:
+        table = self._table(group)
+        canon = canonical_kind(kind)
+        with self._lock:
+            regs = table.get(canon, [])
+            gone = next((r for r in regs if r.obj.name == name), None)
+            if gone is not None:
+                table[canon] = [r for r in regs if r is not gone]
+                self._invalidate()
+            return gone
 
     def register_lazy_host_codegen(self, target_host_kind: str, import_path: str) -> None:
         """Import ``import_path`` the first time ``target_host_kind`` is used; the module
@@ -296,11 +328,14 @@ class Registry:
             self._invalidate()
 
     def _register(self, group: str, kind: str, obj: HostCodegen | HostCodegenHook,
-                  override: bool) -> None:
+                  override: bool, given_origin: Origin | None = None, default: bool = False) -> None:
         if not isinstance(kind, str) or not kind:
             raise TypeError(f"target kind must be a non-empty string, got {kind!r}")
+        if given_origin is not None and given_origin.group is not None:
+            raise ValueError("origin= describes a registration made in code: its group must be None "
+                             "(entry-point origins are recorded by discovery)")
         loading = self._loading_here()
-        origin = loading[1].origin if loading else CODE_ORIGIN
+        origin = loading[1].origin if loading else given_origin or CODE_ORIGIN
         canon = canonical_kind(kind)
         table = self._table(group)
         with self._lock:
@@ -315,12 +350,12 @@ class Registry:
                         f"target kind {kind!r} ({old.origin.describe()}); pass override=True to "
                         "replace it, or give the new one another name",
                         kind=kind, name=obj.name)
-                new = Registration(canon, obj, origin, old.seq)
+                new = Registration(canon, obj, origin, old.seq, default)
                 updated[index] = new
                 undo: tuple[Any, ...] = ("replace", table, canon, old, new)
                 break
             else:
-                new = Registration(canon, obj, origin, next(self._seq))
+                new = Registration(canon, obj, origin, next(self._seq), default)
                 updated.append(new)
                 undo = ("add", table, canon, new)
             updated.sort(key=_sort_key)
@@ -372,7 +407,8 @@ class Registry:
         with self._lock:
             for table in (self._codegens, self._hooks):
                 for kind, regs in list(table.items()):
-                    table[kind] = [r for r in regs if r.origin.distribution is None]
+                    # Made in code (with or without an origin= naming a client): kept.
+                    table[kind] = [r for r in regs if r.origin.group is None]
             for key, sources in list(self._sources.items()):
                 kept = [s for s in sources if s.origin.distribution is None]
                 for source in kept:
@@ -614,6 +650,8 @@ class Registry:
     def _matching(self, regs: Sequence[Registration], target: Target) -> list[Registration]:
         matched = []
         for reg in regs:
+            if not build_available(reg.obj):
+                continue  # its TVM build function is missing from the TVM in use
             try:
                 ok = reg.obj.matches(target)
             except Exception as exc:  # a plugin's predicate must not break resolution
@@ -625,12 +663,31 @@ class Registry:
                 matched.append(reg)
         return matched
 
+    def tiers(self, kind: str, matched: Sequence[Registration]) -> list[list[Registration]]:
+        """``matched`` split into the tiers resolution tries in turn, each in priority then
+        registration order: registrations that are neither defaults nor superseded; then
+        client defaults; then the core's own codegens, which a client default registered
+        for the kind supersedes. Empty tiers are left out."""
+        superseding = any(r.default for r in self._codegens.get(kind, ()))
+        first: list[Registration] = []
+        defaults: list[Registration] = []
+        superseded: list[Registration] = []
+        for reg in matched:
+            if reg.default:
+                defaults.append(reg)
+            elif superseding and reg.origin.distribution == CORE_DISTRIBUTION:
+                superseded.append(reg)
+            else:
+                first.append(reg)
+        return [tier for tier in (first, defaults, superseded) if tier]
+
     def _choose(self, kind: str, matched: list[Registration]) -> HostCodegen:
         preferred = self._controls.prefer.get(kind)
         if preferred is not None:
             for reg in matched:
                 if reg.obj.name == preferred:
                     return reg.obj  # type: ignore[return-value]
+        matched = self.tiers(kind, matched)[0]
         top = [r for r in matched if r.obj.priority == matched[0].obj.priority]
         dists: dict[str, Registration] = {}
         for reg in top:
@@ -682,13 +739,14 @@ class Registry:
         for source in disabled:
             message += (f". Distribution {source.origin.distribution!r} provides it but "
                         f"{source.reason}")
+        message += _missing_build_note(self._codegens.get(kind, ()))
         return NoHostCodegenError(message, kind=kind, available=names)
 
     def allowed_host_codegens_for_target(self, target_host: Target) -> list[str]:
         """Names of the codegens matching ``target_host``, best first; broken plugins warn."""
         _, kind, _, matched, problems = self._host_candidates(target_host)
         self._warn_skipped(problems, f"host kind {kind!r}")
-        return [r.obj.name for r in matched]
+        return [r.obj.name for tier in self.tiers(kind, matched) for r in tier]
 
     def matching_hooks(self, target: Target) -> list[Registration]:
         """The hooks that apply to device ``target``, in the order they run."""
@@ -728,6 +786,32 @@ class Registry:
 
     def __iter__(self) -> Iterator[Registration]:
         return iter(self.registrations(CODEGEN_GROUP) + self.registrations(HOOK_GROUP))
+
+
+def build_available(obj: object) -> bool:
+    """Whether the TVM build function that ``obj``'s ``build`` calls exists (``True`` when
+    the build is not a :func:`global_func_host_codegen`)."""
+    from ._global_func import required_global_func
+
+    name = required_global_func(getattr(obj, "build", None))
+    if name is None:
+        return True
+    from ._tvm import get_global_func
+
+    return get_global_func(name) is not None
+
+
+def _missing_build_note(regs: Sequence[Registration]) -> str:
+    from ._global_func import required_global_func
+
+    missing = [(r.obj.name, required_global_func(getattr(r.obj, "build", None))) for r in regs
+               if not build_available(r.obj)]
+    if not missing:
+        return ""
+    from ._tvm import describe_tvm
+
+    listed = ", ".join(f"{name!r} needs TVM global function {func!r}" for name, func in missing)
+    return f". Not usable with the TVM in use ({describe_tvm()}): {listed}"
 
 
 def _text(exc: BaseException) -> str:

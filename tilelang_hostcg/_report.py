@@ -646,12 +646,9 @@ def _unknown_kind(kind: str, group: str, regs: Sequence[Registration]) -> Doc:
 
 
 def _tvm_version() -> str:
-    try:
-        import tvm
+    from ._tvm import describe_tvm
 
-        return f"apache-tvm {tvm.__version__}"
-    except ImportError:  # pragma: no cover - TVM is a dependency
-        return "no apache-tvm installed"
+    return describe_tvm()
 
 
 # ---------------------------------------------------------------------- explain

@@ -1,0 +1,41 @@
+"""Example plugin for TileLang users: stamps the host code of TileLang and TVM builds.
+
+- :mod:`tilelang_hostcg_stamp.codegen`: a ``c`` host codegen at priority 10. It adds
+  the function :data:`CODEGEN_SYMBOL` to the host module, then builds it with the C
+  host code generator of the TVM in use (TileLang's ``target.build.tilelang_c_host``
+  where it exists, else TVM's ``target.build.c``).
+- :mod:`tilelang_hostcg_stamp.hooks`: a ``cuda`` device hook that adds the function
+  :data:`HOOK_SYMBOL` to the host module before host codegen.
+
+Both symbols show in the generated C source, so the effect of each is visible. It
+works with apache-tvm 0.27 and with the TVM bundled in TileLang 0.1.12-0.1.15.
+Importing the package registers nothing and imports no TVM.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__version__ = "0.1.0"
+
+__all__ = ["CODEGEN_SYMBOL", "HOOK_SYMBOL", "__version__", "add_stamp"]
+
+CODEGEN_SYMBOL = "tilelang_hostcg_stamp_codegen"
+"""The function the codegen adds to the host module."""
+
+HOOK_SYMBOL = "tilelang_hostcg_stamp_hook"
+"""The function the hook adds to the host module."""
+
+
+def add_stamp(mod: Any, target_host: Any, symbol: str) -> Any:
+    """``mod`` with an empty host function called ``symbol`` added (unchanged if present)."""
+    import tvm
+    from tvm import tirx
+
+    if any(gvar.name_hint == symbol for gvar in mod.functions):
+        return mod
+    func = tirx.PrimFunc([], tirx.Evaluate(tirx.const(0, "int32")))
+    func = func.with_attr("global_symbol", symbol).with_attr("target", target_host)
+    funcs = dict(mod.functions.items())
+    funcs[tvm.ir.GlobalVar(symbol)] = func
+    return tvm.IRModule(funcs, attrs=mod.attrs)

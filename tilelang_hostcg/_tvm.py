@@ -1,0 +1,163 @@
+"""The one place that finds and imports TVM, and says which TVM is in use.
+
+Two providers are supported: ``apache-tvm`` (the 0.27 line) and the TVM that
+TileLang bundles under ``tilelang/3rdparty/tvm/python``, which is importable only
+after ``import tilelang`` (TileLang puts it first on ``sys.path``). The rule:
+
+1. a ``tvm`` already imported in this process is the TVM in use;
+2. else, where the ``tilelang`` package is installed, ``import tilelang`` runs first,
+   so the TVM in use is TileLang's, as in any TileLang process (importing
+   ``apache-tvm`` first would break a later ``import tilelang``);
+3. else ``import tvm`` (``apache-tvm``).
+
+Nothing here runs at import of :mod:`tilelang_hostcg`.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+
+from ._errors import HostCodegenError
+
+TYPE_CHECKING = False  # typing costs import time on the first-use path; checkers read True
+if TYPE_CHECKING:
+    from types import ModuleType
+    from typing import Any
+
+__all__ = ["TVMInfo", "TVMNotFoundError", "describe_tvm", "get_global_func", "import_tvm", "tvm_info"]
+
+APACHE_TVM = "apache-tvm"
+TILELANG = "tilelang"
+
+
+class TVMNotFoundError(HostCodegenError, ImportError):
+    """No TVM can be imported: neither ``apache-tvm`` nor TileLang is installed."""
+
+
+@dataclass(frozen=True, slots=True)
+class TVMInfo:
+    """Which TVM is in use and what it can do.
+
+    ``provider`` is ``apache-tvm`` or ``tilelang`` (the distribution that ships it),
+    ``provider_version`` that distribution's version, ``version`` TVM's own
+    ``__version__``; ``llvm`` says whether TVM was built with LLVM, ``cuda_host``
+    whether it knows the ``cuda_host`` target kind, ``tir_module`` is ``tvm.tirx``
+    or ``tvm.tir``.
+    """
+
+    provider: str
+    provider_version: str | None
+    version: str
+    path: str
+    llvm: bool
+    cuda_host: bool
+    tir_module: str
+
+    def describe(self) -> str:
+        """One phrase, e.g. ``apache-tvm 0.27.0`` or ``TVM 0.25.dev0 bundled with tilelang 0.1.15``."""
+        if self.provider == TILELANG:
+            return f"TVM {self.version} bundled with tilelang {self.provider_version or '?'}"
+        return f"{self.provider} {self.provider_version or self.version}"
+
+    def as_dict(self) -> dict[str, Any]:
+        """The fields as a JSON-ready dict (for ``--json`` documents)."""
+        return {"provider": self.provider, "provider_version": self.provider_version,
+                "version": self.version, "path": self.path, "llvm": self.llvm,
+                "cuda_host": self.cuda_host, "tir_module": self.tir_module}
+
+
+_INFO: list[TVMInfo] = []
+
+
+def _tilelang_installed() -> bool:
+    from importlib.util import find_spec
+
+    try:
+        return find_spec(TILELANG) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def import_tvm() -> ModuleType:
+    """The ``tvm`` module in use, imported by the rule in this module's docstring.
+
+    Raises :class:`TVMNotFoundError` (an ``ImportError``) when no TVM can be imported.
+    """
+    loaded = sys.modules.get("tvm")
+    if loaded is not None:
+        return loaded
+    if "tilelang" not in sys.modules and _tilelang_installed():
+        try:
+            import tilelang  # noqa: F401  # puts TileLang's bundled TVM on sys.path
+        except ImportError as exc:
+            raise TVMNotFoundError(
+                f"TileLang is installed but cannot be imported ({type(exc).__name__}: {exc}), so "
+                "its bundled TVM is not usable; repair TileLang (pip install --force-reinstall "
+                "tilelang) or use apache-tvm in an environment without TileLang") from exc
+    try:
+        import tvm
+    except ImportError as exc:
+        raise TVMNotFoundError(
+            "No TVM is installed: tilelang-hostcg uses the TVM of the environment. Install "
+            "one with `pip install tilelang-hostcg[tvm]` (apache-tvm 0.27) or `pip install "
+            f"tilelang-hostcg[tilelang]` (TileLang and its bundled TVM) [{exc}]") from exc
+    return tvm  # type: ignore[no-any-return]  # untyped package
+
+
+def _provider(tvm: Any) -> tuple[str, str | None]:
+    path = getattr(tvm, "__file__", None) or ""
+    tilelang = sys.modules.get("tilelang")
+    tl_file = getattr(tilelang, "__file__", None) if tilelang is not None else None
+    if tl_file:
+        import os
+
+        root = os.path.dirname(os.path.abspath(tl_file))
+        if os.path.abspath(path).startswith(root + os.sep):
+            return TILELANG, str(getattr(tilelang, "__version__", None) or _dist_version(TILELANG))
+    return APACHE_TVM, _dist_version(APACHE_TVM)
+
+
+def _dist_version(name: str) -> str | None:
+    import importlib_metadata
+
+    try:
+        return str(importlib_metadata.version(name))
+    except importlib_metadata.PackageNotFoundError:
+        return None
+
+
+def tvm_info() -> TVMInfo:
+    """Which TVM is in use (importing it as :func:`import_tvm` does) and its capabilities."""
+    tvm = import_tvm()
+    if _INFO and _INFO[0].path == (getattr(tvm, "__file__", None) or ""):
+        return _INFO[0]
+    from importlib.util import find_spec
+
+    provider, provider_version = _provider(tvm)
+    try:
+        llvm = bool(tvm.runtime.enabled("llvm"))
+    except Exception:  # a TVM without runtime.enabled: report what can be known
+        llvm = False
+    try:
+        kinds = set(tvm.target.Target.list_kinds())
+    except Exception:
+        kinds = set()
+    tir = "tvm.tirx" if "tvm.tirx" in sys.modules or find_spec("tvm.tirx") is not None else "tvm.tir"
+    info = TVMInfo(provider, provider_version, str(getattr(tvm, "__version__", "?")),
+                   getattr(tvm, "__file__", None) or "", llvm, "cuda_host" in kinds, tir)
+    _INFO[:] = [info]
+    return info
+
+
+def describe_tvm() -> str:
+    """:meth:`TVMInfo.describe` of the TVM in use, or ``no TVM installed``."""
+    try:
+        return tvm_info().describe()
+    except TVMNotFoundError:
+        return "no TVM installed"
+
+
+def get_global_func(name: str) -> Any:
+    """TVM's global function ``name``, or ``None`` when the TVM in use lacks it."""
+    return import_tvm().get_global_func(name, allow_missing=True)
