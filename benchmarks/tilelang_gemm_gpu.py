@@ -114,7 +114,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True, help="folder for the libraries and gemm.json")
     parser.add_argument("--variants", default="stock,plugin", help="comma-separated: stock, plugin")
-    parser.add_argument("--reps", type=int, default=7, help="timed compilations per variant (0: none)")
+    parser.add_argument("--reps", type=int, default=9, help="timed compilations per variant (0: none)")
+    parser.add_argument("--plugin", default="tilelang-hostcg-stamp",
+                        help="distribution whose codegen and hook the plugin variant must use")
     args = parser.parse_args(argv)
     variants = [v for v in args.variants.split(",") if v]
     if not set(variants) <= {"stock", "plugin"}:
@@ -128,19 +130,25 @@ def main(argv: list[str] | None = None) -> int:
     manifest: dict[str, Any] = {"M": M, "N": N, "K": K, "tilelang": tilelang.__version__,
                                 "target": TARGET, "pass_configs": PASS_CONFIGS, "variants": {}}
     sources: dict[str, str] = {}
+    device_sources: dict[str, str] = {}
     print(f"TileLang {tilelang.__version__}, GEMM {M}x{N}x{K} fp16 (fp32 accumulation), target {TARGET}")
     for variant in variants:
         kernel, seconds = _build(variant, func)
         sources[variant] = kernel.get_host_source()
+        device_sources[variant] = kernel.get_kernel_source()
         (args.out / f"gemm_{variant}_host.c").write_text(sources[variant])
         library = f"gemm_{variant}.so"
         kernel.adapter.get_exportable_executable().export_library(str(args.out / library))
         entry: dict[str, Any] = {"library": library, "function": "main"}
         if variant == "plugin":
-            entry["registry"] = _check_plugin(sources)
+            entry["registry"] = _check_plugin(sources, args.plugin)
         manifest["variants"][variant] = entry
         print(f"{variant}: compiled in {seconds:.2f} s, exported {library}")
     _set_integration(False)
+    if len(device_sources) == 2:
+        same = device_sources["stock"] == device_sources["plugin"]
+        manifest["device_source_identical"] = same
+        print(f"CUDA kernel source identical between stock and plugin: {same} (only host code may differ)")
     manifest["runtime"] = _copy_runtime(args.out)
     (args.out / "gemm.json").write_text(json.dumps(manifest, indent=2) + "\n")
     print(f"wrote {args.out / 'gemm.json'} and lib/ ({', '.join(manifest['runtime'])})")
@@ -182,13 +190,38 @@ def _time_compiles(func: Any, variants: list[str], reps: int) -> None:
             print(f"ratio plugin/stock, {what}: {ratio:.4f} (target <= 1.02): {'PASS' if ratio <= 1.02 else 'MISS'}")
 
 
-def _check_plugin(sources: dict[str, str]) -> dict[str, Any]:
-    """Evidence that the plugin's codegen and hook built the host code of this kernel."""
-    if "stock" in sources and sources["plugin"] == sources["stock"]:
-        sys.exit("error: the host source with the integration installed equals stock TileLang's: "
-                 "no plugin for TileLang users is installed, or it did not apply to this kernel")
-    return {}
+def _check_plugin(sources: dict[str, str], plugin: str) -> dict[str, Any]:
+    """Evidence that ``plugin``'s codegen and hook built the host code of this kernel:
+    the registry's choice for this target (codegen and hooks, with their distribution)
+    and, for the stamp plugin, its two marker functions in the host source (and not in
+    stock TileLang's)."""
+    from tilelang_hostcg import tilelang as integration
 
+    chosen = integration.plugin_fingerprint(TARGET)
+    codegen, hooks = chosen.get("codegen") or [], chosen.get("hooks") or []
+    problems = []
+    if len(codegen) < 4 or codegen[3] != plugin:
+        problems.append(f"the registry chose host codegen {codegen} for {TARGET}, not one of {plugin!r}")
+    if not any(len(h) > 3 and h[3] == plugin for h in hooks):
+        problems.append(f"no hook of {plugin!r} among the hooks the registry chose: {hooks}")
+    markers: list[str] = []
+    if plugin == "tilelang-hostcg-stamp":
+        import tilelang_hostcg_stamp as stamp
+
+        markers = [stamp.CODEGEN_SYMBOL, stamp.HOOK_SYMBOL]
+    for marker in markers:
+        if marker not in sources["plugin"]:
+            problems.append(f"{marker!r} is missing from the host source built with the integration")
+        if marker in sources.get("stock", ""):
+            problems.append(f"{marker!r} is in stock TileLang's host source: the integration was not off")
+    if "stock" in sources and sources["plugin"] == sources["stock"]:
+        problems.append("the host source with the integration equals stock TileLang's")
+    if problems:
+        sys.exit(f"error: the plugin path did not go through {plugin!r}: " + "; ".join(problems)
+                 + f". Is {plugin} pip-installed in this environment (`pip install {plugin}`)?")
+    print(f"plugin: host codegen {codegen[1]!r} of {codegen[3]} {codegen[4]} ({codegen[5]}), "
+          f"hooks {[h[1] for h in hooks]}, markers in the host source: {markers}")
+    return {"codegen": codegen, "hooks": hooks, "markers": markers}
 
 if __name__ == "__main__":
     sys.exit(main())
