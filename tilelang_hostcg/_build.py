@@ -84,7 +84,12 @@ def _pipeline(tvm: Any, target: Target, pipeline: Any) -> tuple[Any, Any, Any]:
         got = pipeline
     if isinstance(got, tuple) and len(got) == 3:
         return got[0], got[1], got[2]
-    module = getattr(tirx, "pipeline", None)
+    try:
+        from importlib import import_module
+
+        module: Any = import_module(tirx.__name__ + ".pipeline")
+    except ImportError:
+        module = None
     finalize_host = getattr(module, "finalize_host_passes", None)
     finalize_device = getattr(module, "finalize_device_passes", None)
     if finalize_host is None or finalize_device is None:
@@ -126,7 +131,9 @@ def build(registry: Registry, func_or_mod: PrimFunc | IRModule, target: Any = No
     ``target`` is a ``Target``, a kind name or TVM's JSON form (text or dict); a
     device target's host is its ``host`` or TVM's default host.
     """
-    import tvm
+    from ._tvm import import_tvm
+
+    tvm = import_tvm()
     from tvm.target import Target
     from tvm.tirx import PrimFunc
 

@@ -8,6 +8,7 @@ device, accept only regular files and stop at a size limit.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 
@@ -41,10 +42,8 @@ def write_atomic(path: str, data: bytes, *, mode: int = 0o644) -> None:
             os.close(fd)
         os.replace(tmp, path)
     except BaseException:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
         raise
     try:  # make the rename itself durable where the platform allows it
         dir_fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))

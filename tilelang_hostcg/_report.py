@@ -15,6 +15,7 @@ neither a plugin nor TVM.
 from __future__ import annotations
 
 import json
+import sys
 import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -95,6 +96,17 @@ class _Session:
         self.index = DiscoveryIndex()
         self.registry = Registry(discover=True, index_loader=self._plan)
 
+    def add_client_defaults(self) -> None:
+        """Register TileLang's own codegens and hooks, as ``tilelang_hostcg.tilelang.install()``
+        does, where TileLang provides the TVM in use (imports TVM)."""
+        from ._tvm import import_tvm
+
+        import_tvm()
+        if "tilelang" in sys.modules:
+            from .tilelang import add_defaults
+
+            add_defaults(self.registry)
+
     def _plan(self, controls: Controls) -> Sequence[PlannedSource]:
         from . import _cache
 
@@ -149,6 +161,12 @@ def _source(info: SourceInfo) -> Doc:
         "reason": info.reason,
         "error": _error(info.error),
     }
+
+
+def build_available(obj: object) -> bool:
+    from ._registry import build_available as available
+
+    return available(obj)
 
 
 def _build_function(reg: Registration) -> str | None:
@@ -230,10 +248,13 @@ def list_document(*, load: bool = False) -> Doc:
             registry.load_all()
         sources = registry.sources()
         controls = registry.controls
+    from ._tvm import tvm_document
+
     return {
         "schema": SCHEMA,
         "command": "list",
         "version": __version__,
+        "tvm": tvm_document(import_it=load),
         "loaded": load,
         "controls": _controls(controls),
         "codegens": _kinds(registry, CODEGEN_GROUP, sources, load),
@@ -457,6 +478,9 @@ def _split_kinds(kinds: Iterable[str]) -> list[str]:
 
 
 def _tvm_kinds() -> set[str]:
+    from ._tvm import import_tvm
+
+    import_tvm()
     from tvm.target import Target
 
     return set(Target.list_kinds())
@@ -498,6 +522,7 @@ def check_document(*, require: Sequence[str] = (), require_hooks: Sequence[str] 
     locked = read_lock(lock) if lock is not None else None
     kinds, hook_kinds = _split_kinds(require), _split_kinds(require_hooks)
     session = _Session()
+    session.add_client_defaults()
     registry = session.registry
     captured: list[str] = []
     problems: list[Doc] = []
@@ -566,12 +591,16 @@ def check_document(*, require: Sequence[str] = (), require_hooks: Sequence[str] 
 
             build = reg.obj.build  # type: ignore[union-attr]
             if isinstance(build, GlobalFuncBuild) and not build.exists():
+                # The core's own codegens follow TVM's build options (no LLVM in
+                # TileLang's TVM): a capability of the TVM, not a broken install.
+                core_or_default = _is_core(reg.origin.distribution) or reg.default
                 problems.append(_problem(
                     "missing-build-function",
                     f"host codegen {reg.name!r} for kind {reg.kind!r} "
                     f"({reg.origin.describe()}) calls TVM global function {name!r}, which the "
                     f"installed TVM ({_tvm_version()}) does not provide; install a TVM build "
                     "with it, or a release of the plugin built for this TVM",
+                    severity="warning" if core_or_default else "error",
                     kind=reg.kind, group=CODEGEN_GROUP, distribution=reg.origin.distribution,
                     version=reg.origin.version, entry_point=reg.origin.entry_point))
 
@@ -599,10 +628,13 @@ def check_document(*, require: Sequence[str] = (), require_hooks: Sequence[str] 
     errors = sum(p["severity"] == "error" for p in problems)
     dists = sorted({(normalize_name(s.origin.distribution), s.origin.version or "?")
                     for s in sources if s.origin.distribution is not None})
+    from ._tvm import tvm_document
+
     return {
         "schema": SCHEMA,
         "command": "check",
         "version": __version__,
+        "tvm": tvm_document(),
         "ok": errors == 0,
         "strict": strict,
         "lock": lock_path,
@@ -678,6 +710,7 @@ def explain_document(target: str, host: str | None = None) -> Doc:
 
     parsed = parse_target(target, host=host)
     session = _Session()
+    session.add_client_defaults()
     registry = session.registry
     captured: list[str] = []
     device = not is_host_target(parsed)
@@ -696,10 +729,13 @@ def explain_document(target: str, host: str | None = None) -> Doc:
         prefer = registry.controls.prefer.get(kind)
         candidates = _codegen_candidates(registry, kind, target_host, chosen, prefer)
         hooks = _hook_candidates(registry, parsed) if device else []
+    from ._tvm import tvm_document
+
     return {
         "schema": SCHEMA,
         "command": "explain",
         "version": __version__,
+        "tvm": tvm_document(),
         "target": _target_json(parsed),
         "device": device,
         "host": _target_json(target_host),
@@ -730,6 +766,9 @@ def _codegen_candidates(registry: Registry, kind: str, target_host: Target, chos
         if reg is winner:
             if prefer == reg.name:
                 why = f"selected: preferred by TILELANG_HOSTCG_PREFER={kind}={prefer}"
+            elif reg.default:
+                why = (f"selected: the default of {reg.origin.describe()} (no other codegen of "
+                       "the kind matches)")
             elif sum(matches[id(r)][0] for r in regs) == 1:
                 why = "selected: the only codegen that matches"
             elif any(matches[id(r)][0] and r.priority == reg.priority and r is not reg
@@ -738,10 +777,19 @@ def _codegen_candidates(registry: Registry, kind: str, target_host: Target, chos
                        "others of equal priority (same distribution or code)")
             else:
                 why = f"selected: highest priority ({reg.priority}) among the matches"
+        elif not build_available(reg.obj):
+            why = (f"passed over: its TVM build function {_build_function(reg)!r} is missing "
+                   f"from the TVM in use ({_tvm_version()})")
         elif raised is not None:
             why = f"passed over: {raised} (fix the plugin's predicate)"
         elif not ok:
             why = "passed over: its supports_target returned False for this target"
+        elif winner is not None and reg.default and not winner.default:
+            why = (f"passed over: a default ({reg.origin.describe()}), used only when no other "
+                   "codegen of the kind matches")
+        elif winner is not None and winner.default and _is_core(reg.origin.distribution):
+            why = (f"passed over: {winner.name!r} ({winner.origin.describe()}) is the client's "
+                   "own codegen for this kind and supersedes the core's")
         elif winner is not None and prefer == winner.name and prefer != reg.name:
             why = f"passed over: TILELANG_HOSTCG_PREFER={kind}={prefer} chose {winner.name!r}"
         elif winner is not None and reg.priority < winner.priority:

@@ -52,7 +52,9 @@ def is_host_target(target: Target) -> bool:
 def default_host() -> Target:
     """TVM's own default host target: ``llvm`` where TVM has LLVM, else ``c``."""
     if not _default_host:
-        import tvm
+        from ._tvm import import_tvm
+
+        tvm = import_tvm()
         from tvm.target import Target
 
         _default_host.append(Target("llvm" if tvm.runtime.enabled("llvm") else "c"))
@@ -78,6 +80,9 @@ def parse_target(spec: Any, host: Any = None) -> Target:
     :class:`TargetParseError` (a ``ValueError``) with one line saying what is wrong,
     for anything TVM cannot parse (unknown kind, malformed JSON, bad attribute).
     """
+    from ._tvm import import_tvm
+
+    import_tvm()  # finds the TVM in use (TileLang's is importable only after tilelang)
     from tvm.target import Target
 
     if isinstance(spec, Target) and host is None:

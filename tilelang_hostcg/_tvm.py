@@ -25,7 +25,8 @@ if TYPE_CHECKING:
     from types import ModuleType
     from typing import Any
 
-__all__ = ["TVMInfo", "TVMNotFoundError", "describe_tvm", "get_global_func", "import_tvm", "tvm_info"]
+__all__ = ["TVMInfo", "TVMNotFoundError", "describe_tvm", "get_global_func", "import_tvm", "tvm_document",
+           "tvm_info"]
 
 APACHE_TVM = "apache-tvm"
 TILELANG = "tilelang"
@@ -161,3 +162,24 @@ def describe_tvm() -> str:
 def get_global_func(name: str) -> Any:
     """TVM's global function ``name``, or ``None`` when the TVM in use lacks it."""
     return import_tvm().get_global_func(name, allow_missing=True)
+
+
+def tvm_document(*, import_it: bool = True) -> dict[str, Any]:
+    """Which TVM is in use, for the CLI's documents: :meth:`TVMInfo.as_dict` plus
+    ``describe``. With ``import_it=False`` (plain ``list``) and no TVM imported yet, it is
+    read from installed metadata only, and ``version``/capabilities are ``None``."""
+    if import_it or "tvm" in sys.modules:
+        try:
+            info = tvm_info()
+        except TVMNotFoundError as exc:
+            return {"provider": None, "describe": "no TVM installed", "error": str(exc)}
+        return {**info.as_dict(), "describe": info.describe()}
+    if _tilelang_installed():
+        version = _dist_version(TILELANG)
+        return {"provider": TILELANG, "provider_version": version, "version": None,
+                "describe": f"TVM bundled with tilelang {version or '?'} (not imported)"}
+    version = _dist_version(APACHE_TVM)
+    if version is None:
+        return {"provider": None, "describe": "no TVM installed"}
+    return {"provider": APACHE_TVM, "provider_version": version, "version": None,
+            "describe": f"apache-tvm {version} (not imported)"}

@@ -110,6 +110,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
     if args.json:
         _json(doc)
         return 0
+    _out(f"TVM in use: {doc['tvm']['describe']}")
     for title, key, noun in (("Host codegens", "codegens", "codegen"),
                              ("Host codegen hooks", "hooks", "hook")):
         group = "tilelang.host_codegen" if key == "codegens" else "tilelang.host_codegen_hooks"
@@ -143,6 +144,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
         _json(doc)
         return 0 if doc["ok"] else 1
     kinds = doc["kinds"]
+    _out(f"TVM in use: {doc['tvm']['describe']}")
     _out(f"Checked {len(doc['distributions'])} distribution(s); host kinds: "
          f"{', '.join(kinds['codegens']) or '(none)'}; hook kinds: "
          f"{', '.join(kinds['hooks']) or '(none)'}"
@@ -186,6 +188,7 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     if args.json:
         _json(doc)
         return 0 if doc["codegen"] is not None else 1
+    _out(f"tvm:      {doc['tvm']['describe']}")
     _out(f"target:   {json.dumps(doc['target'], separators=(',', ':'))}")
     where = {"target": "the target is a host target",
              "target.host": "the target's host",

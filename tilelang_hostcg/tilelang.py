@@ -47,8 +47,8 @@ if TYPE_CHECKING:
 
     from ._registry import Registry
 
-__all__ = ["SUPPORTED", "UnsupportedTileLangError", "install", "is_installed", "plugin_fingerprint",
-           "uninstall"]
+__all__ = ["SUPPORTED", "UnsupportedTileLangError", "add_defaults", "install", "is_installed",
+           "plugin_fingerprint", "uninstall"]
 
 SUPPORTED = ">=0.1.12,<0.1.16"
 """The TileLang versions :func:`install` supports (0.1.12 to 0.1.15)."""
@@ -147,14 +147,27 @@ def install(*, registry: Registry | None = None) -> None:
         state = _State(registry, version, mode, Origin("tilelang", version))
         try:
             if mode == "registry":
-                _install_registry_mode(state)
+                _install_registry_mode(state, patch=True)
             else:
-                _install_backend_mode(state)
+                _install_backend_mode(state, patch=True)
             _patch_cache_key(state)
         except BaseException:
             _undo(state)
             raise
         _STATE.append(state)
+
+
+def add_defaults(registry: Registry) -> None:
+    """Register TileLang's own codegens and hooks in ``registry`` as :func:`install` does,
+    without touching TileLang (the CLI's ``check`` and ``explain`` use it to answer as
+    TileLang would after :func:`install`)."""
+    version = _tilelang_version()
+    mode = _mode(version)
+    state = _State(registry, version, mode, Origin("tilelang", version))
+    if mode == "registry":
+        _install_registry_mode(state, patch=False)
+    else:
+        _install_backend_mode(state, patch=False)
 
 
 def uninstall() -> None:
@@ -222,9 +235,12 @@ def _is_default(state: _State, codegen: Any) -> bool:
 
 
 # ---------------------------------------------------------------- 0.1.12-0.1.13
-def _install_registry_mode(state: _State) -> None:
-    import tilelang.backend.host_codegen as hc
-    import tilelang.engine.lower as lower
+def _install_registry_mode(state: _State, *, patch: bool) -> None:
+    from importlib import import_module
+
+    # By module path: ``tilelang.engine.lower`` as an attribute is the function ``lower``.
+    hc = import_module("tilelang.backend.host_codegen")
+    lower = import_module("tilelang.engine.lower")
 
     stock_resolve = lower.resolve_host_codegen
     stock_apply = lower.apply_host_codegen_hooks
@@ -263,6 +279,8 @@ def _install_registry_mode(state: _State) -> None:
         sync_codegens(kind)
     for kind in sorted(set(hc._LAZY_HOST_CODEGEN_HOOKS) | set(hc._HOST_CODEGEN_HOOKS)):
         sync_hooks(kind)
+    if not patch:
+        return
     resolve_host_codegen.__wrapped__ = stock_resolve  # type: ignore[attr-defined]
     apply_host_codegen_hooks.__wrapped__ = stock_apply  # type: ignore[attr-defined]
     _patch(state, lower, "resolve_host_codegen", resolve_host_codegen)
@@ -270,7 +288,7 @@ def _install_registry_mode(state: _State) -> None:
 
 
 # ---------------------------------------------------------------- 0.1.14-0.1.15
-def _install_backend_mode(state: _State) -> None:
+def _install_backend_mode(state: _State, *, patch: bool) -> None:
     from tilelang.backend import module as backend_module
 
     cls = backend_module.BackendModule
@@ -311,6 +329,8 @@ def _install_backend_mode(state: _State) -> None:
 
     for backend in backend_module.list_backends().values():
         sync(backend)
+    if not patch:
+        return
     get_host_codegen.__wrapped__ = stock_get  # type: ignore[attr-defined]
     preprocess_host_codegen.__wrapped__ = stock_pre  # type: ignore[attr-defined]
     _patch(state, cls, "get_host_codegen", get_host_codegen)

@@ -1,0 +1,208 @@
+"""tilelang_hostcg with a real TileLang (0.1.15 and 0.1.12), in virtual environments of
+their own: installing changes nothing else, ``install()`` keeps host code stock until a
+plugin opts in, a pip-installed plugin decides the host code of real kernels, the kernel
+cache follows the plugin set, ``uninstall()`` restores TileLang, and the CLI works."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from .tilelang_env import KERNELS, ROOT, TileLangEnv
+
+pytestmark = [pytest.mark.slow, pytest.mark.tilelang]
+
+VERSIONS = ("0.1.15", "0.1.12")
+OUR_DEPENDENCIES = {"importlib-metadata", "packaging"}
+STAMPS = ("tilelang_hostcg_stamp_codegen", "tilelang_hostcg_stamp_hook")
+
+
+@pytest.fixture(scope="module", params=VERSIONS)
+def tl(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """A TileLang environment with the project installed by a plain ``pip install``."""
+    version = request.param
+    root = os.environ.get("TILELANG_HOSTCG_TEST_ENVS")
+    base = Path(root) if root else tmp_path_factory.mktemp("tilelang-envs")
+    env = TileLangEnv(base / f"tilelang-{version}", version)
+    before = env.freeze()
+    env.pip("install", "-q", str(ROOT))
+    return {"env": env, "version": version, "before": before, "after": env.freeze()}
+
+
+def changes(before: dict[str, str], after: dict[str, str]) -> dict[str, tuple]:
+    return {name: (before.get(name), after.get(name)) for name in sorted({*before, *after})
+            if before.get(name) != after.get(name)}
+
+
+def test_plain_install_changes_no_other_package(tl):
+    changed = changes(tl["before"], tl["after"])
+    assert changed.pop("tilelang-hostcg")[0] is None
+    # Nothing installed is upgraded, downgraded or removed; what is added are our own
+    # small dependencies (importlib-metadata, packaging and theirs), never a TVM.
+    assert all(old is None for old, _ in changed.values()), changed
+    assert {"importlib-metadata", "packaging"} & set(changed) <= OUR_DEPENDENCIES
+    assert not [name for name in changed if "tvm" in name or name in ("tilelang", "torch")]
+    assert "apache-tvm" not in tl["after"]
+    assert tl["after"]["tilelang"] == tl["version"]
+    out = tl["env"].run_json("""
+        import json, tilelang, tvm, tilelang_hostcg
+        print(json.dumps({"tilelang": tilelang.__version__, "tvm": tvm.__file__}))
+    """)
+    assert out["tilelang"] == tl["version"]
+    assert "3rdparty" in out["tvm"]
+
+
+def test_cli_names_tilelangs_tvm(tl):
+    env = tl["env"]
+    for argv in (("list",), ("check",), ("explain", "c")):
+        proc = env.cli(*argv)
+        assert proc.returncode == 0, (argv, proc.stdout, proc.stderr)
+        assert f"bundled with tilelang {tl['version']}" in proc.stdout, (argv, proc.stdout)
+    explain = env.cli("explain", "llvm")
+    assert explain.returncode == 1  # TileLang's TVM has no LLVM: nothing resolves, and it says so
+    assert "target.build.llvm" in explain.stdout + explain.stderr
+
+
+def test_install_without_plugins_keeps_tilelang_stock(tl):
+    out = tl["env"].run_json(KERNELS + """
+import json
+import tilelang_hostcg, tilelang_hostcg.tilelang as integration
+from tilelang.cache.kernel_cache import KernelCache
+
+stock = [host_source(elementwise()), host_source(gemm())]
+try:
+    import tilelang.backend.module as m
+    owners = [(m.BackendModule, "get_host_codegen"), (m.BackendModule, "preprocess_host_codegen")]
+except ImportError:
+    import importlib
+    m = importlib.import_module("tilelang.engine.lower")
+    owners = [(m, "resolve_host_codegen"), (m, "apply_host_codegen_hooks")]
+owners.append((KernelCache, "_generate_key"))
+def current():
+    return [o.__dict__[n] if isinstance(o, type) else getattr(o, n) for o, n in owners]
+originals = current()
+integration.install()
+integration.install()
+patched = current()
+registry = tilelang_hostcg.default_registry()
+defaults = sorted([r.kind, r.name, r.origin.distribution, r.origin.version, r.default]
+                  for r in registry.registrations())
+with_integration = [host_source(elementwise()), host_source(gemm())]
+integration.uninstall()
+restored = current()
+after = [host_source(elementwise()), host_source(gemm())]
+integration.install()
+again = [host_source(elementwise()), host_source(gemm())]
+integration.uninstall()
+print(json.dumps({
+    "same_with": with_integration == stock, "same_after": after == stock,
+    "same_again": again == stock, "gemm_len": len(stock[1]),
+    "patched": [a is not b for a, b in zip(originals, patched)],
+    "restored": [a is b for a, b in zip(originals, restored)],
+    "defaults": defaults, "left": [r.name for r in registry.registrations()
+                                   if r.origin.distribution == "tilelang"],
+}))
+""")
+    assert out["same_with"] and out["same_after"] and out["same_again"]
+    assert out["gemm_len"] > 1000
+    assert out["patched"] == [True, True, True]
+    assert out["restored"] == [True, True, True]
+    v = tl["version"]
+    assert ["c", "tilelang-c", "tilelang", v, True] in out["defaults"]
+    assert out["left"] == []
+
+
+@pytest.fixture
+def with_stamp(tl, tmp_path):
+    """The example plugin, installed by a plain ``pip install``; removed afterwards."""
+    env = tl["env"]
+    source = tmp_path / "tilelang-hostcg-stamp"
+    shutil.copytree(ROOT / "plugins" / "tilelang-hostcg-stamp", source,
+                    ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+    before = env.freeze()
+    env.pip("install", "-q", str(source))
+    try:
+        yield changes(before, env.freeze())
+    finally:
+        env.pip("uninstall", "-q", "-y", "tilelang-hostcg-stamp")
+
+
+def test_plugin_decides_tilelangs_host_code(tl, with_stamp):
+    assert with_stamp == {"tilelang-hostcg-stamp": (None, "0.1.0")}
+    out = tl["env"].run_json(KERNELS + """
+import json
+import tilelang_hostcg, tilelang_hostcg.tilelang as integration
+stock = [host_source(elementwise()), host_source(gemm())]
+integration.install()
+ours = [host_source(elementwise()), host_source(gemm())]
+registry = tilelang_hostcg.default_registry()
+chosen = registry.resolve_host_codegen(Target("c")).name
+integration.uninstall()
+after = [host_source(elementwise()), host_source(gemm())]
+print(json.dumps({"stock": [[s in src for s in STAMPS] for src in stock],
+                  "ours": [[s in src for s in STAMPS] for src in ours],
+                  "after_is_stock": after == stock, "chosen": chosen}))
+""".replace("STAMPS", repr(STAMPS)))
+    assert out["stock"] == [[False, False], [False, False]]
+    assert out["ours"] == [[True, True], [True, True]]  # codegen and hook, both kernels
+    assert out["after_is_stock"]
+    assert out["chosen"] == "stamp_c"
+    explain = tl["env"].cli("explain", "cuda", "--host", "c")
+    assert explain.returncode == 0 and "stamp_c" in explain.stdout and "stamp_cuda" in explain.stdout
+
+
+COMPILE = KERNELS + """
+import json, os
+import tilelang_hostcg.tilelang as integration
+integration.install()
+kernel = tilelang.compile(elementwise(), target=SM80, execution_backend="tvm_ffi")
+root = os.environ["TILELANG_CACHE_DIR"]
+entries = sum(len(files) for _, _, files in os.walk(root))
+print(json.dumps({"stamped": [s in kernel.get_host_source() for s in STAMPS], "entries": entries}))
+""".replace("STAMPS", repr(STAMPS))
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="tilelang.compile for CUDA needs nvcc")
+def test_kernel_cache_follows_the_plugin_set(tl, tmp_path):
+    env = tl["env"]
+    cache = {"TILELANG_CACHE_DIR": str(tmp_path / "kernel-cache")}
+    source = tmp_path / "tilelang-hostcg-stamp"
+    shutil.copytree(ROOT / "plugins" / "tilelang-hostcg-stamp", source)
+    env.pip("install", "-q", str(source))
+    try:
+        first = env.run_json(COMPILE, env=cache)
+        hit = env.run_json(COMPILE, env=cache)  # fresh process, same plugin set
+    finally:
+        env.pip("uninstall", "-q", "-y", "tilelang-hostcg-stamp")
+    removed = env.run_json(COMPILE, env=cache)  # fresh process, cache warm, plugin gone
+    assert first["stamped"] == [True, True]
+    assert hit == first  # served from the cache: no new entry
+    assert removed["stamped"] == [False, False]  # never the stale stamped kernel
+    assert removed["entries"] > first["entries"]
+
+
+def test_build_works_with_tilelangs_tvm(tl):
+    out = tl["env"].run_json("""
+        import json
+        import tilelang_hostcg
+        from tilelang_hostcg._tvm import import_tvm, tvm_info
+
+        tvm = import_tvm()  # TileLang's: importable only after tilelang
+        from tvm.script import tirx as T
+
+        @T.prim_func
+        def add_one(a: T.handle, b: T.handle):
+            A = T.match_buffer(a, (16,), "float32")
+            B = T.match_buffer(b, (16,), "float32")
+            for i in range(16):
+                B[i] = A[i] + T.float32(1)
+
+        module = tilelang_hostcg.build(add_one, "c")
+        info = tvm_info()
+        print(json.dumps({"kind": module.kind, "source": "add_one" in module.inspect_source(),
+                          "provider": info.provider, "llvm": info.llvm}))
+    """)
+    assert out == {"kind": "c", "source": True, "provider": "tilelang", "llvm": False}

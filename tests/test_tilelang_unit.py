@@ -1,0 +1,229 @@
+"""The parts of the TileLang integration that need no TileLang: the version gate,
+registry defaults and origins, global functions looked up at every call, the TVM
+finder, requirement checks across TVM providers, and the build driver's fixes."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+import tvm
+from tvm.script import tirx as T
+from tvm.target import Target
+
+import tilelang_hostcg
+from tilelang_hostcg import (
+    HostCodegen,
+    HostCodegenError,
+    HostCodegenHook,
+    MissingGlobalFuncError,
+    NoHostCodegenError,
+    Origin,
+    Registry,
+    global_func_host_codegen,
+)
+from tilelang_hostcg._requirements import check_requirements
+from tilelang_hostcg._tvm import tvm_info
+
+from .kernels import gpu_vector_add
+
+TILELANG = Origin("tilelang", "0.1.15")
+CORE = Origin("tilelang-hostcg", "0.1.0")
+
+
+def llvm_codegen(name: str, **kwargs) -> HostCodegen:
+    return HostCodegen(name, global_func_host_codegen("target.build.llvm"), **kwargs)
+
+
+# ------------------------------------------------------------------ version gate
+@pytest.mark.parametrize(("version", "mode"), [
+    ("0.1.12", "registry"), ("0.1.13", "registry"), ("0.1.14", "backend"),
+    ("0.1.15", "backend"), ("0.1.15.post1", "backend"), ("0.1.15+cu128", "backend"),
+])
+def test_supported_versions_pick_their_mode(version, mode):
+    from tilelang_hostcg.tilelang import _mode
+
+    assert _mode(version) == mode
+
+
+@pytest.mark.parametrize("version", ["0.1.11", "0.1.6", "0.1.16", "0.2.0", "not-a-version"])
+def test_other_versions_get_an_error_naming_the_range(version):
+    from tilelang_hostcg.tilelang import UnsupportedTileLangError, _mode
+
+    with pytest.raises(UnsupportedTileLangError, match=r"0\.1\.12 to 0\.1\.15") as info:
+        _mode(version)
+    assert version in str(info.value) and isinstance(info.value, HostCodegenError)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("tilelang") is not None,
+                    reason="this environment has TileLang (tests/test_tilelang.py covers it)")
+def test_install_without_tilelang_says_so_and_changes_nothing():
+    import tilelang_hostcg.tilelang as integration
+
+    with pytest.raises(integration.UnsupportedTileLangError, match="not installed"):
+        integration.install()
+    assert not integration.is_installed()
+    integration.uninstall()  # a no-op when not installed
+
+
+def test_importing_the_integration_patches_nothing_and_imports_no_tvm():
+    import subprocess
+    import sys
+
+    code = ("import sys, tilelang_hostcg.tilelang as t; "
+            "print(t.is_installed(), 'tvm' in sys.modules, 'tilelang' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False", "False"]
+
+
+# ------------------------------------------------------------------ registry defaults
+def test_a_default_serves_only_when_nothing_else_matches():
+    registry = Registry()
+    registry.register_host_codegen("llvm", llvm_codegen("tilelang-llvm"), origin=TILELANG,
+                                   default=True)
+    assert registry.resolve_host_codegen(Target("llvm")).name == "tilelang-llvm"
+    # A narrower predicate wins where it matches, whatever its priority.
+    registry.register_host_codegen("llvm", llvm_codegen(
+        "narrow", priority=-5, supports_target=lambda t: "acme" in str(t.attrs.get("mtriple", ""))))
+    assert registry.resolve_host_codegen(Target("llvm")).name == "tilelang-llvm"
+    acme = Target({"kind": "llvm", "mtriple": "x86_64-acme-linux-gnu"})
+    assert registry.resolve_host_codegen(acme).name == "narrow"
+    # A registration made in code wins over the default.
+    registry.register_host_codegen("llvm", llvm_codegen("mine"))
+    assert registry.resolve_host_codegen(Target("llvm")).name == "mine"
+    assert registry.allowed_host_codegens_for_target(Target("llvm")) == ["mine", "tilelang-llvm"]
+    origins = {r.name: (r.origin, r.default) for r in registry.registrations()}
+    assert origins["tilelang-llvm"] == (TILELANG, True)
+    assert origins["mine"][1] is False
+
+
+def test_a_client_default_supersedes_the_cores_own_codegen():
+    registry = Registry()
+    registry.register_host_codegen("llvm", llvm_codegen("llvm"), origin=CORE)
+    assert registry.resolve_host_codegen(Target("llvm")).name == "llvm"
+    registry.register_host_codegen("llvm", llvm_codegen("tilelang-llvm"), origin=TILELANG,
+                                   default=True)
+    assert registry.resolve_host_codegen(Target("llvm")).name == "tilelang-llvm"
+    assert registry.allowed_host_codegens_for_target(Target("llvm")) == ["tilelang-llvm", "llvm"]
+
+
+def test_defaults_and_origins_survive_refresh_and_unregister_undoes_them():
+    registry = Registry(discover=True)
+    codegen = registry.register_host_codegen("c", llvm_codegen("tilelang-c"), origin=TILELANG,
+                                             default=True)
+    hook = registry.register_host_codegen_hook(
+        "cuda", HostCodegenHook("tilelang-cuda", lambda m, h, t: m), origin=TILELANG)
+    registry.refresh()
+    assert [r.obj for r in registry.registrations(kind="c") if r.origin == TILELANG] == [codegen]
+    groups = registry.registrations("tilelang.host_codegen_hooks", "cuda")
+    assert [r.obj for r in groups] == [hook]
+    assert registry.unregister_host_codegen("c", "tilelang-c").obj is codegen
+    assert registry.unregister_host_codegen("c", "tilelang-c") is None
+    assert registry.unregister_host_codegen_hook("cuda", "tilelang-cuda").obj is hook
+    assert registry.registrations("tilelang.host_codegen_hooks", "cuda") == []
+
+
+def test_an_origin_given_in_code_cannot_claim_an_entry_point_group():
+    with pytest.raises(ValueError, match="group must be None"):
+        Registry().register_host_codegen(
+            "llvm", llvm_codegen("x"), origin=Origin("d", "1", "tilelang.host_codegen", "llvm = m"))
+
+
+# ------------------------------------------------------------------ global functions
+def test_global_function_is_looked_up_at_every_call():
+    name = "tilelang_hostcg.test.build_at_every_call"
+    tvm.register_global_func(name, lambda mod, target: "first", override=True)
+    build = global_func_host_codegen(name)
+    assert build(None, None) == "first"
+    tvm.register_global_func(name, lambda mod, target: "second", override=True)
+    assert build(None, None) == "second"
+
+
+def test_missing_global_function_names_it_and_the_tvm_in_use():
+    build = global_func_host_codegen("target.build.no_such_codegen")
+    assert not build.exists()
+    with pytest.raises(MissingGlobalFuncError, match=r"'target\.build\.no_such_codegen'") as info:
+        build(None, Target("llvm"))
+    assert f"apache-tvm {tvm_info().provider_version}" in str(info.value)
+
+
+def test_a_codegen_whose_build_function_is_missing_does_not_match():
+    registry = Registry()
+    registry.register_host_codegen("llvm", HostCodegen(
+        "ghost", global_func_host_codegen("target.build.no_such_codegen"), priority=10))
+    with pytest.raises(NoHostCodegenError, match=r"'target\.build\.no_such_codegen'"):
+        registry.resolve_host_codegen(Target("llvm"))
+    registry.register_host_codegen("llvm", llvm_codegen("real"))
+    assert registry.resolve_host_codegen(Target("llvm")).name == "real"
+    assert registry.allowed_host_codegens_for_target(Target("llvm")) == ["real"]
+
+
+# ------------------------------------------------------------------ which TVM
+def test_tvm_info_reports_apache_tvm_and_its_capabilities():
+    info = tvm_info()
+    assert info.provider == "apache-tvm" and info.provider_version.startswith("0.27")
+    assert info.llvm is tvm.runtime.enabled("llvm")
+    assert info.cuda_host and info.tir_module == "tvm.tirx"
+    assert info.describe() == f"apache-tvm {info.provider_version}"
+
+
+# ------------------------------------------------------------------ requirements
+@pytest.mark.parametrize(("requires", "installed", "problem"), [
+    # The provider in use is named: its version counts.
+    (["apache-tvm>=0.27,<0.28"], {"apache-tvm": "0.27.0"}, None),
+    (["apache-tvm>=0.28"], {"apache-tvm": "0.27.0"}, "'apache-tvm>=0.28' but apache-tvm 0.27.0"),
+    (["tilelang>=0.1.12"], {"tilelang": "0.1.15"}, None),
+    (["tilelang>=0.1.16"], {"tilelang": "0.1.15"}, "'tilelang>=0.1.16' but tilelang 0.1.15"),
+    # The other provider stands in for one that is not installed.
+    (["apache-tvm>=0.27,<0.28"], {"tilelang": "0.1.15"}, None),
+    (["tilelang>=0.1.12"], {"apache-tvm": "0.27.0"}, None),
+    # Alternatives: one met is enough.
+    (["apache-tvm>=0.28", "tilelang>=0.1.12"], {"apache-tvm": "0.27.0", "tilelang": "0.1.15"},
+     None),
+    # No TVM at all.
+    (["apache-tvm>=0.27"], {}, "no TVM is installed"),
+    # Extras never count: that is how a plugin offers a TVM without pinning one.
+    (['apache-tvm>=9; extra == "tvm"'], {"tilelang": "0.1.15"}, None),
+])
+def test_tvm_requirements_know_both_providers(requires, installed, problem):
+    reason = check_requirements("plugin", requires, {"tilelang-hostcg": "0.1.0", **installed})
+    if problem is None:
+        assert reason is None
+    else:
+        assert reason is not None and problem in reason
+
+
+# ------------------------------------------------------------------ build driver
+def test_build_rejects_a_device_target_as_host_with_our_error():
+    from tilelang_hostcg._build import DeviceAsHostError
+
+    with pytest.raises(DeviceAsHostError, match="'cuda' of 'cuda' is a device kind") as info:
+        tilelang_hostcg.build(gpu_vector_add, Target("cuda", host="cuda"))
+    assert isinstance(info.value, HostCodegenError) and info.value.kind == "cuda"
+
+
+def _two_device_module(first: str, second: str) -> tvm.IRModule:
+    @T.prim_func
+    def kernel(a: T.handle):
+        A = T.match_buffer(a, (64,), "float32")
+        for i in T.thread_binding(64, thread="threadIdx.x"):
+            A[i] = A[i] + T.float32(1)
+
+    funcs = {}
+    for name, arch in ((first, "sm_80"), (second, "sm_90")):
+        funcs[name] = kernel.with_attr("global_symbol", name).with_attr(
+            "target", Target({"kind": "cuda", "arch": arch}, host="llvm"))
+    return tvm.IRModule(funcs)
+
+
+def test_build_runs_the_hooks_of_every_device_target_in_a_fixed_order():
+    seen: list[list[str]] = []
+    for first, second in (("a", "b"), ("b", "a")):
+        calls: list[str] = []
+        registry = Registry()
+        registry.register_host_codegen("llvm", llvm_codegen("llvm"))
+        registry.register_host_codegen_hook("cuda", HostCodegenHook(
+            "record", lambda m, h, t, calls=calls: calls.append(str(t.attrs["arch"])) or m))
+        registry.build(_two_device_module(first, second), None)
+        seen.append(calls)
+    assert seen[0] == seen[1] and sorted(seen[0]) == ["sm_80", "sm_90"]
