@@ -583,7 +583,8 @@ def check_document(*, require: Sequence[str] = (), require_hooks: Sequence[str] 
                 "duplicate-distribution",
                 f"distribution {name!r} is installed {len(locations)} times on sys.path "
                 f"({', '.join(locations)}); the first is used and the others are stale metadata. "
-                f"Remove the stale copies (pip uninstall {name}, repeated, then reinstall)",
+                f"Remove the stale metadata folder(s) {', '.join(locations[1:])} (or take "
+                f"their parent folder off sys.path/PYTHONPATH)",
                 severity="warning", distribution=name))
 
         lock_path = str(lock) if lock is not None else None
