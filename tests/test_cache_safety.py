@@ -184,21 +184,22 @@ with open(path, "wb") as fh:
 
 def test_a_folder_others_can_write_is_not_used(site: Site) -> None:
     site.warm()
-    folder = site.cache_path().parent
+    path = site.cache_path()
+    folder = path.parent
     folder.chmod(0o777)
     # A well-formed record that lies (no plugin at all): never read from there.
     proc = site.run(code=_LIE)
     assert proc.returncode == 0, proc.stderr
-    before = site.cache_path().read_bytes()
+    before = path.read_bytes()
     result = site.probe()
     assert result["sources"] == [["safekind", "safe_plugin:CG", "lazy", "1.0"]]
     assert not result["hit"] and result["info"]["status"] == "untrusted"
     assert "mode 777" in result["info"]["untrusted"]
     warned = [w for w in result["warnings"] if "cache folder" in w]
     assert len(warned) == 1 and "chmod 700" in warned[0] and str(folder) in warned[0], warned
-    assert site.cache_path().read_bytes() == before, "wrote into a folder others can write"
+    assert path.read_bytes() == before, "wrote into a folder others can write"
     folder.chmod(0o700)  # private again (and the lie removed): used again
-    site.cache_path().unlink()
+    path.unlink()
     site.probe()
     result = site.probe()
     assert result["hit"] and result["info"]["status"] == "fresh"
