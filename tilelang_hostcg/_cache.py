@@ -105,7 +105,9 @@ FILE_LIMIT = 64 * 1024 * 1024
 _PRIME = (1 << 61) - 1  # checksum modulus (a Mersenne prime): no hashing module to import
 _HEADER = len(MAGIC) + 2 + 8 + 8
 _METADATA_SUFFIXES = (".dist-info", ".egg-info")
-_DIST_FILES = ("entry_points.txt", "METADATA", "PKG-INFO", "requires.txt")
+# entry_points.txt is not stat'ed: its entry points of our groups are read again and
+# compared on every use of a record (_revalidate), which a stat could only approximate.
+_DIST_FILES = ("METADATA", "PKG-INFO", "requires.txt")
 _SCHEMA = (AdvertisedEntryPoint.__slots__, DiscoveryIndex.__slots__)
 # Finders whose distributions come from sys.path entries; any other finder providing
 # find_distributions() could report distributions the key cannot see, so it turns
@@ -314,17 +316,18 @@ def _encode_index(index: DiscoveryIndex) -> tuple[Any, ...]:
 
 
 def _decode_index(payload: tuple[Any, ...]) -> DiscoveryIndex:
+    """The index of a record; ``TypeError`` when a field has the wrong type."""
     eps, duplicates, installed, problems, watched = payload
     entries = []
     for fields in eps:
-        ep = AdvertisedEntryPoint(*fields)
-        if not all(isinstance(getattr(ep, f), str) for f in
-                   ("group", "name", "value", "distribution", "version", "location")) or not (
-                ep.incompatible is None or isinstance(ep.incompatible, str)) or not all(
-                isinstance(r, str) for r in ep.requires):
+        group, name, value, dist, version, requires, incompatible, location = fields
+        if type(requires) is not tuple or {type(group), type(name), type(value), type(dist),
+                                           type(version), type(location),
+                                           *map(type, requires)} != {str} or (
+                incompatible is not None and type(incompatible) is not str):
             raise TypeError("malformed entry point record")
-        entries.append(ep)
-    if not all(isinstance(m, str) for m in (*problems, *watched)):
+        entries.append(AdvertisedEntryPoint(*fields))
+    if {str, *map(type, problems), *map(type, watched)} != {str}:
         raise TypeError("malformed record")
     return DiscoveryIndex(tuple(entries), tuple(duplicates), tuple(installed), tuple(problems),
                           tuple(watched))

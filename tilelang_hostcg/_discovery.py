@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ._errors import PluginWarning
+from ._fileio import UnsafeFileError, read_regular_file
 from ._targets import kind_spellings
 from ._types import CODEGEN_GROUP, HOOK_GROUP
 
@@ -55,14 +56,10 @@ ENV_PREFER = "TILELANG_HOSTCG_PREFER"
 
 def normalize_name(name: str) -> str:
     """PEP 503 normalization: lowercase, runs of ``-``, ``_``, ``.`` become one ``-``."""
-    out: list[str] = []
-    for ch in name.strip().lower():
-        if ch in "-_.":
-            if out and out[-1] == "-":
-                continue
-            ch = "-"
-        out.append(ch)
-    return "".join(out)
+    text = name.strip().lower().replace("_", "-").replace(".", "-")
+    while "--" in text:
+        text = text.replace("--", "-")
+    return text
 
 
 @dataclass(frozen=True, slots=True)
@@ -389,8 +386,6 @@ def _read_metadata_file(folder: str, name: str) -> str | None:
 
 
 def _read_metadata_bytes(folder: str, name: str) -> bytes | None:
-    from ._fileio import UnsafeFileError, read_regular_file
-
     path = os.path.join(folder, name)
     try:
         try:
