@@ -15,6 +15,7 @@ import stat
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -303,27 +304,42 @@ def test_an_in_place_rewrite_of_the_tvm_metadata_is_seen(site: Site) -> None:
 
 def test_a_change_during_a_scan_is_never_recorded(tmp_path: Path) -> None:
     """A ``cp -p`` that lands while the scan runs sets an old modification time but a
-    new change time: the record is not written."""
+    new change time: a record of that scan is never written, or never matches."""
     site = tmp_path / "site"
     info = site / "during-1.0.dist-info"
     info.mkdir(parents=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: during\nVersion: 1.0\n")
+    meta = info / "METADATA"
+    meta.write_text("Metadata-Version: 2.1\nName: during\nVersion: 1.0\n")
     eps = info / "entry_points.txt"
     eps.write_text(f"[{CODEGEN_GROUP}]\nduring = during_a\n")
     old = time.time_ns() - 3600 * 10**9
-    for path in (eps, info / "METADATA", info, site):
+    for path in (eps, meta, info, site):
         os.utime(path, ns=(old, old))
     time.sleep(_cache.RACY_WINDOW_NS / 1e9 + 0.1)  # change times too are now old
-    started = time.time_ns()
-    snapshot = _cache._Snapshot([str(site)])
-    index = scan_environment("0.1.0", snapshot.path)
-    eps.write_text(f"[{CODEGEN_GROUP}]\nduring = during_b\n")  # the scan read the old text
-    os.utime(eps, ns=(old, old))
-    assert snapshot.record(index, started) is None
-    # Without the change, the same scan is recorded.
-    index = scan_environment("0.1.0", snapshot.path)
+
+    def scan_then(change: Callable[[], None]) -> bool:
+        started = time.time_ns()
+        snapshot = _cache._Snapshot([str(site)])
+        index = scan_environment("0.1.0", snapshot.path)
+        change()
+        record = snapshot.record(index, started)
+        fresh = scan_environment("0.1.0", snapshot.path)
+        later = None if record is None else _cache._Snapshot([str(site)]).match(record)
+        assert later is None or later == fresh, "a record answering as the old scan"
+        return record is not None
+
+    def new_version() -> None:  # same size, time put back
+        meta.write_text("Metadata-Version: 2.1\nName: during\nVersion: 2.0\n")
+        os.utime(meta, ns=(old, old))
+
+    def new_entry_points() -> None:
+        eps.write_text(f"[{CODEGEN_GROUP}]\nduring = during_b\n")
+        os.utime(eps, ns=(old, old))
+
+    assert not scan_then(new_version)
+    scan_then(new_entry_points)
     time.sleep(_cache.RACY_WINDOW_NS / 1e9 + 0.1)
-    assert _cache._Snapshot([str(site)]).record(index, time.time_ns()) is not None
+    assert scan_then(lambda: None)  # with nothing changed, the scan is recorded
 
 
 # ------------------------------------------------------------------ failed writes
