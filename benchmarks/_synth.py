@@ -17,7 +17,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["BENCH_KIND", "GROUP", "PROBE", "make_site", "run_probe"]
+__all__ = ["BENCH_KIND", "GROUP", "PROBE", "make_many_kinds_site", "make_site", "run_probe",
+           "settle"]
 
 GROUP = "tilelang.host_codegen"
 HOOK_GROUP = "tilelang.host_codegen_hooks"
@@ -77,6 +78,46 @@ def make_site(root: Path, count: int) -> Path:
         for path in (site / f"{module}.py", *info.iterdir(), info):
             os.utime(path, (past, past))
     os.utime(site, (past, past))
+    settle(site)
+    return site
+
+
+def settle(*paths: Path) -> None:
+    """Sleep until the change times of ``paths`` and their children are older than the
+    cache's racy window: a change time cannot be set back, and the cache does not
+    write a record whose signatures are younger than that window."""
+    from tilelang_hostcg._cache import RACY_WINDOW_NS
+
+    newest = 0.0
+    for path in paths:
+        newest = max(newest, path.stat().st_ctime)
+        for child in path.iterdir():
+            newest = max(newest, child.stat().st_ctime)
+    wait = newest + RACY_WINDOW_NS / 1e9 + 0.1 - time.time()
+    if wait > 0:
+        time.sleep(wait)
+
+
+_MANY_KINDS_MODULE = '''\
+from tilelang_hostcg import HostCodegen
+
+
+def _build(*args):
+    raise NotImplementedError("benchmark plugin")
+
+
+CODEGEN = HostCodegen("bench-many", _build)
+'''
+
+
+def make_many_kinds_site(root: Path, kinds: int) -> Path:
+    """One distribution advertising ``kinds`` host kinds, each ``module:attr`` of one
+    module, written into ``root/many-KINDS``."""
+    site = root / f"many-{kinds}"
+    site.mkdir(parents=True)
+    (site / "bench_many.py").write_text(_MANY_KINDS_MODULE)
+    lines = [f"[{GROUP}]", *(f"many_{i:05d} = bench_many:CODEGEN" for i in range(kinds))]
+    _dist_info(site, "bench-many", "1.0", ("tilelang-hostcg>=0.1",), "\n".join(lines) + "\n")
     return site
 
 

@@ -17,6 +17,9 @@ Sections:
 2. ``import tilelang_hostcg`` against ``python -c pass``.
 3. Hot ``resolve_host_codegen`` against a dict lookup and a TileLang-style registry.
 4. ``build()`` against ``tvm.tirx.build`` on the same kernel (interleaved runs).
+5. One distribution advertising 10,000 host kinds: ``tilelang-hostcg list --load``
+   against a naive ``ep.load()`` loop over the same entry points (fresh processes,
+   discovery cache warm), which shows whether listing and loading stay linear.
 
 Figures are medians over repetitions; every target of the performance issue is
 printed with PASS or MISS.
@@ -39,7 +42,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # for tests.kernels
-from _synth import make_site, run_probe  # noqa: E402
+from _synth import make_many_kinds_site, make_site, run_probe, settle  # noqa: E402
 
 TARGETS: list[tuple[str, bool, str]] = []
 
@@ -96,6 +99,7 @@ def bench_discovery(root: Path, sizes: list[int], reps: int, stevedore: bool) ->
     cwd.mkdir()
     past = time.time() - 3600
     os.utime(cwd, (past, past))
+    settle(cwd)
     xdg = root / "xdg"
     base_env = _clean_env(root)
     base_env["XDG_CACHE_HOME"] = str(xdg)
@@ -171,6 +175,42 @@ def bench_discovery(root: Path, sizes: list[int], reps: int, stevedore: bool) ->
     if not stevedore:
         print("   (stevedore not installed: its columns are skipped; "
               "pip install -e '.[bench]' adds them)")
+
+
+# ----------------------------------------------------------------------- 5. many kinds
+_NAIVE_LOAD_ALL = """
+import importlib.metadata, sys
+eps = importlib.metadata.entry_points(group="tilelang.host_codegen")
+loaded = [ep.load() for ep in eps if ep.name.startswith("many_")]
+assert len(loaded) == int(sys.argv[1]), len(loaded)
+"""
+
+
+def bench_many_kinds(root: Path, kinds: int, reps: int) -> None:
+    site = make_many_kinds_site(root, kinds)
+    settle(site)
+    env = dict(_clean_env(root), PYTHONPATH=str(site), XDG_CACHE_HOME=str(root / "xdg-many"))
+    cwd = root / "cwd"
+
+    def wall(argv: list[str]) -> float:
+        start = time.perf_counter()
+        subprocess.run(argv, check=True, env=env, cwd=cwd, stdout=subprocess.DEVNULL)
+        return (time.perf_counter() - start) * 1e3
+
+    ours_argv = [sys.executable, "-m", "tilelang_hostcg", "list", "--load"]
+    naive_argv = [sys.executable, "-c", _NAIVE_LOAD_ALL, str(kinds)]
+    wall(ours_argv)  # writes the discovery cache
+    ours, naive = [], []
+    for _ in range(reps):
+        ours.append(wall(ours_argv))
+        naive.append(wall(naive_argv))
+    o, n = _median(ours), _median(naive)
+    _table(f"5. One distribution with {kinds} kinds (fresh process wall time), ms",
+           ["command", "median", "ratio"],
+           [["tilelang-hostcg list --load", _fmt_ms(o), _ratio(o, n)],
+            ["naive ep.load() loop", _fmt_ms(n), ""]])
+    _target(f"list --load of {kinds} kinds vs naive ep.load() loop", o <= 1.5 * n,
+            f"{o / n:.2f}x (target <= 1.5x)")
 
 
 # ----------------------------------------------------------------------- 2. import
@@ -284,6 +324,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="fewer repetitions and no 3000-distribution environment")
     parser.add_argument("--sizes", type=int, nargs="+", default=None,
                         help="numbers of installed distributions (default 100 1000 3000)")
+    parser.add_argument("--kinds", type=int, default=10_000,
+                        help="kinds advertised by the one distribution of section 5 "
+                             "(default 10000; 0 skips the section)")
     args = parser.parse_args(argv)
     sizes = args.sizes or ([100, 1000] if args.quick else [100, 1000, 3000])
     reps = 3 if args.quick else 11
@@ -300,6 +343,8 @@ def main(argv: list[str] | None = None) -> int:
         bench_import(root, reps * 3)
         bench_resolve(5)
         bench_build(reps * 2 + 1)
+        if args.kinds:
+            bench_many_kinds(root, args.kinds, 1 if args.quick else 3)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     print("\nTargets")

@@ -80,14 +80,19 @@ class CacheEnv:
         return result
 
     def settle(self) -> None:
-        """Sleep until every file the cache keys on is older than the racy window."""
+        """Sleep until every file the cache keys on is older than the racy window
+        (modification and change times)."""
+        def age(path: Path) -> float:
+            info = path.stat()
+            return max(info.st_mtime, info.st_ctime)
+
         newest = 0.0
         for folder in (self.env.site_packages, self.cwd):
-            newest = max(newest, folder.stat().st_mtime)
+            newest = max(newest, age(folder))
             for child in folder.iterdir():
-                newest = max(newest, child.stat().st_mtime)
+                newest = max(newest, age(child))
                 if child.is_dir() and child.name.endswith(".dist-info"):
-                    newest = max([newest, *(f.stat().st_mtime for f in child.iterdir())])
+                    newest = max([newest, *(age(f) for f in child.iterdir())])
         wait = newest + _cache.RACY_WINDOW_NS / 1e9 + 0.1 - time.time()
         if wait > 0:
             time.sleep(wait)
@@ -311,9 +316,9 @@ def test_one_file_per_environment_across_scripts_and_layouts(cenv: CacheEnv,
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: hostcg-cache-extra\n"
                                    "Version: 1.0\n")
     (info / "entry_points.txt").write_text(f"[{CODEGEN_GROUP}]\nextrakind = extra_mod\n")
-    past = time.time() - 60
-    for path in (info / "METADATA", info / "entry_points.txt", info, extra_site):
-        os.utime(path, (past, past))
+    # Change times cannot be set back (a copy made with cp -p is as new as any), so wait
+    # until the new files are older than the racy window.
+    time.sleep(_cache.RACY_WINDOW_NS / 1e9 + 0.1)
     layered = {"PYTHONPATH": str(extra_site)}
     cenv.probe(layered)
     result = cenv.probe(layered)

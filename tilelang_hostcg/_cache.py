@@ -45,8 +45,18 @@ import os
 import stat
 import sys
 import time
+import warnings
 
-from ._discovery import AdvertisedEntryPoint, DiscoveryIndex, scan_environment
+from ._discovery import (
+    AdvertisedEntryPoint,
+    DiscoveryIndex,
+    normalize_name,
+    parse_entry_points,
+    read_entry_points_text,
+    scan_environment,
+)
+from ._errors import PluginWarning
+from ._fileio import read_regular_file, write_atomic
 
 TYPE_CHECKING = False  # typing costs import time on the warm path; checkers read True
 if TYPE_CHECKING:
@@ -76,7 +86,7 @@ __all__ = [
 ENV_CACHE = "TILELANG_HOSTCG_CACHE"
 """Set to ``0`` (or ``false``, ``no``, ``off``) to neither read nor write the cache."""
 
-FORMAT = 1
+FORMAT = 2
 """Bump when the layout of the file or of its records changes."""
 
 MAGIC = b"TLHCGIDX"
@@ -89,10 +99,15 @@ MAX_RECORDS = 8
 STALE_FILE_AGE_S = 30 * 24 * 3600
 """Other interpreters' files untouched for this long are removed when a file is written."""
 
+FILE_LIMIT = 64 * 1024 * 1024
+"""A cache file larger than this is not read."""
+
 _PRIME = (1 << 61) - 1  # checksum modulus (a Mersenne prime): no hashing module to import
 _HEADER = len(MAGIC) + 2 + 8 + 8
 _METADATA_SUFFIXES = (".dist-info", ".egg-info")
-_DIST_FILES = ("entry_points.txt", "METADATA", "PKG-INFO", "requires.txt")
+# entry_points.txt is not stat'ed: its entry points of our groups are read again and
+# compared on every use of a record (_revalidate), which a stat could only approximate.
+_DIST_FILES = ("METADATA", "PKG-INFO", "requires.txt")
 _SCHEMA = (AdvertisedEntryPoint.__slots__, DiscoveryIndex.__slots__)
 # Finders whose distributions come from sys.path entries; any other finder providing
 # find_distributions() could report distributions the key cannot see, so it turns
@@ -149,7 +164,10 @@ def _sig(path: str) -> Sig | None:
 
 
 def _racy(sig: Sig | None, started_ns: int) -> bool:
-    return sig is not None and sig[0] > started_ns - RACY_WINDOW_NS
+    # The change time too: ``cp -p`` and ``rsync -a`` set a modification time in the
+    # past, but nobody can set the change time, so a change made during a scan is
+    # always younger than the scan.
+    return sig is not None and max(sig[0], sig[1]) > started_ns - RACY_WINDOW_NS
 
 
 def _ident(core_version: str) -> tuple[Any, ...]:
@@ -210,12 +228,16 @@ class _Snapshot:
         for path, sig in files:
             if _sig(path) != sig:
                 return None
-        return _decode_index(payload)
+        index = _decode_index(payload)
+        if not _revalidate(index, {item[1] for item in meta}):
+            return None
+        return index
 
     def record(self, index: DiscoveryIndex, started_ns: int) -> Record | None:
         """A record of this state and its scan, or ``None`` when a signature is too fresh
         to be trusted (or the scan found a distribution in a folder listed as empty)."""
         homes = {os.path.dirname(os.path.abspath(loc)) for loc in _locations(index)}
+        homes.update(os.path.abspath(loc) for loc in _locations(index))  # *.egg entries
         meta: list[tuple[str, str, Sig]] = []
         quiet: dict[str, Sig | None] = {}
         for entry, absolute, sig in self.entries:
@@ -257,18 +279,58 @@ def _locations(index: DiscoveryIndex) -> set[str]:
     found = {ep.location for ep in index.entry_points if ep.location}
     for _name, locations in index.duplicates:
         found.update(loc for loc in locations if loc)
+    found.update(loc for loc in index.watched if loc)
     return found
+
+
+def _revalidate(index: DiscoveryIndex, meta_entries: set[str]) -> bool:
+    """Whether every entry point of ``index`` is advertised, right now, by the metadata
+    folder it names: a folder directly inside a ``sys.path`` entry of the record, whose
+    name is the distribution's, and whose ``entry_points.txt`` lists exactly these
+    entry points of our groups, in this order. A record that says anything else (a
+    forged or stale file) is a miss, so the cache can never make a process import a
+    module that no installed distribution advertises."""
+    by_location: dict[str, list[tuple[str, str, str]]] = {}
+    names: dict[str, str] = {}
+    for ep in index.entry_points:
+        by_location.setdefault(ep.location, []).append((ep.group, ep.name, ep.value))
+        names.setdefault(ep.location, ep.distribution)
+    for location, eps in by_location.items():
+        absolute = os.path.abspath(location)
+        base = os.path.basename(absolute)
+        stem, ext = os.path.splitext(base)
+        if os.path.dirname(absolute) not in meta_entries and absolute not in meta_entries:
+            return False
+        if ext in (".dist-info", ".egg-info") and normalize_name(stem.partition("-")[0]) != \
+                normalize_name(names[location]):
+            return False
+        text = read_entry_points_text(location)
+        if text is None or parse_entry_points(text, location) != eps:
+            return False
+    return True
 
 
 def _encode_index(index: DiscoveryIndex) -> tuple[Any, ...]:
     eps = tuple(tuple(getattr(ep, name) for name in _SCHEMA[0]) for ep in index.entry_points)
-    return (eps, index.duplicates, index.installed)
+    return (eps, index.duplicates, index.installed, index.problems, index.watched)
 
 
 def _decode_index(payload: tuple[Any, ...]) -> DiscoveryIndex:
-    eps, duplicates, installed = payload
-    return DiscoveryIndex(tuple(AdvertisedEntryPoint(*fields) for fields in eps), duplicates,
-                          installed)
+    """The index of a record; ``TypeError`` when a field has the wrong type."""
+    eps, duplicates, installed, problems, watched = payload
+    entries = []
+    for fields in eps:
+        group, name, value, dist, version, requires, incompatible, location = fields
+        if type(requires) is not tuple or {type(group), type(name), type(value), type(dist),
+                                           type(version), type(location),
+                                           *map(type, requires)} != {str} or (
+                incompatible is not None and type(incompatible) is not str):
+            raise TypeError("malformed entry point record")
+        entries.append(AdvertisedEntryPoint(*fields))
+    if {str, *map(type, problems), *map(type, watched)} != {str}:
+        raise TypeError("malformed record")
+    return DiscoveryIndex(tuple(entries), tuple(duplicates), tuple(installed), tuple(problems),
+                          tuple(watched))
 
 
 # ----------------------------------------------------------------------- file format
@@ -282,8 +344,8 @@ def _read(path: str, ident: tuple[Any, ...]) -> tuple[list[Record], str]:
     """The records of the file at ``path`` and a status: ``ok``, ``missing``,
     ``unreadable``, ``corrupt`` or ``foreign``."""
     try:
-        with open(path, "rb") as fh:
-            data = fh.read()
+        # Never through a link, never blocking (a FIFO at the path), regular files only.
+        data = read_regular_file(path, limit=FILE_LIMIT, follow_links=False)
     except FileNotFoundError:
         return [], "missing"
     except OSError:
@@ -322,22 +384,62 @@ def _write(path: str, ident: tuple[Any, ...], record: Record, old: list[Record])
             continue
     data = _dump(ident, records[:MAX_RECORDS])
     folder = os.path.dirname(path)
-    tmp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.{time.time_ns()}.tmp")
     try:
         os.makedirs(folder, mode=0o700, exist_ok=True)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-    except OSError:
+    except OSError as exc:
+        _warn_once("write", f"the discovery cache folder {folder!r} cannot be created "
+                   f"({exc.strerror or exc}); every process scans the installed distributions. "
+                   f"Make it creatable, set XDG_CACHE_HOME, or set {ENV_CACHE}=0")
+        return False
+    problem = _untrusted(folder)
+    if problem is not None:
+        _warn_untrusted(folder, problem)
+        return False
+    try:
+        write_atomic(path, data, mode=0o600)
+    except OSError as exc:
+        _warn_once("write", f"the discovery cache file {path!r} could not be written "
+                   f"({exc.strerror or exc}); the old file, if any, is unchanged, and this "
+                   f"process used a fresh scan. Free some space or fix the folder's permissions, "
+                   f"or set {ENV_CACHE}=0")
         return False
     _prune(folder, keep=path)
     return True
+
+
+_WARNED: set[str] = set()
+
+
+def _warn_once(topic: str, message: str) -> None:
+    if topic not in _WARNED:
+        _WARNED.add(topic)
+        warnings.warn(message, PluginWarning, stacklevel=4)
+
+
+def _untrusted(folder: str) -> str | None:
+    """Why the cache folder must not be used, or ``None`` when only this user can write
+    it: a folder owned by this user, not writable by group or others (as pip and ssh
+    check their folders)."""
+    try:
+        info = os.stat(folder)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"it cannot be examined ({exc.strerror or exc})"
+    if not stat.S_ISDIR(info.st_mode):
+        return "it is not a folder"
+    uid = os.geteuid() if hasattr(os, "geteuid") else None
+    if uid is not None and info.st_uid != uid:
+        return f"it is owned by user id {info.st_uid}, not by this user ({uid})"
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return f"group or others can write it (mode {stat.S_IMODE(info.st_mode):03o})"
+    return None
+
+
+def _warn_untrusted(folder: str, problem: str) -> None:
+    _warn_once("untrusted", f"the discovery cache folder {folder!r} is not used: {problem}. "
+               f"Make it private to you (chown to yourself, chmod 700), remove it, or set "
+               f"{ENV_CACHE}=0; meanwhile every process scans the installed distributions")
 
 
 def _prune(folder: str, keep: str) -> None:
@@ -369,15 +471,22 @@ def load_index(core_version: str) -> DiscoveryIndex:
     """The entry-point index of the running environment: from the cache when it matches
     the environment exactly, else from a fresh scan (then written to the cache).
 
-    The result always equals ``scan_environment(core_version)``.
+    The result always equals ``scan_environment(core_version)``, and the warnings
+    about distributions whose metadata cannot be used are given either way. The cache
+    is used only from a folder that only this user can write (else one warning and
+    a scan); a write that fails leaves the old file and warns once.
     """
     path = cache_file() if cache_enabled() else None
     if path is None or _foreign_finder() is not None:
-        return scan_environment(core_version)
+        return _given(scan_environment(core_version, warn=False))
+    problem = _untrusted(os.path.dirname(path))
+    if problem is not None:
+        _warn_untrusted(os.path.dirname(path), problem)
+        return _given(scan_environment(core_version, warn=False))
     started = time.time_ns()
     snapshot = _Snapshot(sys.path)
     if not all(isinstance(entry, str) for entry in snapshot.path):
-        return scan_environment(core_version)
+        return _given(scan_environment(core_version, warn=False))
     ident = _ident(core_version)
     records, _status = _read(path, ident)
     for record in records:
@@ -386,13 +495,19 @@ def load_index(core_version: str) -> DiscoveryIndex:
         except Exception:  # a malformed record is a miss, never an error
             index = None
         if index is not None:
-            return index
+            return _given(index)
     for _entry, absolute, sig in snapshot.entries:  # list folders before scanning them
         snapshot.quiet(absolute, sig)
-    index = scan_environment(core_version, snapshot.path)
+    index = scan_environment(core_version, snapshot.path, warn=False)
+    index.warn(stacklevel=2)  # the caller of load_index
     fresh = snapshot.record(index, started)
     if fresh is not None:
         _write(path, ident, fresh, records)
+    return index
+
+
+def _given(index: DiscoveryIndex) -> DiscoveryIndex:
+    index.warn(stacklevel=3)  # the caller of load_index
     return index
 
 
@@ -401,8 +516,10 @@ def cache_info() -> dict[str, Any]:
 
     Keys: ``enabled``, ``path`` (``None`` without a cache folder), ``exists``, ``size``
     (bytes), ``status`` (``fresh``: a record matches this environment; else
-    ``stale``, ``missing``, ``unreadable``, ``corrupt``, ``foreign``, ``disabled`` or
-    ``unavailable``), ``valid`` (``status == "fresh"``), ``records`` (``sys.path``
+    ``stale``, ``missing``, ``unreadable`` (also: not a regular file, or a link),
+    ``corrupt``, ``foreign``, ``untrusted`` (the folder is not private to this user; then
+    ``untrusted`` says why and the file is not read), ``disabled`` or ``unavailable``),
+    ``valid`` (``status == "fresh"``), ``records`` (``sys.path``
     layouts held), ``entries`` (entry points in the matching record), ``key`` (what
     the file is keyed on) and ``other_files`` (other interpreters' files in the folder).
     """
@@ -441,10 +558,16 @@ def cache_info() -> dict[str, Any]:
         info["other_files"] = sum(1 for name in os.listdir(folder)
                                   if _is_ours(name) and os.path.join(folder, name) != path)
     try:
-        info["size"] = os.stat(path).st_size
+        info["size"] = os.lstat(path).st_size
         info["exists"] = True
     except OSError:
         pass
+    problem = _untrusted(folder)
+    if problem is not None:
+        info["untrusted"] = problem
+        if enabled:
+            info["status"] = "untrusted"
+        return info
     records, status = _read(path, _ident(__version__))
     info["records"] = len(records)
     if status == "ok":

@@ -203,7 +203,8 @@ def _check_duplicates(c: _Checked) -> list[Doc]:
         "duplicate-distribution",
         f"distribution {name!r} is installed {len(locations)} times on sys.path "
         f"({', '.join(locations)}); the first is used and the others are stale metadata. "
-        f"Remove the stale copies (pip uninstall {name}, repeated, then reinstall)",
+        f"Remove the stale metadata folder(s) {', '.join(locations[1:])} (or take their parent "
+        "folder off sys.path/PYTHONPATH)",
         severity="warning", distribution=name) for name, locations in c.index.duplicates]
 
 

@@ -9,12 +9,15 @@ device, accept only regular files and stop at a size limit.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import stat
 
 __all__ = ["UnsafeFileError", "read_regular_file", "write_atomic"]
 
 DEFAULT_READ_LIMIT = 64 * 1024 * 1024
+
+_COUNTER = itertools.count()  # temporary names unique among this process's threads
 
 
 class UnsafeFileError(OSError):
@@ -29,7 +32,7 @@ def write_atomic(path: str, data: bytes, *, mode: int = 0o644) -> None:
     """
     folder = os.path.dirname(os.path.abspath(path))
     base = os.path.basename(path)
-    tmp = os.path.join(folder, f".{base}.{os.getpid()}.{id(data):x}.tmp")
+    tmp = os.path.join(folder, f".{base}.{os.getpid()}.{next(_COUNTER)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), mode)
     try:
         try:

@@ -179,8 +179,10 @@ def _kinds(registry: Registry, group: str, sources: Sequence[SourceInfo],
         if info.group == group:
             by_kind.setdefault(canonical_kind(info.kind), []).append(_source(info))
     regs = registry.registrations(group) if loaded else []
+    regs_by_kind: dict[str, list[Registration]] = {}  # one pass: linear in registrations
     for reg in regs:
         by_kind.setdefault(reg.kind, [])
+        regs_by_kind.setdefault(reg.kind, []).append(reg)
     out = []
     for kind in sorted(by_kind):
         entries = by_kind[kind]
@@ -188,7 +190,7 @@ def _kinds(registry: Registry, group: str, sources: Sequence[SourceInfo],
             "kind": kind,
             "entry_points": entries,
             "extends_core": any(e["extends_core"] for e in entries),
-            "registrations": ([_registration(r, group) for r in regs if r.kind == kind]
+            "registrations": ([_registration(r, group) for r in regs_by_kind.get(kind, ())]
                               if loaded else None),
         })
     return out

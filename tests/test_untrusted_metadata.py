@@ -1,0 +1,280 @@
+"""Rule: every byte of installed metadata is untrusted.
+
+One folder on ``sys.path`` holds a good plugin, distributions whose ``METADATA`` or
+``entry_points.txt`` is unusable in one way each (an encoding other than UTF-8,
+garbage, empty, huge, a folder, a FIFO, a dangling link, no ``=``), and unrelated
+distributions with odd metadata. Fresh interpreters must give one warning naming
+each unusable distribution, skip it alone, never hang, never print a traceback, and
+still resolve ``llvm`` and list the good plugin, with the cache off and on.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+CODEGEN_GROUP = "tilelang.host_codegen"
+
+
+def _info(site: Path, name: str, *, metadata: bytes | None = None,
+          entry_points: bytes | None = None) -> Path:
+    folder = site / f"{name.replace('-', '_')}-1.0.dist-info"
+    folder.mkdir(parents=True)
+    (folder / "METADATA").write_bytes(
+        metadata if metadata is not None
+        else f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n".encode())
+    module = name.replace("-", "_")
+    (folder / "entry_points.txt").write_bytes(
+        entry_points if entry_points is not None
+        else f"[{CODEGEN_GROUP}]\n{module} = {module}:CG\n".encode())
+    return folder
+
+
+def _meta(name: str, extra: str = "") -> str:
+    return f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n{extra}"
+
+
+def _replace_with(kind: str, filename: str) -> Callable[[Path], None]:
+    def apply(folder: Path) -> None:
+        path = folder / filename
+        path.unlink()
+        if kind == "folder":
+            path.mkdir()
+        elif kind == "fifo":
+            os.mkfifo(path)
+        elif kind == "dangling":
+            path.symlink_to(folder / "no-such-file")
+        elif kind == "huge":  # a sparse file: 1 GiB that takes no disk
+            with open(path, "wb") as fh:
+                fh.truncate(1 << 30)
+    return apply
+
+
+# name -> (METADATA bytes or None, entry_points.txt bytes or None, then-apply, said)
+BAD: dict[str, tuple[bytes | None, bytes | None, Callable[[Path], None] | None, str]] = {
+    "bad-latin1-metadata": (_meta("bad-latin1-metadata", "Author: J\xfcrgen M\xfcller\n")
+                            .encode("latin-1"), None, None, "METADATA is not UTF-8"),
+    "bad-utf16-entry-points": (None, f"[{CODEGEN_GROUP}]\nbad_utf16 = m:CG\n".encode("utf-16"),
+                               None, "entry_points.txt is not UTF-8"),
+    "bad-garbage-entry-points": (None, b"[tilelang.host_codegen]\nbad = \xff\xfe\x00\x9c\n"
+                                 + os.urandom(64), None, "entry_points.txt is not UTF-8"),
+    "bad-no-equals": (None, b"[tilelang.host_codegen]\njust a line\n", None,
+                      "is not 'name = value'"),
+    "bad-empty-metadata": (b"", None, None, "has no METADATA"),
+    "bad-huge-metadata": (None, None, _replace_with("huge", "METADATA"), "over the limit"),
+    "bad-folder-metadata": (None, None, _replace_with("folder", "METADATA"), "is a folder"),
+    "bad-folder-entry-points": (None, None, _replace_with("folder", "entry_points.txt"),
+                                "is a folder"),
+    "bad-fifo-metadata": (None, None, _replace_with("fifo", "METADATA"), "is a FIFO"),
+    "bad-fifo-entry-points": (None, None, _replace_with("fifo", "entry_points.txt"),
+                              "is a FIFO"),
+    "bad-dangling-metadata": (None, None, _replace_with("dangling", "METADATA"),
+                              "dangling symbolic link"),
+    "bad-dangling-entry-points": (None, None, _replace_with("dangling", "entry_points.txt"),
+                                  "dangling symbolic link"),
+}
+
+GOOD_MODULE = """
+import tilelang_hostcg as hc
+CG = hc.HostCodegen("good", lambda mod, target: mod)
+"""
+
+# Entry-point files that importlib.metadata.entry_points() itself fails or hangs on,
+# and TVM calls it when imported: processes that import TVM cannot run next to these.
+BREAK_IMPORTLIB = frozenset({"bad-utf16-entry-points", "bad-garbage-entry-points",
+                             "bad-no-equals", "bad-fifo-entry-points"})
+
+# Discovery and listing only (no TVM).
+SCAN = """
+import json, sys, warnings
+out = {}
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    import tilelang_hostcg as hc
+    registry = hc.default_registry()
+    out["sources"] = sorted([s.kind, s.state] for s in registry.sources())
+out["warnings"] = [[w.category.__name__, str(w.message)] for w in caught]
+out["tvm"] = "tvm" in sys.modules
+print(json.dumps(out))
+"""
+
+# Resolution with TVM, the good plugin loaded.
+SCRIPT = """
+import json, sys, warnings
+out = {}
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    import tilelang_hostcg as hc
+    from tvm.target import Target
+    registry = hc.default_registry()
+    out["llvm"] = registry.resolve_host_codegen(Target("llvm")).name
+    out["sources"] = sorted([s.kind, s.state] for s in registry.sources())
+    registry.load_all()
+    out["good"] = [r.name for r in registry.registrations("tilelang.host_codegen")
+                   if r.kind == "good_plugin"]
+out["warnings"] = [[w.category.__name__, str(w.message)] for w in caught]
+print(json.dumps(out))
+"""
+
+
+def _site(root: Path, names: frozenset[str] | set[str]) -> Path:
+    root.mkdir(parents=True)
+    (root / "good_plugin.py").write_text(GOOD_MODULE)
+    _info(root, "good-plugin")
+    for name, (metadata, entry_points, apply, _said) in BAD.items():
+        if name not in names:
+            continue
+        folder = _info(root, name, metadata=metadata, entry_points=entry_points)
+        if apply is not None:
+            apply(folder)
+    # Unrelated distributions with odd metadata: none of our business, no warning.
+    _info(root, "unrelated-latin1", metadata=_meta("unrelated-latin1", "Author: M\xfcller\n")
+          .encode("latin-1"), entry_points=b"[console_scripts]\nx = y:z\n")
+    if names >= BREAK_IMPORTLIB:
+        _info(root, "unrelated-utf16",
+              entry_points="[console_scripts]\nx = y:z\n".encode("utf-16"))
+        _info(root, "unrelated-garbage", entry_points=b"\xff\xfe\x00garbage\x9c")
+    return root
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Every unusable kind of metadata."""
+    return _site(tmp_path_factory.mktemp("untrusted-metadata") / "site", set(BAD))
+
+
+@pytest.fixture(scope="module")
+def tvm_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The unusable metadata next to which TVM can still be imported."""
+    return _site(tmp_path_factory.mktemp("untrusted-metadata") / "site",
+                 set(BAD) - BREAK_IMPORTLIB)
+
+
+def _run(site: Path, argv: list[str], cache: Path | None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TILELANG_HOSTCG_")}
+    env["PYTHONPATH"] = str(site)
+    if cache is None:
+        env["TILELANG_HOSTCG_CACHE"] = "0"
+    else:
+        env["XDG_CACHE_HOME"] = str(cache)
+    return subprocess.run([sys.executable, *argv], capture_output=True, text=True, env=env,
+                          cwd=site.parent, timeout=120)
+
+
+def _check(site: Path, result: dict[str, Any]) -> None:
+    kinds = {kind for kind, _state in result["sources"]}
+    assert "good_plugin" in kinds
+    assert not kinds & {name.replace("-", "_") for name in BAD}, kinds
+    messages = [text for category, text in result["warnings"] if category == "PluginWarning"]
+    present = [name for name in BAD if (site / f"{name.replace('-', '_')}-1.0.dist-info")
+               .exists()]
+    for name in present:
+        said = BAD[name][3]
+        folder = str(site / f"{name.replace('-', '_')}-1.0.dist-info")
+        naming = [m for m in messages if repr(folder) in m]
+        assert len(naming) == 1, (name, messages)
+        assert said in naming[0] and "Reinstall it" in naming[0], naming[0]
+    assert not [m for m in messages if "unrelated" in m], messages
+    assert len(messages) == len(present), messages
+
+
+def test_each_unusable_distribution_is_named_and_skipped_alone(site: Path) -> None:
+    proc = _run(site, ["-c", SCAN], cache=None)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    _check(site, result)
+    assert result["tvm"] is False
+
+
+def test_resolution_next_to_unusable_metadata(tvm_site: Path) -> None:
+    proc = _run(tvm_site, ["-c", SCRIPT], cache=None)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    _check(tvm_site, result)
+    assert result["llvm"] == "llvm" and result["good"] == ["good"]
+
+
+def test_the_same_warnings_come_from_the_cache(site: Path, tmp_path: Path) -> None:
+    time.sleep(2.1)  # older than the cache's racy window, so the first run writes it
+    first = _run(site, ["-c", SCAN], cache=tmp_path)
+    second = _run(site, ["-c", SCAN], cache=tmp_path)
+    for proc in (first, second):
+        assert proc.returncode == 0, proc.stderr
+        _check(site, json.loads(proc.stdout.strip().splitlines()[-1]))
+    info = _run(site, ["-m", "tilelang_hostcg", "cache", "info", "--json"], cache=tmp_path)
+    assert json.loads(info.stdout)["cache"]["status"] == "fresh"
+
+
+@pytest.mark.parametrize("argv", [["list"], ["list", "--json"]])
+def test_listing_never_prints_a_traceback(site: Path, argv: list[str]) -> None:
+    proc = _run(site, ["-m", "tilelang_hostcg", *argv], cache=None)
+    assert "Traceback" not in proc.stderr and "Traceback" not in proc.stdout, proc.stderr
+    assert proc.returncode == 0, proc.stderr
+    where = json.dumps(json.loads(proc.stdout)["warnings"]) if "--json" in argv else proc.stderr
+    assert "bad_fifo_entry_points-1.0.dist-info" in where
+
+
+@pytest.mark.parametrize("argv", [["list", "--load"], ["check", "--json"], ["explain", "llvm"]])
+def test_the_command_line_never_prints_a_traceback(tvm_site: Path, argv: list[str]) -> None:
+    site = tvm_site
+    proc = _run(site, ["-m", "tilelang_hostcg", *argv], cache=None)
+    assert "Traceback" not in proc.stderr and "Traceback" not in proc.stdout, proc.stderr
+    if argv[0] == "check":
+        doc = json.loads(proc.stdout)
+        texts = [p["message"] for p in doc["problems"]]
+        assert sum("bad_fifo_metadata-1.0.dist-info" in t for t in texts) == 1, texts
+    else:
+        assert proc.returncode == 0, proc.stderr
+        assert "bad_latin1_metadata-1.0.dist-info" in proc.stderr
+
+
+def test_unreadable_metadata_is_named(tmp_path: Path) -> None:
+    """A permission error (run as an unprivileged user when the tests run as root)."""
+    root_user = os.geteuid() == 0
+    # pytest's own folders are private to their owner: as root, use one others can reach.
+    base = Path(tempfile.mkdtemp(prefix="hostcg-unreadable-")) if root_user else tmp_path
+    try:
+        site = base / "site"
+        folder = _info(site, "bad-unreadable")
+        (folder / "entry_points.txt").chmod(0)
+        code = SCRIPT.replace('out["good"] = registry.resolve_host_codegen("good_plugin").name',
+                              "")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("TILELANG_HOSTCG_")}
+        env.update(PYTHONPATH=str(site), TILELANG_HOSTCG_CACHE="0", HOME=str(base))
+        extra: dict[str, Any] = {}
+        if root_user:
+            for path in (base, site, folder):
+                path.chmod(0o755)
+            extra = {"user": 65534, "group": 65534, "extra_groups": []}
+            probe = subprocess.run([sys.executable, "-c", "import tilelang_hostcg, tvm"],
+                                   capture_output=True, env=env, cwd=base, check=False,
+                                   **extra) if _reachable(sys.executable) else None
+            if probe is None or probe.returncode != 0:
+                pytest.skip("root ignores file permissions, and this interpreter cannot be "
+                            "run by an unprivileged user")
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              env=env, cwd=base, timeout=120, **extra)
+        assert proc.returncode == 0, proc.stderr
+        result = json.loads(proc.stdout.strip().splitlines()[-1])
+        messages = [text for _category, text in result["warnings"]]
+        assert any("cannot be read" in m and str(folder) in m for m in messages), messages
+        assert result["llvm"] == "llvm"
+    finally:
+        if root_user:
+            shutil.rmtree(base, ignore_errors=True)
+
+
+def _reachable(path: str) -> bool:
+    """Whether every folder above ``path``'s real file lets others through."""
+    real = Path(os.path.realpath(path))
+    return all(parent.stat().st_mode & 0o001 for parent in real.parents)
