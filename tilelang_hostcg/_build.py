@@ -22,8 +22,7 @@ def build_host(registry: Registry, host_mod: IRModule, target_host: Target,
                target: Target | None = None) -> Module:
     """Apply the hooks of ``target``'s kind to ``host_mod``, resolve the host codegen for
     ``target_host`` and build the host module with it."""
-    host_mod = registry.apply_host_codegen_hooks(host_mod, target_host, target)
-    return registry.resolve_host_codegen(target_host).lower(host_mod, target_host)
+    return registry.build_host(host_mod, target_host, target)
 
 
 def split_host_device(mod: IRModule) -> tuple[IRModule, dict[Target, IRModule]]:
