@@ -515,6 +515,7 @@ class Loader:
         LOCAL.stack.append(load)
         with _GRAPH:
             _ACTIVE.append(load)
+        failure: Exception | None = None
         try:
             self._import_source(load)
             if load.stray:
@@ -527,28 +528,32 @@ class Loader:
                 raise LookupError(
                     f"importing it registered no {NOUN[source.group]} for kind "
                     f"{source.advertised!r}, the kind its entry point advertises")
-        except _TRANSIENT as exc:
-            self.registry._rollback(load.undo)
-            source.state, source.error, source.transient = "lazy", exc, True
         except Exception as exc:
-            self.registry._rollback(load.undo)
-            source.state, source.error = "broken", exc
-        except BaseException:
+            failure = exc
+        except BaseException:  # KeyboardInterrupt, SystemExit: propagate, retry next time
             self.registry._rollback(load.undo)
             source.state = "lazy"
             raise
-        else:
-            with self.lock:
-                if self.is_current(source):
-                    source.state = "loaded"
-                    self.replayed.add(source.module)
-                else:  # refresh() dropped this source while it was being imported
-                    self.registry._rollback(load.undo)
-                    source.state = "lazy"
         finally:
             LOCAL.stack.pop()
             with _GRAPH:
                 _ACTIVE.remove(load)
+        with self.lock:
+            if not self.is_current(source):
+                # refresh() dropped this source while it was being imported: its successor
+                # loads again (replaying what the module registered).
+                self.registry._rollback(load.undo)
+                source.state = "lazy"
+            elif failure is None:
+                source.state = "loaded"
+                self.replayed.add(source.module)
+            else:
+                self.registry._rollback(load.undo)
+                source.error = failure
+                if isinstance(failure, _TRANSIENT):  # a failure of the moment: retried next use
+                    source.state, source.transient = "lazy", True
+                else:
+                    source.state = "broken"
 
     def _import_source(self, load: Load) -> None:
         source = load.source

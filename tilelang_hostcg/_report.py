@@ -184,8 +184,10 @@ def _kinds(registry: Registry, group: str, sources: Sequence[SourceInfo],
         if info.group == group:
             by_kind.setdefault(canonical_kind(info.kind), []).append(_source(info))
     regs = registry.registrations(group) if loaded else []
+    regs_of: dict[str, list[Registration]] = {}  # grouped once: listing stays linear
     for reg in regs:
         by_kind.setdefault(reg.kind, [])
+        regs_of.setdefault(reg.kind, []).append(reg)
     out = []
     for kind in sorted(by_kind):
         entries = by_kind[kind]
@@ -193,7 +195,7 @@ def _kinds(registry: Registry, group: str, sources: Sequence[SourceInfo],
             "kind": kind,
             "entry_points": entries,
             "extends_core": any(e["extends_core"] for e in entries),
-            "registrations": ([_registration(r, group) for r in regs if r.kind == kind]
+            "registrations": ([_registration(r, group) for r in regs_of.get(kind, ())]
                               if loaded else None),
         })
     return out
