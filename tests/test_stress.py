@@ -30,7 +30,7 @@ PRIORITIES = {"llvm": (3, 1), "c": (0, -2), "cuda_host": (1, 0), "test": (5, 4),
 
 
 def _codegen_module(counter: Path, tag: str, kind: str, name: str, priority: int,
-                    extra: str = "") -> str:
+                    extra: str = "", then: str = "") -> str:
     return f"""
         import time
         import tilelang_hostcg as hc
@@ -40,6 +40,7 @@ def _codegen_module(counter: Path, tag: str, kind: str, name: str, priority: int
         {extra}
         hc.register_host_codegen({kind!r}, hc.HostCodegen({name!r}, lambda m, t: m,
                                  priority={priority}))
+        {then}
     """
 
 
@@ -51,22 +52,28 @@ def test_in_process_concurrent_resolves(modules, tmp_path: Path) -> None:
         # The loser registers first; composite's module resolves "test" while importing.
         extra = ('from tvm.target import Target\n        hc.resolve_host_codegen(Target("test"))'
                  if kind == "composite" else "")
-        for name, priority in ((f"{kind}-lose", lose), (f"{kind}-win", win)):
-            tag = f"{kind}/{name}"
-            tags.append(tag)
-            registry.register_lazy_host_codegen(kind, modules.write(
-                _codegen_module(counter, tag, kind, name, priority, extra)))
+        # One lazy module per kind in code (as in TileLang): the loser's module hands on
+        # to the winner's by registering it while it loads.
+        tags += [f"{kind}/{kind}-lose", f"{kind}/{kind}-win"]
+        winner = modules.write(_codegen_module(counter, f"{kind}/{kind}-win", kind,
+                                               f"{kind}-win", win, extra))
+        registry.register_lazy_host_codegen(kind, modules.write(_codegen_module(
+            counter, f"{kind}/{kind}-lose", kind, f"{kind}-lose", lose, extra,
+            f"hc.register_lazy_host_codegen({kind!r}, {winner!r})")))
     for kind in HOOK_KINDS:
-        for index in range(2):
+        following = ""
+        for index in (1, 0):
             tag = f"{kind}/hook{index}"
             tags.append(tag)
-            registry.register_lazy_host_codegen_hooks(kind, modules.write(f"""
+            following = modules.write(f"""
                 import tilelang_hostcg as hc
                 with open({str(counter)!r}, "a") as f:
                     f.write({tag!r} + "\\n")
                 hc.register_host_codegen_hook({kind!r}, hc.HostCodegenHook(
                     {f"{kind}-hook{index}"!r}, lambda m, th, t: m, priority={index}))
-            """))
+                {f"hc.register_lazy_host_codegen_hooks({kind!r}, {following!r})" if following else ""}
+            """)
+        registry.register_lazy_host_codegen_hooks(kind, following)
 
     shared = {kind: Target(kind) for kind in [*CODEGEN_KINDS, *HOOK_KINDS]}
     device_with_host = Target("cuda", host="llvm")

@@ -421,7 +421,8 @@ class Registry:
         if target is None:
             return mod
         device = parse_target(target)
-        host = parse_target(target_host)
+        # Passed to the hooks as given when None (a hook may then use target.host), as TileLang does.
+        host = parse_target(target_host) if target_host is not None else None
         kind = canonical_kind(device.kind.name)
         self._loader.ensure_loaded(HOOK_GROUP, kind)
         problems = self._loader.problems(HOOK_GROUP, kind)
