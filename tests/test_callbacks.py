@@ -217,5 +217,5 @@ def test_all_hook_providers_broken_in_process(modules):
     bad = modules.write("raise ImportError('libhip.so')\n")
     registry = Registry()
     registry.register_lazy_host_codegen_hooks("rocm", bad)
-    with pytest.raises(PluginLoadError, match="libhip.so"):
+    with pytest.raises(PluginLoadError, match=r"libhip\.so"):
         registry.apply_host_codegen_hooks(tvm.IRModule({}), "llvm", "rocm")

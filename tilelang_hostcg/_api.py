@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 
-from ._loading import LOCAL, current_load, loads_in_progress
+from ._loading import ACTIVE, LOCAL, current_load
 from ._registry import Registry
 
 TYPE_CHECKING = False  # typing costs import time on the first-use path; checkers read True
@@ -60,7 +60,7 @@ def _current() -> Registry:
 def _registering() -> Registry:
     """Where a registration goes: the registry loading a plugin in this thread, or in a
     thread that such a plugin started (and waits for), else the default one."""
-    if loads_in_progress():
+    if ACTIVE:
         load = current_load()
         if load is not None:
             return load.registry
@@ -70,7 +70,7 @@ def _registering() -> Registry:
 def resolve_host_codegen(target_host: Target | str | dict[str, Any]) -> HostCodegen:
     """Resolve the host codegen for ``target_host`` (a ``Target``, kind name, dict or JSON
     text; see :meth:`Registry.resolve_host_codegen`)."""
-    if loads_in_progress():
+    if ACTIVE:  # a plugin is being imported somewhere (a plain list test: the hot path)
         stack = LOCAL.stack
         if stack:
             return stack[-1].registry.resolve_host_codegen(target_host)

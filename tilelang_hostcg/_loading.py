@@ -41,7 +41,8 @@ if TYPE_CHECKING:
 
     from ._registry import Registry
 
-__all__ = ["Loader", "SourceInfo", "current_load", "import_chain", "parse_value", "record"]
+__all__ = ["ACTIVE", "LOCAL", "Loader", "SourceInfo", "current_load", "import_chain", "parse_value",
+           "record"]
 
 EXPECTED = {CODEGEN_GROUP: HostCodegen, HOOK_GROUP: HostCodegenHook}
 NOUN = {CODEGEN_GROUP: "host codegen", HOOK_GROUP: "host codegen hook"}
@@ -171,12 +172,9 @@ class _Local(threading.local):
 
 
 LOCAL = _Local()
-_ACTIVE: list[Load] = []  # every load in progress, in any thread (guarded by _GRAPH)
-
-
-def loads_in_progress() -> bool:
-    """Whether any thread is importing a plugin (lets the façade skip work when not)."""
-    return bool(_ACTIVE)
+ACTIVE: list[Load] = []
+"""Every load in progress, in any thread (guarded by ``_GRAPH``); the module-level
+façade tests it to skip the thread-local lookup on the hot path."""
 
 
 def current_load(registry: Registry | None = None) -> Load | None:
@@ -189,11 +187,11 @@ def current_load(registry: Registry | None = None) -> Load | None:
     if stack:
         top = stack[-1]
         return top if registry is None or top.registry is registry else None
-    if not _ACTIVE:
+    if not ACTIVE:
         return None
     me = threading.current_thread()
     with _GRAPH:
-        for load in reversed(_ACTIVE):
+        for load in reversed(ACTIVE):
             if me not in load.threads and (registry is None or load.registry is registry):
                 return load
     return None
@@ -217,7 +215,7 @@ class _ImportLock:
         self.depth = 0
 
 
-_GRAPH = _thread.allocate_lock()  # guards the fields below, _ACTIVE and every lock's owner
+_GRAPH = _thread.allocate_lock()  # guards the fields below, ACTIVE and every lock's owner
 _IMPORT_LOCKS: dict[str, _ImportLock] = {}
 _WAITING_FOR: dict[int, _ImportLock] = {}
 
@@ -514,7 +512,7 @@ class Loader:
         source.state, source.error, source.transient = "loading", None, False
         LOCAL.stack.append(load)
         with _GRAPH:
-            _ACTIVE.append(load)
+            ACTIVE.append(load)
         failure: Exception | None = None
         try:
             self._import_source(load)
@@ -537,7 +535,7 @@ class Loader:
         finally:
             LOCAL.stack.pop()
             with _GRAPH:
-                _ACTIVE.remove(load)
+                ACTIVE.remove(load)
         with self.lock:
             if not self.is_current(source):
                 # refresh() dropped this source while it was being imported: its successor

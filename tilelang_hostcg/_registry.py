@@ -307,6 +307,8 @@ class Registry:
         if by_kind:
             hit = by_kind.get(target.kind.name)
             if hit is not None and is_host_target(target):
+                if isinstance(given, str) and len(cache) < _RESOLVE_CACHE_LIMIT:
+                    cache[given] = hit
                 return hit
         host, kind, regs, matched, problems = self._host_candidates(target)
         if not matched:
