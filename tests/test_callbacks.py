@@ -219,3 +219,28 @@ def test_all_hook_providers_broken_in_process(modules):
     registry.register_lazy_host_codegen_hooks("rocm", bad)
     with pytest.raises(PluginLoadError, match=r"libhip\.so"):
         registry.apply_host_codegen_hooks(tvm.IRModule({}), "llvm", "rocm")
+
+
+def test_factory_registering_during_an_outer_plugins_import_belongs_to_its_source(modules):
+    """A ``module:attr`` factory that also registers directly, called while another lazy
+    module's top-level code runs: its registrations are its own source's."""
+    inner = modules.write("""
+        import tilelang_hostcg as hc
+
+        def make():
+            hc.register_host_codegen("test", hc.HostCodegen("extra", lambda m, t: m, priority=-1))
+            return hc.HostCodegen("main", lambda m, t: m)
+    """)
+    outer = modules.write("""
+        import tilelang_hostcg as hc
+        FOUND = hc.allowed_host_codegens_for_target("test")
+        hc.register_host_codegen("c", hc.HostCodegen("outer-c", lambda m, t: m))
+    """)
+    registry = Registry()
+    registry.register_lazy_host_codegen("test", f"{inner}:make")
+    registry.register_lazy_host_codegen("c", outer)
+    assert registry.resolve_host_codegen("c").name == "outer-c"
+    import sys
+
+    assert sys.modules[outer].FOUND == ["main", "extra"]
+    assert [s.state for s in registry.sources()] == ["loaded", "loaded"]

@@ -154,7 +154,7 @@ class Load:
     load began (a thread started later, which the plugin waits for, registers here too).
     """
 
-    __slots__ = ("owned", "registered", "registry", "source", "stray", "threads", "undo")
+    __slots__ = ("registered", "registry", "source", "stray", "threads", "undo")
 
     def __init__(self, registry: Registry, source: Source) -> None:
         self.registry = registry
@@ -163,7 +163,6 @@ class Load:
         self.registered = False
         self.stray: dict[tuple[str, str], None] = {}
         self.threads = frozenset(threading.enumerate())
-        self.owned: set[int] = set()
 
 
 class _Local(threading.local):
@@ -290,17 +289,16 @@ def _import_module(name: str) -> Any:
     return importlib.import_module(name)
 
 
-_BOUNDARY = _import_module.__code__
 
 
 def import_chain() -> tuple[str, ...]:
     """The modules whose top-level code is running in this thread, innermost first,
-    up to the module the loader is importing (``__main__`` excluded)."""
+    up to the loader's own frames (``__main__`` excluded)."""
     frame = sys._getframe(1)
     names: list[str] = []
     while frame is not None:
         code = frame.f_code
-        if code is _BOUNDARY:
+        if code in _BOUNDARY:  # what runs inside a load belongs to it, not to outer modules
             break
         if code.co_name == "<module>":
             globs = frame.f_globals
@@ -624,6 +622,9 @@ class Loader:
             self.add_lazy(group, kind, obj, load)
             return
         self.registry._apply_in_load(load, group, canon, kind, obj, override, origin, replay)
+
+
+_BOUNDARY = frozenset({_import_module.__code__, Loader._import_source.__code__})
 
 
 def _default_index_loader(controls: Controls) -> Sequence[PlannedSource]:
