@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 __all__ = ["Registration", "Registry", "SourceInfo", "current_registry"]
 
 _RESOLVE_CACHE_LIMIT = 1024
+_REFRESH_RETRIES = 64  # bound on re-asking when refresh() keeps overtaking a resolution
 # First-party plugins named in "nothing found" messages.
 _FIRST_PARTY = {"cuda_host": "tilelang-hostcg-cuda"}
 
@@ -296,10 +297,17 @@ class Registry:
         """Host target, kind, registrations, matching ones and failed sources for ``target``."""
         host = host_of(target)
         kind = canonical_kind(host.kind.name)
-        self._loader.ensure_loaded(CODEGEN_GROUP, kind)
-        regs = self._codegens.get(kind, ())
-        return (host, kind, regs, self._matching(regs, host),
-                self._loader.problems(CODEGEN_GROUP, kind))
+        loader = self._loader
+        for _ in range(_REFRESH_RETRIES):
+            generation = loader.generation
+            loader.ensure_loaded(CODEGEN_GROUP, kind)
+            regs = self._codegens.get(kind, ())
+            matched = self._matching(regs, host)
+            # "Nothing matches" seen across a concurrent refresh() may be a table caught
+            # between drop and reload: ask again (a match is true whenever it was seen).
+            if matched or generation == loader.generation:
+                break
+        return host, kind, regs, matched, loader.problems(CODEGEN_GROUP, kind)
 
     def _resolve(self, given: Any) -> HostCodegen:
         cache, by_kind = self._resolved, self._by_kind
@@ -426,7 +434,11 @@ class Registry:
         # Passed to the hooks as given when None (a hook may then use target.host), as TileLang does.
         host = parse_target(target_host) if target_host is not None else None
         kind = canonical_kind(device.kind.name)
-        self._loader.ensure_loaded(HOOK_GROUP, kind)
+        for _ in range(_REFRESH_RETRIES):
+            generation = self._loader.generation
+            self._loader.ensure_loaded(HOOK_GROUP, kind)
+            if self._hooks.get(kind) or generation == self._loader.generation:
+                break
         problems = self._loader.problems(HOOK_GROUP, kind)
         if problems and not self._hooks.get(kind):
             raise _load_error(f"No host codegen hook for target {kind!r} can run", kind,
