@@ -178,7 +178,8 @@ class Model:
 
     codegens: dict[str, list[Entry]] = field(default_factory=dict)
     hooks: dict[str, list[Entry]] = field(default_factory=dict)
-    sources: dict[str, list[list[str]]] = field(default_factory=dict)  # kind -> [module, state]
+    # kind -> [module, state, registered in code (the kind's one lazy module, as in TileLang)]
+    sources: dict[str, list[list[Any]]] = field(default_factory=dict)
     seq: int = 0
 
     def next_seq(self) -> int:
@@ -192,19 +193,32 @@ class Model:
             if old.name == entry.name:
                 if not override:
                     return "DuplicateRegistrationError"
-                entry.seq = old.seq
-                entries[index] = entry
+                del entries[index]  # as in TileLang: removed, and the new one appended
                 break
-        else:
-            entry.seq = self.next_seq()
-            entries.append(entry)
+        entry.seq = self.next_seq()
+        entries.append(entry)
         entries.sort(key=lambda e: (-e.priority, e.seq))
         return None
 
-    def lazy(self, kind: str, module: str) -> None:
+    def lazy(self, kind: str, module: str, in_code: bool = True) -> None:
         sources = self.sources.setdefault(kind, [])
-        if all(m != module for m, _ in sources):
-            sources.append([module, "lazy"])
+        if not in_code:  # registered by a lazy module while it loads: one more source
+            if all(s[0] != module for s in sources):
+                sources.append([module, "lazy", False])
+            return
+        # In code, the kind's lazy module is replaced; one never imported is dropped.
+        same = None
+        for source in list(sources):
+            if source[0] == module:
+                same = source
+            elif source[2]:
+                source[2] = False
+                if source[1] in ("lazy", "broken"):
+                    sources.remove(source)
+        if same is not None:
+            same[2] = True
+        else:
+            sources.append([module, "lazy", True])
 
     def load(self, kind: str) -> None:
         while pending := [s for s in self.sources.get(kind, []) if s[1] == "lazy"]:
@@ -215,7 +229,7 @@ class Model:
                     continue
                 source[1] = "loaded"
                 if spec.hands_on_to:
-                    self.lazy(kind, spec.hands_on_to)
+                    self.lazy(kind, spec.hands_on_to, in_code=False)
                     continue
                 self.register(self.codegens, kind,
                               Entry(spec.codegen, source[0], spec.priority, 0), False)
@@ -226,7 +240,7 @@ class Model:
         self.load(kind)
         matched = [e for e in self.codegens.get(kind, []) if e.matches]
         if not matched:
-            broken = any(state == "broken" for _, state in self.sources.get(kind, []))
+            broken = any(s[1] == "broken" for s in self.sources.get(kind, []))
             return ("PluginLoadError",) if broken else ("NoHostCodegenError",)
         return (matched[0].name, matched[0].label)
 
@@ -360,7 +374,7 @@ def test_registry_matches_model_under_any_call_sequence(
                         (e.name, e.label, e.priority) for e in table.get(kind, [])]
             states = {(s.kind, short[s.value]): s.state for s in registry.sources()}
             assert states == {(kind, module): state for kind, sources in model.sources.items()
-                              for module, state in sources}
+                              for module, state, _ in sources}
 
 
 # --------------------------------------------------------------------------- command line

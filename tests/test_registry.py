@@ -78,7 +78,7 @@ def test_registry_without_discovery_is_empty():
 
 
 # --------------------------------------------------------------------------- seed semantics
-def test_duplicate_name_is_value_error_and_override_replaces_in_place():
+def test_duplicate_name_is_value_error_and_override_moves_to_the_end():
     registry = Registry()
     first, second, third = codegen("a"), codegen("b"), codegen("a")
     registry.register_host_codegen("llvm", first)
@@ -88,8 +88,9 @@ def test_duplicate_name_is_value_error_and_override_replaces_in_place():
     with pytest.raises(DuplicateRegistrationError):
         registry.register_host_codegen("llvm", first)
     assert registry.register_host_codegen("llvm", third, override=True) is third
-    assert [r.obj for r in registry.registrations(CODEGEN_GROUP, "llvm")] == [third, second]
-    assert registry.resolve_host_codegen(Target("llvm")) is third
+    # As in TileLang: the old entry is removed and the new one appended.
+    assert [r.obj for r in registry.registrations(CODEGEN_GROUP, "llvm")] == [second, third]
+    assert registry.resolve_host_codegen(Target("llvm")) is second
 
 
 def test_hook_duplicate_and_override():

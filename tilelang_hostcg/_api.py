@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import threading
 
-from . import _registry
-from ._registry import _LOADING, Registry
+from ._loading import ACTIVE, LOCAL, current_load
+from ._registry import Registry
 
 TYPE_CHECKING = False  # typing costs import time on the first-use path; checkers read True
 if TYPE_CHECKING:
@@ -50,18 +50,30 @@ def default_registry() -> Registry:
 
 
 def _current() -> Registry:
-    stack = _LOADING.stack
+    """The registry loading a plugin in this thread, else the default one."""
+    stack = LOCAL.stack
     if stack:
-        return stack[-1][0]
+        return stack[-1].registry
     return _default[0] if _default else default_registry()
 
 
-def resolve_host_codegen(target_host: Target) -> HostCodegen:
-    """Resolve the host codegen for ``target_host`` (see :meth:`Registry.resolve_host_codegen`)."""
-    if _registry._loads_in_progress:
-        stack = _LOADING.stack
+def _registering() -> Registry:
+    """Where a registration goes: the registry loading a plugin in this thread, or in a
+    thread that such a plugin started (and waits for), else the default one."""
+    if ACTIVE:
+        load = current_load()
+        if load is not None:
+            return load.registry
+    return _default[0] if _default else default_registry()
+
+
+def resolve_host_codegen(target_host: Target | str | dict[str, Any]) -> HostCodegen:
+    """Resolve the host codegen for ``target_host`` (a ``Target``, kind name, dict or JSON
+    text; see :meth:`Registry.resolve_host_codegen`)."""
+    if ACTIVE:  # a plugin is being imported somewhere (a plain list test: the hot path)
+        stack = LOCAL.stack
         if stack:
-            return stack[-1][0].resolve_host_codegen(target_host)
+            return stack[-1].registry.resolve_host_codegen(target_host)
     try:
         registry = _default[0]
     except IndexError:
@@ -69,13 +81,13 @@ def resolve_host_codegen(target_host: Target) -> HostCodegen:
     return registry.resolve_host_codegen(target_host)
 
 
-def allowed_host_codegens_for_target(target_host: Target) -> list[str]:
+def allowed_host_codegens_for_target(target_host: Target | str | dict[str, Any]) -> list[str]:
     """Names of the codegens matching ``target_host``, best first."""
     return _current().allowed_host_codegens_for_target(target_host)
 
 
-def apply_host_codegen_hooks(mod: IRModule, target_host: Target, target: Target | None,
-                             ) -> IRModule:
+def apply_host_codegen_hooks(mod: IRModule, target_host: Target | str | dict[str, Any],
+                             target: Target | str | dict[str, Any] | None) -> IRModule:
     """Run the device kind's hooks on ``mod``; ``target=None`` returns ``mod`` unchanged."""
     return _current().apply_host_codegen_hooks(mod, target_host, target)
 
@@ -83,23 +95,23 @@ def apply_host_codegen_hooks(mod: IRModule, target_host: Target, target: Target 
 def register_host_codegen(target_host_kind: str, codegen: HostCodegen, *,
                           override: bool = False) -> HostCodegen:
     """Register ``codegen`` for a host kind; duplicate names raise unless ``override``."""
-    return _current().register_host_codegen(target_host_kind, codegen, override=override)
+    return _registering().register_host_codegen(target_host_kind, codegen, override=override)
 
 
 def register_lazy_host_codegen(target_host_kind: str, import_path: str) -> None:
     """Import ``import_path`` when ``target_host_kind`` is first used."""
-    _current().register_lazy_host_codegen(target_host_kind, import_path)
+    _registering().register_lazy_host_codegen(target_host_kind, import_path)
 
 
 def register_host_codegen_hook(target_kind: str, hook: HostCodegenHook, *,
                                override: bool = False) -> HostCodegenHook:
     """Register ``hook`` for a device kind; duplicate names raise unless ``override``."""
-    return _current().register_host_codegen_hook(target_kind, hook, override=override)
+    return _registering().register_host_codegen_hook(target_kind, hook, override=override)
 
 
 def register_lazy_host_codegen_hooks(target_kind: str, import_path: str) -> None:
     """Import ``import_path`` before hooks of ``target_kind`` are first applied."""
-    _current().register_lazy_host_codegen_hooks(target_kind, import_path)
+    _registering().register_lazy_host_codegen_hooks(target_kind, import_path)
 
 
 def refresh() -> None:

@@ -31,8 +31,7 @@ def build_host(registry: Registry, host_mod: IRModule, target_host: Target,
                target: Target | None = None) -> Module:
     """Apply the hooks of ``target``'s kind to ``host_mod``, resolve the host codegen for
     ``target_host`` and build the host module with it."""
-    host_mod = registry.apply_host_codegen_hooks(host_mod, target_host, target)
-    return registry.resolve_host_codegen(target_host).lower(host_mod, target_host)
+    return registry.build_host(host_mod, target_host, target)
 
 
 def split_host_device(mod: IRModule) -> tuple[IRModule, dict[Target, IRModule]]:
@@ -176,7 +175,8 @@ def build(registry: Registry, func_or_mod: PrimFunc | IRModule, target: Any = No
         host_all = tvm.tirx.transform.SkipAssert()(host_all)
     for _, dev_target in sorted(hook_targets.items()):
         host_all = registry.apply_host_codegen_hooks(host_all, target_host, dev_target)
-    runtime_mod = registry.resolve_host_codegen(target_host).lower(host_all, target_host)
+    # The hooks ran above; build_host resolves the codegen and checks what it returns.
+    runtime_mod = registry.build_host(host_all, target_host, None)
     for dev_mod in device_built:
         runtime_mod.import_module(dev_mod)
     return runtime_mod

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+import warnings
 from collections.abc import Sequence
 
 __all__ = [
@@ -9,9 +11,11 @@ __all__ = [
     "DuplicateRegistrationError",
     "HostCodegenError",
     "NoHostCodegenError",
+    "PluginCallbackError",
     "PluginLoadError",
     "PluginWarning",
     "TargetParseError",
+    "warn_plugin",
 ]
 
 
@@ -64,9 +68,38 @@ class DuplicateRegistrationError(HostCodegenError):
         self.name = name
 
 
+class PluginCallbackError(HostCodegenError, TypeError):
+    """A plugin's callback (a codegen's build, a hook) returned something it must not.
+
+    ``name`` is the codegen's or hook's name, ``origin`` its
+    :class:`~tilelang_hostcg.Origin`. Also a ``TypeError``: it is a wrong return type.
+    """
+
+    def __init__(self, message: str, *, name: str, origin: object) -> None:
+        super().__init__(message)
+        self.name = name
+        self.origin = origin
+
+
 class TargetParseError(HostCodegenError):
     """A target given as text is neither a known kind name nor TVM's JSON form."""
 
 
 class PluginWarning(UserWarning):
     """A plugin was skipped (broken, incompatible, duplicated) while something else served."""
+
+
+_PACKAGE = __name__.rpartition(".")[0]
+
+
+def warn_plugin(message: str, category: type[Warning] = PluginWarning) -> None:
+    """Warn, pointing at the first frame outside this package (the caller's own line)."""
+    frame = sys._getframe(1)
+    level = 2
+    while frame is not None:
+        name = frame.f_globals.get("__name__", "")
+        if not (isinstance(name, str) and (name == _PACKAGE or name.startswith(_PACKAGE + "."))):
+            break
+        frame = frame.f_back  # type: ignore[assignment]
+        level += 1
+    warnings.warn(message, category, stacklevel=level)

@@ -20,7 +20,6 @@ KIND_ALIASES: dict[str, str] = {"hip": "rocm"}
 """Kind names that mean the same device: TileLang says ``hip``, TVM 0.27 says ``rocm``."""
 
 _CPU_DEVICE_TYPE = 1  # DLDeviceType.kDLCPU
-_host_kind_cache: dict[str, bool] = {}
 _default_host: list[Target] = []
 
 
@@ -38,15 +37,10 @@ def kind_spellings(kind: str) -> tuple[str, ...]:
 def is_host_target(target: Target) -> bool:
     """Whether TVM reports ``target``'s device type as CPU (``llvm``, ``c``, ``cuda_host``...).
 
-    The answer is a property of the target kind, so it is computed once per kind.
+    Decided per target, as TVM decides it: a ``target_device_type`` attribute counts
+    (``{"kind": "c", "target_device_type": 2}`` is a device target).
     """
-    kind = target.kind.name
-    try:
-        return _host_kind_cache[kind]
-    except KeyError:
-        answer = int(target.get_target_device_type()) == _CPU_DEVICE_TYPE
-        _host_kind_cache[kind] = answer
-        return answer
+    return int(target.get_target_device_type()) == _CPU_DEVICE_TYPE
 
 
 def default_host() -> Target:

@@ -45,7 +45,10 @@ def add_one(a: T.handle, b: T.handle):
 @pytest.fixture
 def registry(hostcg_registry):
     """An isolated registry with the core's llvm codegen and this plugin's entry points."""
-    hostcg_registry.register_lazy_host_codegen("llvm", "tilelang_hostcg.builtin:LLVM_HOST_CODEGEN")
+    from tilelang_hostcg.builtin import LLVM_HOST_CODEGEN
+
+    # One lazy module per kind in code (a second path replaces the first, as in TileLang).
+    hostcg_registry.register_host_codegen("llvm", LLVM_HOST_CODEGEN)
     hostcg_registry.register_lazy_host_codegen("llvm", "tilelang_hostcg_template.codegen")
     hostcg_registry.register_lazy_host_codegen_hooks("ext_dev",
                                                      "tilelang_hostcg_template.hooks:ACME_HOOKS")
