@@ -29,3 +29,40 @@ def test_all_names_exist():
 
     for name in tilelang_hostcg.__all__:
         assert getattr(tilelang_hostcg, name) is not None
+
+
+def test_every_public_error_derives_from_host_codegen_error():
+    import tilelang_hostcg
+
+    errors = [getattr(tilelang_hostcg, name) for name in tilelang_hostcg.__all__
+              if name.endswith("Error")]
+    assert {e.__name__ for e in errors} >= {
+        "AmbiguousHostCodegenError", "DeviceAsHostError", "DuplicateRegistrationError",
+        "MissingGlobalFuncError", "NoHostCodegenError", "PluginCallbackError", "PluginLoadError",
+        "TVMNotFoundError", "TargetParseError", "UnsupportedTileLangError"}
+    for error in errors:
+        assert issubclass(error, tilelang_hostcg.HostCodegenError), error
+    assert issubclass(tilelang_hostcg.HostCodegenError, ValueError)
+    assert issubclass(tilelang_hostcg.PluginWarning, UserWarning)
+
+
+def test_errors_raised_by_the_public_api_are_exported():
+    """Every error class defined in the package's modules is importable from the package
+    (the command line's own usage errors excepted)."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import tilelang_hostcg
+
+    internal = {"InputError", "LockFileError", "UnknownKindError", "DeviceHostError", "CliError",
+                "UsageError", "UnsafeFileError"}
+    for info in pkgutil.iter_modules(tilelang_hostcg.__path__):
+        if info.name in ("__main__", "testing"):
+            continue
+        module = importlib.import_module(f"tilelang_hostcg.{info.name}")
+        for name, obj in vars(module).items():
+            if (inspect.isclass(obj) and issubclass(obj, Exception) and obj.__module__ == module.__name__
+                    and not name.startswith("_") and name not in internal):
+                assert name in tilelang_hostcg.__all__, (info.name, name)
+                assert getattr(tilelang_hostcg, name) is obj

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         register_lazy_host_codegen_hooks,
         resolve_host_codegen,
     )
+    from ._build import DeviceAsHostError
     from ._discovery import Controls
     from ._errors import (
         AmbiguousHostCodegenError,
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from ._global_func import MissingGlobalFuncError, global_func_host_codegen
     from ._registry import Registration, Registry, SourceInfo
     from ._targets import parse_target
+    from ._tvm import TVMNotFoundError
     from ._types import (
         HostCodegen,
         HostCodegenFunc,
@@ -46,10 +48,12 @@ if TYPE_CHECKING:
         Origin,
         TargetPredicate,
     )
+    from .tilelang import UnsupportedTileLangError
 
 __all__ = [
     "AmbiguousHostCodegenError",
     "Controls",
+    "DeviceAsHostError",
     "DuplicateRegistrationError",
     "HostCodegen",
     "HostCodegenError",
@@ -65,8 +69,10 @@ __all__ = [
     "Registration",
     "Registry",
     "SourceInfo",
+    "TVMNotFoundError",
     "TargetParseError",
     "TargetPredicate",
+    "UnsupportedTileLangError",
     "__version__",
     "allowed_host_codegens_for_target",
     "apply_host_codegen_hooks",
@@ -88,14 +94,17 @@ _WHERE = {
              "build_host", "default_registry", "refresh", "register_host_codegen",
              "register_host_codegen_hook", "register_lazy_host_codegen",
              "register_lazy_host_codegen_hooks", "resolve_host_codegen"),
+    "_build": ("DeviceAsHostError",),
     "_discovery": ("Controls",),
     "_errors": ("AmbiguousHostCodegenError", "DuplicateRegistrationError", "HostCodegenError",
                 "NoHostCodegenError", "PluginCallbackError", "PluginLoadError", "PluginWarning", "TargetParseError"),
     "_global_func": ("MissingGlobalFuncError", "global_func_host_codegen"),
     "_registry": ("Registration", "Registry", "SourceInfo"),
     "_targets": ("parse_target",),
+    "_tvm": ("TVMNotFoundError",),
     "_types": ("HostCodegen", "HostCodegenFunc", "HostCodegenHook", "HostCodegenHookFunc",
                "Origin", "TargetPredicate"),
+    "tilelang": ("UnsupportedTileLangError",),
 }
 _MODULE_OF = {name: module for module, names in _WHERE.items() for name in names}
 
