@@ -114,6 +114,15 @@ def test_first_registered_wins_then_priority():
     assert registry.allowed_host_codegens_for_target(target) == ["urgent", "first", "second"]
 
 
+
+def test_allowed_lists_the_preferred_codegen_first_as_resolution_picks_it():
+    registry = Registry(controls=Controls(prefer={"llvm": "second"}))
+    registry.register_host_codegen("llvm", codegen("first", priority=5))
+    registry.register_host_codegen("llvm", codegen("second"))
+    target = Target("llvm")
+    assert registry.resolve_host_codegen(target).name == "second"
+    assert registry.allowed_host_codegens_for_target(target) == ["second", "first"]
+
 def test_predicate_selects_variant_by_target_attributes():
     registry = Registry()
     registry.register_host_codegen("llvm", codegen("generic"))

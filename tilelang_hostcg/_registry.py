@@ -470,7 +470,12 @@ class Registry:
         """Names of the codegens matching ``target_host``, best first; broken plugins warn."""
         _, kind, _, matched, problems = self._host_candidates(parse_target(target_host))
         self._warn_skipped(problems, f"host kind {kind!r}")
-        return [r.obj.name for tier in self.tiers(kind, matched) for r in tier]
+        names = [r.obj.name for tier in self.tiers(kind, matched) for r in tier]
+        preferred = self._controls.prefer.get(kind)
+        if preferred in names:  # first, as resolution picks it (TileLang: resolve is allowed[0])
+            names.remove(preferred)
+            names.insert(0, preferred)
+        return names
 
     def matching_hooks(self, target: Target | str | dict[str, Any]) -> list[Registration]:
         """The hooks that apply to device ``target``, in the order they run (broken hook
