@@ -206,3 +206,24 @@ def test_build_works_with_tilelangs_tvm(tl):
                           "provider": info.provider, "llvm": info.llvm}))
     """)
     assert out == {"kind": "c", "source": True, "provider": "tilelang", "llvm": False}
+
+
+def test_a_codegen_returning_the_wrong_type_is_named_in_tilelangs_build(tl):
+    out = tl["env"].run_json(KERNELS + """
+import json
+import tilelang_hostcg, tilelang_hostcg.tilelang as integration
+integration.install()
+tilelang_hostcg.register_host_codegen("c", tilelang_hostcg.HostCodegen("returns-none", lambda m, t: None))
+try:
+    host_source(elementwise())
+    error = None
+except Exception as exc:
+    error = {"type": type(exc).__name__, "message": str(exc),
+             "bases": [c.__name__ for c in type(exc).__mro__]}
+integration.uninstall()
+print(json.dumps({"error": error}))
+""")
+    error = out["error"]
+    assert error is not None and error["type"] == "PluginCallbackError", error
+    assert "'returns-none' (registered in code) returned None" in error["message"]
+    assert {"HostCodegenError", "TypeError"} <= set(error["bases"])

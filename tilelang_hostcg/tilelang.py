@@ -88,6 +88,7 @@ class _State:
     codegens: dict[str, HostCodegen] = field(default_factory=dict)
     hooks: dict[str, HostCodegenHook] = field(default_factory=dict)
     stock: dict[str, Any] = field(default_factory=dict)
+    checked: dict[int, tuple[HostCodegen, HostCodegen]] = field(default_factory=dict)
 
 
 _LOCK = threading.RLock()
@@ -234,6 +235,24 @@ def _is_default(state: _State, codegen: Any) -> bool:
     return any(codegen is c for c in state.codegens.values())
 
 
+def _checked(state: _State, chosen: HostCodegen) -> HostCodegen:
+    """``chosen`` as TileLang calls it (``.lower(mod, target_host)``), building through the
+    registry's ``build_host`` so that a build returning anything but a runtime ``Module``
+    is a :class:`~tilelang_hostcg.PluginCallbackError` naming the codegen and its origin,
+    before TileLang or TVM sees the value. One object per codegen."""
+    held = state.checked.get(id(chosen))
+    if held is not None and held[0] is chosen:
+        return held[1]
+    registry = state.registry
+
+    def build(mod: Any, target_host: Any) -> Any:
+        return registry.build_host(mod, target_host)
+
+    wrapper = HostCodegen(chosen.name, build, chosen.supports_target, chosen.priority)
+    state.checked[id(chosen)] = (chosen, wrapper)
+    return wrapper
+
+
 # ---------------------------------------------------------------- 0.1.12-0.1.13
 def _install_registry_mode(state: _State, *, patch: bool) -> None:
     from importlib import import_module
@@ -267,7 +286,7 @@ def _install_registry_mode(state: _State, *, patch: bool) -> None:
     def resolve_host_codegen(target_host: Any) -> Any:
         sync_codegens(target_host.kind.name)
         chosen = registry.resolve_host_codegen(target_host)
-        return stock_resolve(target_host) if _is_default(state, chosen) else chosen
+        return stock_resolve(target_host) if _is_default(state, chosen) else _checked(state, chosen)
 
     def apply_host_codegen_hooks(mod: Any, target_host: Any, target: Any) -> Any:
         if target is None:
@@ -314,7 +333,7 @@ def _install_backend_mode(state: _State, *, patch: bool) -> None:
     def get_host_codegen(self: Any, target_host: Any) -> Any:
         sync(self)
         chosen = registry.resolve_host_codegen(target_host)
-        return stock_get(self, target_host) if _is_default(state, chosen) else chosen
+        return stock_get(self, target_host) if _is_default(state, chosen) else _checked(state, chosen)
 
     def preprocess_host_codegen(self: Any, mod: Any, target_host: Any, target: Any) -> Any:
         sync(self)
