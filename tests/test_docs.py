@@ -196,5 +196,11 @@ def test_compatibility_doc_covers_the_whole_api() -> None:
         assert f"`{name}" in text, name
     for difference in ("priority", "predicate that raises", "device target", "kind aliases",
                        "override=True", "one lazy module per kind", "at every call",
-                       "No host codegen registered for target host '<kind>'. Available:"):
+                       "No host codegen registered for target host '<kind>'. Available:",
+                       "returns something other than `True`/`False`", "registers nothing",
+                       "none of its registrations stay", "not retried until `refresh()`",
+                       "registered by a lazy module while it loads", "kinds a plugin may register",
+                       "cached per target", "a default serves only when no other codegen",
+                       "PluginCallbackError", "hooks whose providers all failed",
+                       "goes on with what to do next", "a dict or JSON text"):
         assert difference in text, difference
