@@ -185,6 +185,29 @@ def test_typos_warn_once_with_the_nearest_name(env: Env) -> None:
                for w in warned)
 
 
+
+@pytest.mark.slow
+def test_only_and_kind_typos_warn_once_at_the_callers_line_and_fail_strict(env: Env) -> None:
+    extra = {"TILELANG_HOSTCG_ONLY": "hcgc-alpha,hcgc-bta",
+             "TILELANG_HOSTCG_DISABLE": "hcgc-alpha:cdua",
+             "TILELANG_HOSTCG_PREFER": "tset=beta"}
+    proc = env.run(["-c", RESOLVE], extra)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.decode().splitlines()
+    assert lines[0] == "alpha-fast"  # hcgc-beta is not allowed: the typo names nothing
+    warned = [line for line in lines[1:] if line.startswith("PluginWarning")]
+    assert len(warned) == 3, lines  # each once, though resolved three times
+    assert all(w.split(" | ")[1] == "<string>" for w in warned), warned  # the user's line
+    text = " ".join(warned)
+    assert "TILELANG_HOSTCG_ONLY=hcgc-bta" in text and "did you mean 'hcgc-beta'?" in text
+    assert "TILELANG_HOSTCG_DISABLE=hcgc-alpha:cdua" in text and "did you mean 'cuda'?" in text
+    assert "TILELANG_HOSTCG_PREFER=tset=beta" in text and "did you mean 'test'?" in text
+    doc = env.cli_json("check", extra=extra)
+    assert doc["ok"] is True
+    assert len([p for p in doc["problems"] if p["code"] == "control"]) == 3, doc["problems"]
+    strict = env.cli_json("check", "--strict", extra=extra, expect=1)
+    assert {p["code"] for p in strict["problems"]} == {"control"}
+
 @pytest.mark.slow
 def test_check_lists_control_problems_and_strict_fails(env: Env) -> None:
     extra = {"TILELANG_HOSTCG_DISABLE": "hcgc-alpha:cdua,hcgc-gamma",
