@@ -41,13 +41,16 @@ HOOK_BROKEN = Plugin("hcgt-c-hookbroken", hooks={"rocm": "hcgt_c_hookbroken"},
                      files={"hcgt_c_hookbroken.py": module('raise ImportError("libamdhip64.so")\n')})
 HOOK_OK = Plugin("hcgt-c-hookok", hooks={"rocm": "hcgt_c_hookok:HOOK"},
                  files={"hcgt_c_hookok.py": module('HOOK = _hook("ok-rocm")\n')})
+HOOK_EMPTY = Plugin("hcgt-c-hookempty", hooks={"hip": "hcgt_c_hookempty"},
+                    files={"hcgt_c_hookempty.py": module("# registers no hook\n")})
 
 
 @pytest.fixture(scope="module")
 def env(tmp_path_factory: pytest.TempPathFactory) -> PluginEnvironment:
     root = tmp_path_factory.mktemp("callbacks")
     environment = PluginEnvironment(root / "venv")
-    install(environment, root, [HOOK_NONE, HOOK_TEXT, CG_NONE, PRED, HOOK_BROKEN, HOOK_OK])
+    install(environment, root, [HOOK_NONE, HOOK_TEXT, CG_NONE, PRED, HOOK_BROKEN, HOOK_OK,
+                               HOOK_EMPTY])
     return environment
 
 
@@ -87,6 +90,12 @@ def test_hooks_are_as_strict_as_codegens(env, tmp_path):
         out["beside"] = attempt(lambda: apply_hooks("rocm", isolated("hcgt-c-hookbroken",
                                                                      "hcgt-c-hookok")))
         out["none"] = attempt(lambda: apply_hooks("rocm", isolated()))
+        both = isolated("hcgt-c-hookbroken", "hcgt-c-hookempty")
+        out["both"] = attempt(lambda: apply_hooks("rocm", both))
+        out["both_again"] = attempt(lambda: apply_hooks("rocm", both))
+        out["three"] = attempt(lambda: apply_hooks("rocm", isolated("hcgt-c-hookbroken",
+                                                                    "hcgt-c-hookempty",
+                                                                    "hcgt-c-hookok")))
     """, tmp_path / "m.txt")
     alone = out["alone"]["error"]
     assert alone["type"] == "PluginLoadError" and alone["cause"]["type"] == "ImportError"
@@ -96,6 +105,17 @@ def test_hooks_are_as_strict_as_codegens(env, tmp_path):
     assert [w[0] for w in beside["warnings"]] == ["PluginWarning"]
     assert "hcgt-c-hookbroken" in beside["warnings"][0][1]
     assert out["none"] == {"ok": True, "value": [], "warnings": []}  # nothing advertised: no-op
+    # Every advertised provider broken (one fails to import, one registers nothing, under
+    # the hip alias): an error, each time, naming a provider; one working provider serves.
+    for key in ("both", "both_again"):
+        both = out[key]["error"]
+        assert both["type"] == "PluginLoadError", out[key]
+        assert "hcgt-c-hookbroken" in both["message"] or "hcgt-c-hookempty" in both["message"]
+    three = out["three"]
+    assert three["ok"] and three["value"] == ["ok-rocm"]
+    assert sorted(w[0] for w in three["warnings"]) == ["PluginWarning", "PluginWarning"]
+    assert {"hcgt-c-hookbroken", "hcgt-c-hookempty"} == {
+        d for d in ("hcgt-c-hookbroken", "hcgt-c-hookempty") for w in three["warnings"] if d in w[1]}
 
 
 # --------------------------------------------------------------------------- in process
