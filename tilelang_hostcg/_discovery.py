@@ -13,10 +13,10 @@ import os
 import stat
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 
 from ._errors import PluginWarning
 from ._fileio import UnsafeFileError, read_regular_file
+from ._record import Record, init_fields
 from ._requirements import (  # noqa: F401  # re-exported: moved to _requirements
     TVM_PROVIDERS,
     _parse_requirement,
@@ -71,22 +71,30 @@ def normalize_name(name: str) -> str:
     return text
 
 
-@dataclass(frozen=True, slots=True)
-class AdvertisedEntryPoint:
-    """One installed entry point of our groups, with its distribution's verdict.
+class AdvertisedEntryPoint(Record):
+    """One installed entry point of our groups, with its distribution's verdict (immutable).
 
     ``incompatible`` says why the distribution's requirements on ``tilelang-hostcg``
     or ``apache-tvm`` are not met by what is installed (``None``: they are).
     """
 
+    __slots__ = (  # noqa: RUF023  # fields in order
+        "group", "name", "value", "distribution", "version", "requires", "incompatible", "location",
+    )
     group: str
     name: str
     value: str
     distribution: str
     version: str
-    requires: tuple[str, ...] = ()
-    incompatible: str | None = None
-    location: str = ""
+    requires: tuple[str, ...]
+    incompatible: str | None
+    location: str
+
+    def __init__(self, group: str, name: str, value: str, distribution: str, version: str,
+                 requires: tuple[str, ...] = (), incompatible: str | None = None,
+                 location: str = "") -> None:
+        init_fields(self, group, name, value, distribution, version, requires, incompatible,
+                    location)
 
     @property
     def spec(self) -> str:
@@ -94,9 +102,8 @@ class AdvertisedEntryPoint:
         return f"{self.name} = {self.value}"
 
 
-@dataclass(frozen=True, slots=True)
-class DiscoveryIndex:
-    """What one scan of the environment found.
+class DiscoveryIndex(Record):
+    """What one scan of the environment found (immutable).
 
     ``duplicates`` maps a distribution installed more than once on ``sys.path``
     (one that advertises our groups in at least one copy) to the locations of its
@@ -110,11 +117,20 @@ class DiscoveryIndex:
     (the core, ``apache-tvm`` and the skipped distributions), for the cache.
     """
 
-    entry_points: tuple[AdvertisedEntryPoint, ...] = ()
-    duplicates: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    installed: tuple[tuple[str, str | None], ...] = ()
-    problems: tuple[str, ...] = ()
-    watched: tuple[str, ...] = ()
+    __slots__ = (  # noqa: RUF023  # fields in order
+        "entry_points", "duplicates", "installed", "problems", "watched",
+    )
+    entry_points: tuple[AdvertisedEntryPoint, ...]
+    duplicates: tuple[tuple[str, tuple[str, ...]], ...]
+    installed: tuple[tuple[str, str | None], ...]
+    problems: tuple[str, ...]
+    watched: tuple[str, ...]
+
+    def __init__(self, entry_points: tuple[AdvertisedEntryPoint, ...] = (),
+                 duplicates: tuple[tuple[str, tuple[str, ...]], ...] = (),
+                 installed: tuple[tuple[str, str | None], ...] = (),
+                 problems: tuple[str, ...] = (), watched: tuple[str, ...] = ()) -> None:
+        init_fields(self, entry_points, duplicates, installed, problems, watched)
 
     def warn(self, stacklevel: int = 2) -> None:
         """Warn (:class:`PluginWarning`) once for each entry of ``problems``."""
@@ -122,14 +138,17 @@ class DiscoveryIndex:
             warnings.warn(message, PluginWarning, stacklevel=stacklevel + 1)
 
 
-@dataclass(frozen=True, slots=True)
-class ControlProblem:
+class ControlProblem(Record):
     """A ``TILELANG_HOSTCG_*`` item that cannot do what it says: malformed, or naming a
     distribution, kind or codegen that does not exist. ``message`` says what to do."""
 
+    __slots__ = ("variable", "item", "message")  # noqa: RUF023  # fields in order
     variable: str
     item: str
     message: str
+
+    def __init__(self, variable: str, item: str, message: str) -> None:
+        init_fields(self, variable, item, message)
 
 
 CONTROL_VALUE_LIMIT = 64 * 1024
@@ -202,9 +221,8 @@ def _caller_level() -> int:
     return level
 
 
-@dataclass(frozen=True, slots=True)
-class Controls:
-    """The plugin controls, normally read from the environment.
+class Controls(Record):
+    """The plugin controls, normally read from the environment (immutable).
 
     ``disable`` holds normalized distribution names or ``distribution:kind``;
     ``only`` is ``None`` (no allowlist) or normalized names; ``prefer`` maps a
@@ -217,11 +235,20 @@ class Controls:
     loaded: at the kind's first resolution, and by ``check`` after loading all).
     """
 
-    autoload: bool = True
-    disable: frozenset[str] = frozenset()
-    only: frozenset[str] | None = None
-    prefer: Mapping[str, str] = field(default_factory=dict)
-    problems: tuple[ControlProblem, ...] = field(default=(), compare=False)
+    __slots__ = (  # fields in order
+        "autoload", "disable", "only", "prefer", "problems",
+    )
+    _compare = ("autoload", "disable", "only", "prefer")  # not problems
+    autoload: bool
+    disable: frozenset[str]
+    only: frozenset[str] | None
+    prefer: Mapping[str, str]
+    problems: tuple[ControlProblem, ...]
+
+    def __init__(self, autoload: bool = True, disable: frozenset[str] = frozenset(),
+                 only: frozenset[str] | None = None, prefer: Mapping[str, str] | None = None,
+                 problems: tuple[ControlProblem, ...] = ()) -> None:
+        init_fields(self, autoload, disable, only, {} if prefer is None else prefer, problems)
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None) -> Controls:
@@ -419,14 +446,17 @@ def _is_kind(text: str) -> bool:
     return text.isascii() and all(ch.isalnum() or ch in "_-." for ch in text)
 
 
-@dataclass(frozen=True, slots=True)
-class PlannedSource:
+class PlannedSource(Record):
     """An entry point with the state discovery gives it: ``lazy``, ``disabled`` or
     ``incompatible`` (then ``reason`` says why)."""
 
+    __slots__ = ("entry", "state", "reason")  # noqa: RUF023  # fields in order
     entry: AdvertisedEntryPoint
     state: str
-    reason: str | None = None
+    reason: str | None
+
+    def __init__(self, entry: AdvertisedEntryPoint, state: str, reason: str | None = None) -> None:
+        init_fields(self, entry, state, reason)
 
 
 def core_entry_points(version: str) -> tuple[AdvertisedEntryPoint, ...]:

@@ -29,9 +29,9 @@ import sys
 import threading
 import weakref
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from ._discovery import AdvertisedEntryPoint, Controls, PlannedSource
+from ._record import Record, init_fields
 from ._targets import canonical_kind
 from ._types import CODEGEN_GROUP, HOOK_GROUP, HostCodegen, HostCodegenHook, Origin
 
@@ -66,9 +66,9 @@ def _module_of(value: str) -> str:
     return value.partition(":")[0].partition("[")[0].strip()
 
 
-@dataclass(frozen=True, slots=True)
-class SourceInfo:
-    """A snapshot of one lazy source (an entry point or a lazy module registered in code).
+class SourceInfo(Record):
+    """A snapshot of one lazy source (an entry point or a lazy module registered in code;
+    immutable).
 
     ``state`` is ``lazy``, ``loading``, ``loaded``, ``broken``, ``disabled`` or
     ``incompatible``; ``reason`` explains the last three; ``error`` is the
@@ -76,6 +76,9 @@ class SourceInfo:
     last attempt).
     """
 
+    __slots__ = (  # noqa: RUF023  # fields in order
+        "group", "kind", "value", "origin", "state", "reason", "error", "location",
+    )
     group: str
     kind: str
     value: str
@@ -83,7 +86,11 @@ class SourceInfo:
     state: str
     reason: str | None
     error: BaseException | None
-    location: str = ""
+    location: str
+
+    def __init__(self, group: str, kind: str, value: str, origin: Origin, state: str,
+                 reason: str | None, error: BaseException | None, location: str = "") -> None:
+        init_fields(self, group, kind, value, origin, state, reason, error, location)
 
 
 class Source:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import itertools
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 
 from ._discovery import CORE_DISTRIBUTION, Controls, PlannedSource
 from ._errors import (
@@ -21,6 +20,7 @@ from ._errors import (
     warn_plugin,
 )
 from ._loading import NOUN, Load, Loader, Source, SourceInfo, current_load, import_chain, record, text_of
+from ._record import Record, init_fields
 from ._targets import canonical_kind, host_of, is_host_target, parse_target
 from ._types import CODE_ORIGIN, CODEGEN_GROUP, HOOK_GROUP, HostCodegen, HostCodegenHook, Origin
 
@@ -40,9 +40,8 @@ _REFRESH_RETRIES = 64  # bound on re-asking when refresh() keeps overtaking a re
 _FIRST_PARTY = {"cuda_host": "tilelang-hostcg-cuda"}
 
 
-@dataclass(frozen=True, slots=True)
-class Registration:
-    """A codegen or hook registered under a kind, with where it came from.
+class Registration(Record):
+    """A codegen or hook registered under a kind, with where it came from (immutable).
 
     ``seq`` is the registration order (an ``override`` registers anew, as in TileLang:
     the new one comes after the kind's other registrations of equal priority).
@@ -50,11 +49,18 @@ class Registration:
     :mod:`tilelang_hostcg.tilelang`): it serves only when no other registration matches.
     """
 
+    __slots__ = (  # noqa: RUF023  # fields in order
+        "kind", "obj", "origin", "seq", "default",
+    )
     kind: str
     obj: HostCodegen | HostCodegenHook
     origin: Origin
     seq: int
-    default: bool = False
+    default: bool
+
+    def __init__(self, kind: str, obj: HostCodegen | HostCodegenHook, origin: Origin, seq: int,
+                 default: bool = False) -> None:
+        init_fields(self, kind, obj, origin, seq, default)
 
     @property
     def name(self) -> str:

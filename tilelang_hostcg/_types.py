@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ._record import Record, init_fields
+
 TYPE_CHECKING = False  # typing costs import time on the first-use path; checkers read True
 if TYPE_CHECKING:
     from typing import TypeAlias
@@ -105,18 +107,24 @@ class HostCodegenHook:
         return self.apply(mod, target_host, target)
 
 
-@dataclass(frozen=True, slots=True)
-class Origin:
-    """Where a registration came from.
+class Origin(Record):
+    """Where a registration came from (immutable).
 
     ``distribution`` is ``None`` for a registration made in code. ``entry_point``
     is written ``kind = value``; ``group`` is the entry-point group.
     """
 
-    distribution: str | None = None
-    version: str | None = None
-    group: str | None = None
-    entry_point: str | None = None
+    __slots__ = (  # noqa: RUF023  # fields in order
+        "distribution", "version", "group", "entry_point",
+    )
+    distribution: str | None
+    version: str | None
+    group: str | None
+    entry_point: str | None
+
+    def __init__(self, distribution: str | None = None, version: str | None = None,
+                 group: str | None = None, entry_point: str | None = None) -> None:
+        init_fields(self, distribution, version, group, entry_point)
 
     def describe(self) -> str:
         """One human-readable phrase, e.g. ``distribution 'x' 1.0, entry point 'k = m'``."""
