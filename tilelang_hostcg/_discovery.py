@@ -17,20 +17,21 @@ from collections.abc import Iterable, Mapping, Sequence
 from ._errors import PluginWarning
 from ._fileio import UnsafeFileError, read_regular_file
 from ._record import Record, init_fields
-from ._requirements import (  # noqa: F401  # re-exported: moved to _requirements
-    TVM_PROVIDERS,
-    _parse_requirement,
-    _relevant_requires,
-    _SimpleRequirement,
-    check_requirements,
-    installed_versions,
-)
 from ._targets import kind_spellings
 from ._types import CODEGEN_GROUP, HOOK_GROUP
 
 TYPE_CHECKING = False  # typing costs import time; type checkers treat this name as True
 if TYPE_CHECKING:
     from typing import Any
+
+    from ._requirements import (  # noqa: F401  # re-exported: moved to _requirements
+        TVM_PROVIDERS,
+        _parse_requirement,
+        _relevant_requires,
+        _SimpleRequirement,
+        check_requirements,
+        installed_versions,
+    )
 
 __all__ = [
     "CORE_DISTRIBUTION",
@@ -61,6 +62,20 @@ ENV_AUTOLOAD_OFF = "TILELANG_HOSTCG_DISABLE_PLUGIN_AUTOLOAD"
 ENV_DISABLE = "TILELANG_HOSTCG_DISABLE"
 ENV_ONLY = "TILELANG_HOSTCG_ONLY"
 ENV_PREFER = "TILELANG_HOSTCG_PREFER"
+
+
+# Moved to _requirements, still importable from here; imported only when asked for: only a
+# scan needs them, not the first use with a warm cache.
+_MOVED = frozenset({"TVM_PROVIDERS", "_parse_requirement", "_relevant_requires", "_SimpleRequirement",
+                    "check_requirements", "installed_versions"})
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _MOVED:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from . import _requirements
+
+    return getattr(_requirements, name)
 
 
 def normalize_name(name: str) -> str:
@@ -672,6 +687,8 @@ def scan_environment(core_version: str, path: Sequence[str] | None = None, *,
     """
     import importlib_metadata
 
+    from ._requirements import TVM_PROVIDERS, _relevant_requires, check_requirements, installed_versions
+
     problems: list[str] = []
     try:
         installed = installed_versions(core_version)
@@ -721,8 +738,9 @@ def scan_environment(core_version: str, path: Sequence[str] | None = None, *,
 
 _WATCHED_KEYS = frozenset(("tilelang_hostcg", "apache_tvm"))
 _GROUP_MARK = b"tilelang.host_codegen"
-_GROUP_MARK_UTF16 = ("tilelang.host_codegen".encode("utf-16-le"),
-                     "tilelang.host_codegen".encode("utf-16-be"))
+# The mark in UTF-16 (LE, BE), spelled out: the codecs are not imported for it.
+_GROUP_MARK_UTF16 = (bytes(b for c in _GROUP_MARK for b in (c, 0)),
+                     bytes(b for c in _GROUP_MARK for b in (0, c)))
 
 
 class _Copy:

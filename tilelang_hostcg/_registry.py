@@ -7,6 +7,7 @@ Loading (sources, import locks, journals, attribution, recovery) lives in
 from __future__ import annotations
 
 import itertools
+import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 
@@ -22,7 +23,7 @@ from ._errors import (
 from ._loading import NOUN, Load, Loader, Source, SourceInfo, current_load, import_chain, record, text_of
 from ._record import Record, init_fields
 from ._targets import canonical_kind, host_of, is_host_target, parse_target
-from ._types import CODE_ORIGIN, CODEGEN_GROUP, HOOK_GROUP, HostCodegen, HostCodegenHook, Origin
+from ._types import CODE_ORIGIN, CODEGEN_GROUP, HOOK_GROUP, HostCodegen, Origin, hook_type
 
 TYPE_CHECKING = False  # typing costs import time on the first-use path; checkers read True
 if TYPE_CHECKING:
@@ -31,6 +32,8 @@ if TYPE_CHECKING:
     from tvm.ir import IRModule
     from tvm.runtime import Module
     from tvm.target import Target
+
+    from ._types import HostCodegenHook
 
 __all__ = ["Registration", "Registry", "SourceInfo", "current_registry"]
 
@@ -129,7 +132,7 @@ class Registry:
         """Register ``hook`` for a device kind (``hip`` and ``rocm`` are one kind);
         a duplicate name raises unless ``override`` (remove, then append). ``origin`` as
         for :meth:`register_host_codegen`. Returns ``hook``."""
-        if not isinstance(hook, HostCodegenHook):
+        if not isinstance(hook, hook_type()):
             raise TypeError(f"register_host_codegen_hook expects a HostCodegenHook, got {hook!r}")
         self._register(HOOK_GROUP, target_kind, hook, override, origin)
         return hook
@@ -577,6 +580,9 @@ def build_available(obj: object) -> bool:
     name = required_global_func(getattr(obj, "build", None))
     if name is None:
         return True
+    tvm = sys.modules.get("tvm")
+    if tvm is not None:  # the TVM in use: no need for ._tvm to find it
+        return tvm.get_global_func(name, allow_missing=True) is not None
     from ._tvm import get_global_func
 
     return get_global_func(name) is not None

@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from tvm.runtime import Module
     from tvm.target import Target
 
+    from ._hooktype import HostCodegenHook
+
 __all__ = [
     "CODE_ORIGIN",
     "CODEGEN_GROUP",
@@ -38,6 +40,24 @@ TargetPredicate: TypeAlias = Callable[["Target"], bool]
 
 CODEGEN_GROUP = "tilelang.host_codegen"
 HOOK_GROUP = "tilelang.host_codegen_hooks"
+
+
+def __getattr__(name: str) -> object:
+    # HostCodegenHook is defined in ._hooktype, imported when first asked for: resolving
+    # a host codegen never needs it, and generating a dataclass costs most of a millisecond.
+    if name != "HostCodegenHook":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from ._hooktype import HostCodegenHook
+
+    globals()[name] = HostCodegenHook  # later lookups skip this function
+    return HostCodegenHook
+
+
+def hook_type() -> type[HostCodegenHook]:
+    """:class:`HostCodegenHook`, importing its module on first use."""
+    from ._hooktype import HostCodegenHook
+
+    return HostCodegenHook
 
 
 def _check_fields(cls_name: str, name: object, func: object, func_field: str, priority: object,
@@ -78,33 +98,6 @@ class HostCodegen:
     def lower(self, mod: IRModule, target_host: Target) -> Module:
         """Build ``mod`` for ``target_host``."""
         return self.build(mod, target_host)
-
-
-@dataclass(frozen=True, slots=True)
-class HostCodegenHook:
-    """A device backend's preparation of the host module before host codegen.
-
-    ``apply(mod, target_host, target)`` returns the (possibly new) host module.
-    Hooks of one device kind run by ``priority``, highest first, then in
-    registration order. Bad field values raise ``TypeError`` at construction.
-    """
-
-    name: str
-    apply: HostCodegenHookFunc
-    supports_target: TargetPredicate | None = None
-    priority: int = 0
-
-    def __post_init__(self) -> None:
-        _check_fields("HostCodegenHook", self.name, self.apply, "apply", self.priority,
-                      self.supports_target)
-
-    def matches(self, target: Target) -> bool:
-        """Whether this hook applies to the device ``target``."""
-        return self.supports_target is None or bool(self.supports_target(target))
-
-    def lower(self, mod: IRModule, target_host: Target, target: Target) -> IRModule:
-        """Apply the hook to ``mod``."""
-        return self.apply(mod, target_host, target)
 
 
 class Origin(Record):
