@@ -41,6 +41,7 @@ _RESOLVE_CACHE_LIMIT = 1024
 _REFRESH_RETRIES = 64  # bound on re-asking when refresh() keeps overtaking a resolution
 # First-party plugins named in "nothing found" messages.
 _FIRST_PARTY = {"cuda_host": "tilelang-hostcg-cuda"}
+_GLOBAL_FUNC_MODULE = __name__.rpartition(".")[0] + "._global_func"
 
 
 class Registration(Record):
@@ -575,9 +576,10 @@ class Registry:
 def build_available(obj: object) -> bool:
     """Whether the TVM build function that ``obj``'s ``build`` calls exists (``True`` when
     the build is not a :func:`global_func_host_codegen`)."""
-    from ._global_func import required_global_func
-
-    name = required_global_func(getattr(obj, "build", None))
+    global_func = sys.modules.get(_GLOBAL_FUNC_MODULE)
+    if global_func is None:  # no global_func_host_codegen() exists yet: nothing to check
+        return True
+    name = global_func.required_global_func(getattr(obj, "build", None))
     if name is None:
         return True
     tvm = sys.modules.get("tvm")
