@@ -31,9 +31,8 @@ import weakref
 from collections.abc import Callable, Sequence
 
 from ._discovery import AdvertisedEntryPoint, Controls, PlannedSource
-from ._record import Record, init_fields
 from ._targets import canonical_kind
-from ._types import CODEGEN_GROUP, HOOK_GROUP, HostCodegen, Origin, hook_type
+from ._types import CODEGEN_GROUP, HOOK_GROUP, HostCodegen, Origin, Record, hook_type, init_fields
 
 TYPE_CHECKING = False  # typing costs import time on the first-use path; checkers read True
 if TYPE_CHECKING:

@@ -21,9 +21,8 @@ from ._errors import (
     warn_plugin,
 )
 from ._loading import NOUN, Load, Loader, Source, SourceInfo, current_load, import_chain, record, text_of
-from ._record import Record, init_fields
 from ._targets import canonical_kind, host_of, is_host_target, parse_target
-from ._types import CODE_ORIGIN, CODEGEN_GROUP, HOOK_GROUP, HostCodegen, Origin, hook_type
+from ._types import CODE_ORIGIN, CODEGEN_GROUP, HOOK_GROUP, HostCodegen, Origin, Record, hook_type, init_fields
 
 TYPE_CHECKING = False  # typing costs import time on the first-use path; checkers read True
 if TYPE_CHECKING:

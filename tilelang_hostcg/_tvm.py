@@ -18,7 +18,7 @@ from __future__ import annotations
 import sys
 
 from ._errors import HostCodegenError
-from ._record import Record, init_fields
+from ._types import Record, init_fields
 
 TYPE_CHECKING = False  # typing costs import time on the first-use path; checkers read True
 if TYPE_CHECKING:

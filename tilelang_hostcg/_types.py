@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-
-from ._record import Record, init_fields
+from dataclasses import FrozenInstanceError, dataclass  # dataclasses: TVM imports it anyway
 
 TYPE_CHECKING = False  # typing costs import time on the first-use path; checkers read True
 if TYPE_CHECKING:
-    from typing import TypeAlias
+    from typing import Any, TypeAlias
 
     from tvm.ir import IRModule
     from tvm.runtime import Module
@@ -26,7 +24,9 @@ __all__ = [
     "HostCodegenHook",
     "HostCodegenHookFunc",
     "Origin",
+    "Record",
     "TargetPredicate",
+    "init_fields",
 ]
 
 HostCodegenFunc: TypeAlias = Callable[["IRModule", "Target"], "Module"]
@@ -58,6 +58,61 @@ def hook_type() -> type[HostCodegenHook]:
     from ._hooktype import HostCodegenHook
 
     return HostCodegenHook
+
+
+# ------------------------------------------------------------------ internal records
+# ``@dataclass(frozen=True, slots=True)`` generates and compiles six or more methods per
+# class when its module is imported (about 0.5 ms each here, on the first-use path of
+# every process). The internal records derive from Record instead: a ``__slots__``
+# class whose fields are its ``__slots__``, in order, that behaves as a frozen
+# dataclass: equality and hashing over the compared fields (same class only), a
+# ``Name(field=value, ...)`` repr, ``FrozenInstanceError`` on assignment, pickling.
+# Each subclass writes its own ``__init__`` (type-checked) and sets its fields with
+# init_fields(). The public HostCodegen and HostCodegenHook stay dataclasses, as
+# TileLang's are.
+
+_set = object.__setattr__
+
+
+def init_fields(record: Record, *values: object) -> None:
+    """Set the fields of a freshly made ``record`` to ``values``, in ``__slots__`` order."""
+    for name, value in zip(type(record).__slots__, values, strict=True):
+        _set(record, name, value)
+
+
+class Record:
+    """Base of the internal immutable records (see the comment above).
+
+    ``_compare`` names the fields that equality and hashing use (default: all).
+    """
+
+    __slots__: tuple[str, ...] = ()
+    _compare: tuple[str, ...] | None = None
+
+    def _key(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in (self._compare or self.__slots__))
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, Record)
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"{type(self).__qualname__}({fields})"
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), tuple(getattr(self, name) for name in self.__slots__))
 
 
 def _check_fields(cls_name: str, name: object, func: object, func_field: str, priority: object,
