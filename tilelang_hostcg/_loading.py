@@ -595,7 +595,10 @@ class Loader:
         expected = HostCodegen if source.group == CODEGEN_GROUP else hook_type()
         if callable(obj) and not isinstance(obj, type):
             obj = obj()
-        items: Any = [obj] if isinstance(obj, expected) else obj
+        if isinstance(obj, expected):
+            self.admit(load, source.group, source.advertised, obj, False, replay=False)
+            return
+        items: Any = obj
         if isinstance(items, (str, bytes)) or not isinstance(items, Sequence) or not items or not all(
                 isinstance(item, expected) for item in items):
             raise TypeError(
