@@ -182,10 +182,11 @@ def bench_discovery(root: Path, sizes: list[int], reps: int, stevedore: bool) ->
                     ours_load <= 1.2 * hand_load,
                     f"{ours_load:.2f} vs {hand_load:.2f} ms, {ours_load / hand_load:.2f}x "
                     "(target <= 1.2x)")
-        _target(f"fresh-process first use warm, N={n}", warm_first <= 0.15 * naive_first,
-                f"{warm_first / naive_first:.2f}x naive (target <= 0.15x)")
-        _target(f"fresh-process first use cold, N={n}", cold_first <= 1.05 * naive_first,
-                f"{cold_first / naive_first:.2f}x naive (target <= 1.05x)")
+        if n == 1000:  # the targets are set at 1000 distributions; other sizes are shown
+            _target(f"fresh-process first use warm, N={n}", warm_first <= 0.15 * naive_first,
+                    f"{warm_first / naive_first:.2f}x naive (target <= 0.15x)")
+            _target(f"fresh-process first use cold, N={n}", cold_first <= 1.05 * naive_first,
+                    f"{cold_first / naive_first:.2f}x naive (target <= 1.05x)")
         note = f" ({misses} warm run(s) missed the cache)" if misses else ""
         print(f"  N={n}: environment written in {made:.1f} s, {reps} runs per mode{note}",
               flush=True)
@@ -340,6 +341,8 @@ def bench_resolve(reps: int) -> None:
             ["dict[target.kind.name]", f"{lookup:7.0f}", ""],
             ["TileLang-style registry", f"{tl:7.0f}", _ratio(tl, lookup)]])
     _target("hot resolve_host_codegen", ours <= 1000, f"{ours:.0f} ns (target <= 1000 ns)")
+    _target("hot resolve_host_codegen no slower than before", ours <= 140,
+            f"{ours:.0f} ns (target <= 140 ns, the figure before the first-use work)")
     _target("hot resolve vs TileLang-style registry", ours <= tl,
             f"{ours:.0f} ns vs {tl:.0f} ns")
 

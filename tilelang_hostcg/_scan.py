@@ -217,11 +217,12 @@ _GROUP_MARK_UTF16 = (bytes(b for c in _GROUP_MARK for b in (c, 0)),
 class _Copy:
     """One distribution folder found on the path, read lazily and safely."""
 
-    __slots__ = ("dist", "location", "name", "text")
+    __slots__ = ("dist", "local", "location", "name", "text")
 
     def __init__(self, dist: Any) -> None:
         self.dist = dist
         folder = _local_folder(dist)
+        self.local = folder is not None  # a folder of the local file system (not a zip file)
         self.location = folder if folder is not None else str(getattr(dist, "_path", ""))
         self.name: str | None = None
         self.text: str | None = None
@@ -262,7 +263,7 @@ class _Copy:
             return None
 
     def _entry_points_bytes(self) -> bytes | None:
-        if _local_folder(self.dist) is None:
+        if not self.local:
             try:
                 text = self.dist.read_text("entry_points.txt")
             except (OSError, ValueError) as exc:
