@@ -8,6 +8,7 @@ benchmark kind, each with a real module whose codegen has its own priority.
 
 from __future__ import annotations
 
+import compileall
 import json
 import os
 import subprocess
@@ -17,12 +18,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["BENCH_KIND", "GROUP", "PROBE", "make_many_kinds_site", "make_site", "run_probe",
-           "settle"]
+__all__ = ["BENCH_KIND", "BENCH_MODULES", "GROUP", "PROBE", "make_many_kinds_site", "make_site",
+           "run_probe", "settle"]
 
 GROUP = "tilelang.host_codegen"
 HOOK_GROUP = "tilelang.host_codegen_hooks"
-BENCH_KIND = "bench_host"
+BENCH_KIND = "test"  # a CPU kind of TVM that the core does not serve
 _PLUGINS = (  # (distribution, group, kind, module, priority)
     ("bench-plugin-a", GROUP, BENCH_KIND, "bench_plugin_a", 0),
     ("bench-plugin-b", GROUP, BENCH_KIND, "bench_plugin_b", 1),
@@ -30,6 +31,9 @@ _PLUGINS = (  # (distribution, group, kind, module, priority)
     ("bench-plugin-d", GROUP, "bench_other", "bench_plugin_d", 0),
     ("bench-plugin-e", HOOK_GROUP, "bench_device", "bench_plugin_e", 0),
 )
+BENCH_MODULES = tuple(module for _d, group, kind, module, _p in _PLUGINS
+                      if group == GROUP and kind == BENCH_KIND)
+"""The modules of the benchmark kind's plugins."""
 _PLUGIN_MODULE = '''\
 from tilelang_hostcg import {cls}
 
@@ -72,6 +76,7 @@ def make_site(root: Path, count: int) -> Path:
         eps = (f"[console_scripts]\nsynth-{i} = synthdist_{i}.cli:main\n" if i % 3 == 0
                else "")
         _dist_info(site, f"synthdist-{i:05d}", f"1.{i % 7}", ("numpy>=1.20",), eps)
+    compileall.compile_dir(site, quiet=1)  # bytecode next to the sources, as pip writes it
     past = time.time() - 3600
     for dist, _group, _kind, module, _priority in _PLUGINS:  # the cache stats these too
         info = site / f"{dist.replace('-', '_')}-1.0.dist-info"
@@ -116,47 +121,63 @@ def make_many_kinds_site(root: Path, kinds: int) -> Path:
     site = root / f"many-{kinds}"
     site.mkdir(parents=True)
     (site / "bench_many.py").write_text(_MANY_KINDS_MODULE)
+    compileall.compile_dir(site, quiet=1)
     lines = [f"[{GROUP}]", *(f"many_{i:05d} = bench_many:CODEGEN" for i in range(kinds))]
     _dist_info(site, "bench-many", "1.0", ("tilelang-hostcg>=0.1",), "\n".join(lines) + "\n")
     return site
 
 
-# Runs in a fresh interpreter: argv = [mode, kind]; prints one JSON document of
-# phase times in ms. The stub target is what resolve_host_codegen reads of a
-# host target, so no TVM is imported by either side.
+# Runs in a fresh interpreter: argv = [mode, kind, with_tvm, extra]; prints one JSON
+# document of phase times in ms. With with_tvm == "tvm", TVM is imported (and the
+# targets made) before the clock starts, as in a compiler driver; the modes that
+# resolve need it.
 PROBE = r'''
 import sys, time
-mode, kind = sys.argv[1], sys.argv[2]
+mode, kind, with_tvm, extra = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 group = "tilelang.host_codegen"
 clock = time.perf_counter
+if with_tvm == "tvm":
+    import tvm
+    from tvm.target import Target
+    llvm, bench_target = Target("llvm"), Target(kind)
 t0 = clock()
-if mode == "hostcg":
+t2b = None
+if mode in ("hostcg", "byhand"):
     import tilelang_hostcg
     from tilelang_hostcg import _api, _cache, _registry
     registry = tilelang_hostcg.default_registry()
     t1 = clock()
     registry.sources()
     t2 = clock()
-
-    class _Kind:
-        __slots__ = ("name",)
-
-        def __init__(self, name):
-            self.name = name
-
-    class StubTarget:
-        host = None
-
-        def __init__(self, name):
-            self.kind = _Kind(name)
-
-        def get_target_device_type(self):
-            return 1  # CPU: a host target
-
-    chosen = tilelang_hostcg.resolve_host_codegen(StubTarget(kind))
+    if mode == "byhand":  # import the kind's plugin modules without the loader
+        import importlib
+        modules = [importlib.import_module(name) for name in extra.split(",")]
+        t3 = clock()
+        loaded = len(modules)
+    else:
+        registry._loader.ensure_loaded(group, kind)  # the loading alone, then the resolution
+        t2b = clock()
+        chosen = tilelang_hostcg.resolve_host_codegen(bench_target)
+        t3 = clock()
+        loaded = sum(1 for s in registry.sources() if s.kind == kind and s.state == "loaded")
+    hit = "importlib_metadata" not in sys.modules and (
+        with_tvm == "tvm" or "importlib.metadata" not in sys.modules)
+elif mode == "modules":  # import our modules of the first use (extra), then resolve llvm
+    import importlib
+    import tilelang_hostcg
+    for name in extra.split(","):
+        importlib.import_module(name)
+    t1 = t2 = clock()
+    tilelang_hostcg.resolve_host_codegen(llvm)
     t3 = clock()
-    loaded = sum(1 for s in registry.sources() if s.kind == kind and s.state == "loaded")
-    hit = "importlib_metadata" not in sys.modules and "importlib.metadata" not in sys.modules
+    loaded, hit = 0, "importlib_metadata" not in sys.modules
+elif mode == "llvm":  # import the package and resolve Target("llvm"): the whole first use
+    import tilelang_hostcg
+    t1 = t2 = clock()
+    tilelang_hostcg.resolve_host_codegen(llvm)
+    t3 = clock()
+    loaded = sorted(m for m in sys.modules if m.startswith("tilelang_hostcg"))
+    hit = "importlib_metadata" not in sys.modules
 elif mode == "naive":
     import importlib.metadata
     t1 = clock()
@@ -182,17 +203,18 @@ else:
 import json
 ms = lambda a, b: (b - a) * 1e3
 print(json.dumps({"import": ms(t0, t1), "discover": ms(t1, t2), "load": ms(t2, t3),
+                  "load_only": ms(t2, t3 if t2b is None else t2b),
                   "first_use": ms(t0, t3), "loaded": loaded, "hit": hit}))
 '''
 
 
-def run_probe(mode: str, env: Mapping[str, str], cwd: Path, kind: str = BENCH_KIND,
-              ) -> dict[str, Any]:
-    """Run :data:`PROBE` in a fresh interpreter; returns its phase times (ms) and the
-    wall time of the whole process (``wall``, ms)."""
+def run_probe(mode: str, env: Mapping[str, str], cwd: Path, kind: str = BENCH_KIND, *,
+              tvm: bool = False, extra: str = "") -> dict[str, Any]:
+    """Run :data:`PROBE` in a fresh interpreter (with TVM imported first when ``tvm``);
+    returns its phase times (ms) and the wall time of the whole process (``wall``, ms)."""
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", PROBE, mode, kind], capture_output=True,
-                          text=True, env=dict(env), cwd=cwd)
+    argv = [sys.executable, "-c", PROBE, mode, kind, "tvm" if tvm else "-", extra]
+    proc = subprocess.run(argv, capture_output=True, text=True, env=dict(env), cwd=cwd)
     wall = (time.perf_counter() - start) * 1e3
     if proc.returncode != 0:
         raise RuntimeError(f"probe {mode!r} failed:\n{proc.stdout}\n{proc.stderr}")

@@ -5,7 +5,8 @@ Run from the repository root::
     python benchmarks/bench.py           # full run (about a minute on 2 cores)
     python benchmarks/bench.py --quick   # fewer repetitions, no 3000-distribution case
 
-Sections:
+Sections (every fresh process of sections 1 and 1d imports TVM and makes its targets
+before the clock starts, as a compiler driver has done before it asks for a codegen):
 
 1. Discovery in a fresh process with N synthetic installed distributions, warm (the
    discovery cache exists) and cold (it does not), against a naive loader
@@ -13,13 +14,18 @@ Sections:
    stevedore's cached ``NamedExtensionManager`` (when stevedore is installed:
    ``pip install -e '.[bench]'``). "discovery call" is the in-process time of the
    call that reads the entry points, modules already imported; "first use" is the
-   whole fresh-process path: import, discover, load the kind's three plugins.
+   whole fresh-process path: import, discover, load the kind's three plugins and
+   resolve ``Target("test")``. 1c compares the loading of those three plugin modules
+   by the registry with importing the same modules by hand.
+1d. The first use of ``Target("llvm")``: the import of our modules on that path
+   (timed module by module in fresh processes), then discovery and resolution.
 2. ``import tilelang_hostcg`` against ``python -c pass``.
 3. Hot ``resolve_host_codegen`` against a dict lookup and a TileLang-style registry.
 4. ``build()`` against ``tvm.tirx.build`` on the same kernel (interleaved runs).
 5. One distribution advertising 10,000 host kinds: ``tilelang-hostcg list --load``
    against a naive ``ep.load()`` loop over the same entry points (fresh processes,
-   discovery cache warm), which shows whether listing and loading stay linear.
+   discovery cache warm; both import TVM, which ``list --load`` does to report what
+   the TVM in use can build), which shows whether listing and loading stay linear.
 
 Figures are medians over repetitions; every target of the performance issue is
 printed with PASS or MISS.
@@ -37,12 +43,13 @@ import tempfile
 import time
 import timeit
 from collections.abc import Callable, Iterable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # for tests.kernels
-from _synth import make_many_kinds_site, make_site, run_probe, settle  # noqa: E402
+from _synth import BENCH_MODULES, make_many_kinds_site, make_site, run_probe, settle  # noqa: E402
 
 TARGETS: list[tuple[str, bool, str]] = []
 
@@ -76,13 +83,12 @@ def _table(title: str, header: list[str], rows: list[list[str]]) -> None:
 
 
 def _clean_env(root: Path) -> dict[str, str]:
-    """The environment of the fresh processes: no controls, no PYTHONPATH, and
-    bytecode cached in a private folder (as in an installed environment)."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("TILELANG_HOSTCG_")
-           and k not in ("PYTHONPATH", "PYTHONDONTWRITEBYTECODE")}
-    env["PYTHONPYCACHEPREFIX"] = str(root / "pycache")
-    return env
+    """The environment of the fresh processes: no controls, no PYTHONPATH, and bytecode
+    cached next to the sources (``__pycache__``), as pip compiles it at install time.
+    (``PYTHONPYCACHEPREFIX`` would cost every import about 50 us more here.)"""
+    return {k: v for k, v in os.environ.items()
+            if not k.startswith("TILELANG_HOSTCG_")
+            and k not in ("PYTHONPATH", "PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
 
 
 def _have_stevedore() -> bool:
@@ -112,6 +118,8 @@ def bench_discovery(root: Path, sizes: list[int], reps: int, stevedore: bool) ->
 
     rows_call: list[list[str]] = []
     rows_first: list[list[str]] = []
+    rows_load: list[list[str]] = []
+    load_size = 1000 if 1000 in sizes else sizes[-1]
     for n in sizes:
         t0 = time.perf_counter()
         site = make_site(root, n)
@@ -119,22 +127,23 @@ def bench_discovery(root: Path, sizes: list[int], reps: int, stevedore: bool) ->
         made = time.perf_counter() - t0
         modes: list[tuple[str, str, Callable[[], None] | None]] = [
             ("hostcg-warm", "hostcg", None), ("naive", "naive", None),
-            ("hostcg-cold", "hostcg", clear_ours)]
+            ("hostcg-cold", "hostcg", clear_ours), ("by-hand", "byhand", None)]
         if stevedore:
             modes += [("stevedore-warm", "stevedore", None),
                       ("stevedore-cold", "stevedore", clear_stevedore)]
         results: dict[str, list[dict[str, Any]]] = {name: [] for name, _, _ in modes}
+        probe = partial(run_probe, env=env, cwd=cwd, tvm=True, extra=",".join(BENCH_MODULES))
         # Warm-up: page cache, bytecode, and both caches written.
         for _ in range(2):
             for _name, mode, _clear in modes:
-                run_probe(mode, env, cwd)
+                probe(mode)
         for _ in range(reps):
             for name, mode, clear in modes:
                 if clear is not None:
                     clear()
-                results[name].append(run_probe(mode, env, cwd))
+                results[name].append(probe(mode))
                 if clear is not None:  # leave a warm cache for the next warm run
-                    run_probe(mode, env, cwd)
+                    probe(mode)
         loaded = {r["loaded"] for rs in results.values() for r in rs}
         misses = sum(1 for r in results["hostcg-warm"] if not r["hit"])
         if loaded != {3}:
@@ -146,6 +155,7 @@ def bench_discovery(root: Path, sizes: list[int], reps: int, stevedore: bool) ->
             return _median(r[key] for r in rs) if rs else None
 
         naive_call, naive_first = med("naive", "discover"), med("naive", "first_use")
+        by_hand = results.pop("by-hand")
         for name in results:
             call, first = med(name, "discover"), med(name, "first_use")
             rows_call.append([str(n), name, _fmt_ms(call), _ratio(call, naive_call)])
@@ -157,29 +167,80 @@ def bench_discovery(root: Path, sizes: list[int], reps: int, stevedore: bool) ->
         cold_first = med("hostcg-cold", "first_use")
         assert warm_call is not None and warm_first is not None and cold_first is not None
         assert naive_first is not None
+        ours_load = med("hostcg-warm", "load_only")
+        ours_resolve = med("hostcg-warm", "load")
+        hand_load = _median(r["load"] for r in by_hand)
+        assert ours_load is not None
+        rows_load.append([str(n), _fmt_ms(ours_load), _fmt_ms(ours_resolve), _fmt_ms(hand_load),
+                          _ratio(ours_load, hand_load)])
         limit = {1000: 1.0, 3000: 1.5}.get(n)
         if limit is not None:
             _target(f"warm discovery call, N={n}", warm_call <= limit,
                     f"{warm_call:.3f} ms (target <= {limit} ms)")
-        _target(f"fresh-process first use warm, N={n}", warm_first <= 0.2 * naive_first,
-                f"{warm_first / naive_first:.2f}x naive (target <= 0.20x)")
-        _target(f"fresh-process first use cold, N={n}", cold_first <= 1.1 * naive_first,
-                f"{cold_first / naive_first:.2f}x naive (target <= 1.10x)")
+        if n == load_size:
+            _target(f"loading the kind's plugin modules vs importing them by hand, N={n}",
+                    ours_load <= 1.2 * hand_load,
+                    f"{ours_load:.2f} vs {hand_load:.2f} ms, {ours_load / hand_load:.2f}x "
+                    "(target <= 1.2x)")
+        if n == 1000:  # the targets are set at 1000 distributions; other sizes are shown
+            _target(f"fresh-process first use warm, N={n}", warm_first <= 0.15 * naive_first,
+                    f"{warm_first / naive_first:.2f}x naive (target <= 0.15x)")
+            _target(f"fresh-process first use cold, N={n}", cold_first <= 1.05 * naive_first,
+                    f"{cold_first / naive_first:.2f}x naive (target <= 1.05x)")
         note = f" ({misses} warm run(s) missed the cache)" if misses else ""
         print(f"  N={n}: environment written in {made:.1f} s, {reps} runs per mode{note}",
               flush=True)
     _table("1a. Discovery call (in-process, modules already imported), ms",
            ["N", "loader", "median", "vs naive"], rows_call)
-    _table("1b. First use in a fresh process (import + discover + load the kind's 3 plugins), ms",
+    _table("1b. First use in a fresh process, TVM already imported (import + discover + load "
+           "the kind's 3 plugins), ms",
            ["N", "loader", "import", "discover", "load", "total", "vs naive"], rows_first)
+    _table("1c. Loading the kind's 3 plugin modules (fresh process, warm cache, modules of ours "
+           "and the discovery done), ms",
+           ["N", "load", "load + resolve", "import by hand", "load / by hand"], rows_load)
     if not stevedore:
         print("   (stevedore not installed: its columns are skipped; "
               "pip install -e '.[bench]' adds them)")
 
 
+# ----------------------------------------------------------------------- 1d. our modules
+def bench_our_modules(root: Path, reps: int) -> None:
+    """Import of our modules on the first-use path: in fresh processes with TVM imported
+    and ``Target("llvm")`` made (the baseline, before the clock starts), the modules that
+    ``import tilelang_hostcg`` plus ``resolve_host_codegen(Target("llvm"))`` import are
+    imported one by one (timed), then the resolution runs (discovery with a warm cache,
+    loading the core's codegen). The whole first use is timed in other processes."""
+    env = dict(_clean_env(root), XDG_CACHE_HOME=str(root / "xdg-modules"))
+    cwd = root / "cwd"
+    probe = partial(run_probe, env=env, cwd=cwd, tvm=True)
+    for _ in range(2):
+        learned = probe("llvm")  # writes the cache, then uses it
+    modules: list[str] = learned["loaded"]
+    extra = ",".join(modules)
+    imports, after, whole, misses = [], [], [], 0
+    for _ in range(reps):
+        got = probe("modules", extra=extra)
+        imports.append(got["import"])
+        after.append(got["load"])
+        full = probe("llvm")
+        whole.append(full["first_use"])
+        misses += not (got["hit"] and full["hit"])
+    i, a, w = _median(imports), _median(after), _median(whole)
+    _table(f"1d. First use of Target('llvm') in a fresh process, TVM already imported, warm cache "
+           f"({len(modules)} modules of ours), ms", ["phase", "median"],
+           [["import of our modules on the first-use path", _fmt_ms(i)],
+            ["  then discovery + resolution", _fmt_ms(a)],
+            ["import tilelang_hostcg + first resolve (whole)", _fmt_ms(w)]])
+    if misses:
+        print(f"   ({misses} run(s) missed the discovery cache)")
+    _target("import of our modules on the first-use path", i <= 2.0,
+            f"{i:.2f} ms (target <= 2 ms; whole first use {w:.2f} ms)")
+
+
 # ----------------------------------------------------------------------- 5. many kinds
 _NAIVE_LOAD_ALL = """
 import importlib.metadata, sys
+import tvm  # list --load imports it too: it reports which codegens the TVM in use can build
 eps = importlib.metadata.entry_points(group="tilelang.host_codegen")
 loaded = [ep.load() for ep in eps if ep.name.startswith("many_")]
 assert len(loaded) == int(sys.argv[1]), len(loaded)
@@ -205,12 +266,12 @@ def bench_many_kinds(root: Path, kinds: int, reps: int) -> None:
         ours.append(wall(ours_argv))
         naive.append(wall(naive_argv))
     o, n = _median(ours), _median(naive)
-    _table(f"5. One distribution with {kinds} kinds (fresh process wall time), ms",
+    _table(f"5. One distribution with {kinds} kinds (fresh process wall time; both import TVM), ms",
            ["command", "median", "ratio"],
            [["tilelang-hostcg list --load", _fmt_ms(o), _ratio(o, n)],
-            ["naive ep.load() loop", _fmt_ms(n), ""]])
+            ["naive ep.load() loop (+ import tvm)", _fmt_ms(n), ""]])
     _target(f"list --load of {kinds} kinds vs naive ep.load() loop", o <= 1.5 * n,
-            f"{o / n:.2f}x (target <= 1.5x)")
+            f"{o / n:.2f}x, {o - n:.0f} ms more (target <= 1.5x)")
 
 
 # ----------------------------------------------------------------------- 2. import
@@ -280,6 +341,8 @@ def bench_resolve(reps: int) -> None:
             ["dict[target.kind.name]", f"{lookup:7.0f}", ""],
             ["TileLang-style registry", f"{tl:7.0f}", _ratio(tl, lookup)]])
     _target("hot resolve_host_codegen", ours <= 1000, f"{ours:.0f} ns (target <= 1000 ns)")
+    _target("hot resolve_host_codegen no slower than before", ours <= 140,
+            f"{ours:.0f} ns (target <= 140 ns, the figure before the first-use work)")
     _target("hot resolve vs TileLang-style registry", ours <= tl,
             f"{ours:.0f} ns vs {tl:.0f} ns")
 
@@ -340,6 +403,7 @@ def main(argv: list[str] | None = None) -> int:
           f"sizes {sizes}, {reps} repetitions", flush=True)
     try:
         bench_discovery(root, sizes, reps, stevedore)
+        bench_our_modules(root, reps * 2)
         bench_import(root, reps * 3)
         bench_resolve(5)
         bench_build(reps * 2 + 1)

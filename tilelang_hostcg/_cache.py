@@ -4,7 +4,7 @@ A warm :func:`load_index` stats each ``sys.path`` entry once, reads one file and
 rebuilds the index: its cost depends on the length of ``sys.path`` and on the number
 of plugin distributions, never on the number of installed distributions, and it
 imports neither ``importlib.metadata`` nor ``packaging``. When anything the index
-depends on may have changed, it scans (:func:`~._discovery.scan_environment`) and
+depends on may have changed, it scans (:func:`~._scan.scan_environment`) and
 rewrites the file.
 
 What the index depends on, and so what the file is keyed on:
@@ -53,7 +53,6 @@ from ._discovery import (
     normalize_name,
     parse_entry_points,
     read_entry_points_text,
-    scan_environment,
 )
 from ._errors import PluginWarning
 from ._fileio import read_regular_file, write_atomic
@@ -177,9 +176,11 @@ def _ident(core_version: str) -> tuple[Any, ...]:
 
 
 def _code_files() -> list[str]:
+    """The modules that compute the index (``_scan`` by its path: it is not imported)."""
     from . import _discovery
 
-    return [os.path.abspath(f) for f in (_discovery.__file__, __file__) if f]
+    scan = os.path.join(os.path.dirname(__file__), "_scan.py")
+    return [os.path.abspath(f) for f in (_discovery.__file__, scan, __file__) if f]
 
 
 def _foreign_finder() -> str | None:
@@ -504,6 +505,14 @@ def load_index(core_version: str) -> DiscoveryIndex:
     if fresh is not None:
         _write(path, ident, fresh, records)
     return index
+
+
+def scan_environment(core_version: str, path: Sequence[str] | None = None, *,
+                     warn: bool = True) -> DiscoveryIndex:
+    """:func:`._scan.scan_environment`, importing its module only when a process scans."""
+    from ._scan import scan_environment as scan
+
+    return scan(core_version, path, warn=warn)
 
 
 def _given(index: DiscoveryIndex) -> DiscoveryIndex:

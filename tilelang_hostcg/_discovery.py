@@ -1,9 +1,10 @@
 """Entry points -> registration plans.
 
-Everything here is a pure function over records, except :func:`scan_environment`,
-the one place that reads installed metadata (through ``importlib_metadata`` and
-``packaging``, both imported only there). :mod:`._cache` keeps its result between
-processes.
+Everything here is a pure function over records, except reading one
+``entry_points.txt`` safely (for the cache's checks). The scan of the installed
+distributions, :func:`scan_environment`, the one place that reads installed metadata
+through ``importlib_metadata``, lives in :mod:`._scan` (imported only when a process
+scans) and is importable from here. :mod:`._cache` keeps its result between processes.
 """
 
 from __future__ import annotations
@@ -12,25 +13,26 @@ import errno
 import os
 import stat
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
 
 from ._errors import PluginWarning
 from ._fileio import UnsafeFileError, read_regular_file
-from ._requirements import (  # noqa: F401  # re-exported: moved to _requirements
-    TVM_PROVIDERS,
-    _parse_requirement,
-    _relevant_requires,
-    _SimpleRequirement,
-    check_requirements,
-    installed_versions,
-)
 from ._targets import kind_spellings
-from ._types import CODEGEN_GROUP, HOOK_GROUP
+from ._types import CODEGEN_GROUP, HOOK_GROUP, Record, init_fields
 
 TYPE_CHECKING = False  # typing costs import time; type checkers treat this name as True
 if TYPE_CHECKING:
     from typing import Any
+
+    from ._requirements import (  # noqa: F401  # re-exported: moved to _requirements
+        TVM_PROVIDERS,
+        _parse_requirement,
+        _relevant_requires,
+        _SimpleRequirement,
+        check_requirements,
+        installed_versions,
+    )
+    from ._scan import _metadata_fields, scan_environment  # noqa: F401  # re-exported: moved
 
 __all__ = [
     "CORE_DISTRIBUTION",
@@ -63,6 +65,24 @@ ENV_ONLY = "TILELANG_HOSTCG_ONLY"
 ENV_PREFER = "TILELANG_HOSTCG_PREFER"
 
 
+# Moved to _requirements and _scan, still importable from here; imported only when asked
+# for: only a scan needs them, not the first use with a warm cache.
+_MOVED = dict.fromkeys(("TVM_PROVIDERS", "_parse_requirement", "_relevant_requires",
+                        "_SimpleRequirement", "check_requirements", "installed_versions"),
+                       "_requirements")
+_MOVED.update(dict.fromkeys(("scan_environment", "_metadata_fields", "_plain_headers", "_Copy",
+                             "_duplicates", "_GROUP_MARK", "_GROUP_MARK_UTF16"), "_scan"))
+
+
+def __getattr__(name: str) -> Any:
+    module = _MOVED.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    return getattr(import_module(f"{__package__}.{module}"), name)
+
+
 def normalize_name(name: str) -> str:
     """PEP 503 normalization: lowercase, runs of ``-``, ``_``, ``.`` become one ``-``."""
     text = name.strip().lower().replace("_", "-").replace(".", "-")
@@ -71,22 +91,30 @@ def normalize_name(name: str) -> str:
     return text
 
 
-@dataclass(frozen=True, slots=True)
-class AdvertisedEntryPoint:
-    """One installed entry point of our groups, with its distribution's verdict.
+class AdvertisedEntryPoint(Record):
+    """One installed entry point of our groups, with its distribution's verdict (immutable).
 
     ``incompatible`` says why the distribution's requirements on ``tilelang-hostcg``
     or ``apache-tvm`` are not met by what is installed (``None``: they are).
     """
 
+    __slots__ = (  # noqa: RUF023  # fields in order
+        "group", "name", "value", "distribution", "version", "requires", "incompatible", "location",
+    )
     group: str
     name: str
     value: str
     distribution: str
     version: str
-    requires: tuple[str, ...] = ()
-    incompatible: str | None = None
-    location: str = ""
+    requires: tuple[str, ...]
+    incompatible: str | None
+    location: str
+
+    def __init__(self, group: str, name: str, value: str, distribution: str, version: str,
+                 requires: tuple[str, ...] = (), incompatible: str | None = None,
+                 location: str = "") -> None:
+        init_fields(self, group, name, value, distribution, version, requires, incompatible,
+                    location)
 
     @property
     def spec(self) -> str:
@@ -94,9 +122,8 @@ class AdvertisedEntryPoint:
         return f"{self.name} = {self.value}"
 
 
-@dataclass(frozen=True, slots=True)
-class DiscoveryIndex:
-    """What one scan of the environment found.
+class DiscoveryIndex(Record):
+    """What one scan of the environment found (immutable).
 
     ``duplicates`` maps a distribution installed more than once on ``sys.path``
     (one that advertises our groups in at least one copy) to the locations of its
@@ -110,11 +137,20 @@ class DiscoveryIndex:
     (the core, ``apache-tvm`` and the skipped distributions), for the cache.
     """
 
-    entry_points: tuple[AdvertisedEntryPoint, ...] = ()
-    duplicates: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    installed: tuple[tuple[str, str | None], ...] = ()
-    problems: tuple[str, ...] = ()
-    watched: tuple[str, ...] = ()
+    __slots__ = (  # noqa: RUF023  # fields in order
+        "entry_points", "duplicates", "installed", "problems", "watched",
+    )
+    entry_points: tuple[AdvertisedEntryPoint, ...]
+    duplicates: tuple[tuple[str, tuple[str, ...]], ...]
+    installed: tuple[tuple[str, str | None], ...]
+    problems: tuple[str, ...]
+    watched: tuple[str, ...]
+
+    def __init__(self, entry_points: tuple[AdvertisedEntryPoint, ...] = (),
+                 duplicates: tuple[tuple[str, tuple[str, ...]], ...] = (),
+                 installed: tuple[tuple[str, str | None], ...] = (),
+                 problems: tuple[str, ...] = (), watched: tuple[str, ...] = ()) -> None:
+        init_fields(self, entry_points, duplicates, installed, problems, watched)
 
     def warn(self, stacklevel: int = 2) -> None:
         """Warn (:class:`PluginWarning`) once for each entry of ``problems``."""
@@ -122,14 +158,17 @@ class DiscoveryIndex:
             warnings.warn(message, PluginWarning, stacklevel=stacklevel + 1)
 
 
-@dataclass(frozen=True, slots=True)
-class ControlProblem:
+class ControlProblem(Record):
     """A ``TILELANG_HOSTCG_*`` item that cannot do what it says: malformed, or naming a
     distribution, kind or codegen that does not exist. ``message`` says what to do."""
 
+    __slots__ = ("variable", "item", "message")  # noqa: RUF023  # fields in order
     variable: str
     item: str
     message: str
+
+    def __init__(self, variable: str, item: str, message: str) -> None:
+        init_fields(self, variable, item, message)
 
 
 CONTROL_VALUE_LIMIT = 64 * 1024
@@ -202,9 +241,8 @@ def _caller_level() -> int:
     return level
 
 
-@dataclass(frozen=True, slots=True)
-class Controls:
-    """The plugin controls, normally read from the environment.
+class Controls(Record):
+    """The plugin controls, normally read from the environment (immutable).
 
     ``disable`` holds normalized distribution names or ``distribution:kind``;
     ``only`` is ``None`` (no allowlist) or normalized names; ``prefer`` maps a
@@ -217,11 +255,20 @@ class Controls:
     loaded: at the kind's first resolution, and by ``check`` after loading all).
     """
 
-    autoload: bool = True
-    disable: frozenset[str] = frozenset()
-    only: frozenset[str] | None = None
-    prefer: Mapping[str, str] = field(default_factory=dict)
-    problems: tuple[ControlProblem, ...] = field(default=(), compare=False)
+    __slots__ = (  # fields in order
+        "autoload", "disable", "only", "prefer", "problems",
+    )
+    _compare = ("autoload", "disable", "only", "prefer")  # not problems
+    autoload: bool
+    disable: frozenset[str]
+    only: frozenset[str] | None
+    prefer: Mapping[str, str]
+    problems: tuple[ControlProblem, ...]
+
+    def __init__(self, autoload: bool = True, disable: frozenset[str] = frozenset(),
+                 only: frozenset[str] | None = None, prefer: Mapping[str, str] | None = None,
+                 problems: tuple[ControlProblem, ...] = ()) -> None:
+        init_fields(self, autoload, disable, only, {} if prefer is None else prefer, problems)
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None) -> Controls:
@@ -419,14 +466,17 @@ def _is_kind(text: str) -> bool:
     return text.isascii() and all(ch.isalnum() or ch in "_-." for ch in text)
 
 
-@dataclass(frozen=True, slots=True)
-class PlannedSource:
+class PlannedSource(Record):
     """An entry point with the state discovery gives it: ``lazy``, ``disabled`` or
     ``incompatible`` (then ``reason`` says why)."""
 
+    __slots__ = ("entry", "state", "reason")  # noqa: RUF023  # fields in order
     entry: AdvertisedEntryPoint
     state: str
-    reason: str | None = None
+    reason: str | None
+
+    def __init__(self, entry: AdvertisedEntryPoint, state: str, reason: str | None = None) -> None:
+        init_fields(self, entry, state, reason)
 
 
 def core_entry_points(version: str) -> tuple[AdvertisedEntryPoint, ...]:
@@ -460,56 +510,6 @@ def plan_sources(entry_points: Iterable[AdvertisedEntryPoint], controls: Control
     return planned
 
 
-def _metadata_fields(dist: Any, problems: list[str] | None = None,
-                     ) -> tuple[str | None, str | None, list[str]]:
-    """``Name``, ``Version`` and ``Requires-Dist`` of an installed distribution.
-
-    The metadata file (``METADATA``, else ``PKG-INFO``, else an ``*.egg-info`` file
-    itself, as ``importlib_metadata`` looks for it) is read with
-    :func:`._fileio.read_regular_file`: never through a FIFO, never a folder, never
-    over :data:`METADATA_LIMIT`, and it must be UTF-8. Plain headers are read line by
-    line, giving what ``importlib_metadata`` gives without importing the ``email``
-    package (about 14 ms of a cold scan); anything unusual (folded or odd header lines,
-    no ``Name`` or ``Version``) goes through ``importlib_metadata``.
-
-    A file that cannot be used gives ``(None, None, [])`` and one message naming it,
-    appended to ``problems`` (or warned as a :class:`PluginWarning` when ``problems``
-    is ``None``).
-    """
-    folder = _local_folder(dist)
-    try:
-        if folder is None:  # a zip file or another finder's distribution
-            return dist.name, dist.version, list(dist.requires or ())
-        text = None
-        if os.path.isdir(folder):
-            for name in ("METADATA", "PKG-INFO"):
-                text = _read_metadata_file(folder, name)
-                if text:
-                    break
-        else:  # an old-style ``name.egg-info`` file is its own metadata
-            text = _read_metadata_file(os.path.dirname(folder), os.path.basename(folder))
-        if not text:
-            raise _UnusableMetadata(f"{_describe(folder)} has no METADATA or PKG-INFO file")
-        fields = _plain_headers(text)
-        # importlib_metadata falls back to requires.txt when there is no Requires-Dist.
-        if fields is not None and (fields[2] or _read_metadata_file(folder, "requires.txt")
-                                   is None):
-            return fields
-        name, version = dist.name, dist.version
-        return name, version, list(dist.requires or ())
-    except _UnusableMetadata as exc:
-        message = str(exc)
-    except (OSError, ValueError, LookupError, TypeError) as exc:  # the email parser's or a race's
-        message = f"{_describe(folder or '?')}: cannot read its metadata ({exc})"
-    message += ("; the distribution is ignored. Reinstall it (pip install --force-reinstall "
-                "NAME) or remove the folder")
-    if problems is None:
-        warnings.warn(message, PluginWarning, stacklevel=2)
-    else:
-        problems.append(message)
-    return None, None, []
-
-
 class _UnusableMetadata(Exception):
     """A metadata file we must not or cannot read; the message names it and why."""
 
@@ -520,30 +520,6 @@ METADATA_LIMIT = 16 * 1024 * 1024
 
 def _describe(folder: str) -> str:
     return f"distribution metadata {folder!r}"
-
-
-def _local_folder(dist: Any) -> str | None:
-    """The distribution's metadata folder (or egg-info file) on the local file system."""
-    path = getattr(dist, "_path", None)
-    if path is None or type(path).__module__.startswith("zipfile"):
-        return None
-    text = os.fspath(path) if isinstance(path, (str, os.PathLike)) else None
-    return text if isinstance(text, str) else None
-
-
-def _read_metadata_file(folder: str, name: str) -> str | None:
-    """The text of ``folder/name``: ``None`` when there is no such file (as
-    ``importlib_metadata`` treats it); raises :class:`_UnusableMetadata` for anything
-    that is not a readable regular UTF-8 file within :data:`METADATA_LIMIT`."""
-    data = _read_metadata_bytes(folder, name)
-    if data is None:
-        return None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise _UnusableMetadata(
-            f"{_describe(folder)}: {name} is not UTF-8 ({_guess_encoding(data)}; {exc.reason} "
-            f"at byte {exc.start})") from None
 
 
 def _read_metadata_bytes(folder: str, name: str) -> bytes | None:
@@ -589,170 +565,6 @@ def _unsafe_reason(exc: OSError, path: str) -> str:
     return f"is over the limit of {METADATA_LIMIT} bytes" if "limit" in str(exc) else str(exc)
 
 
-def _guess_encoding(data: bytes) -> str:
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\x00" in data[:64]:
-        return "it looks like UTF-16"
-    return "perhaps Latin-1 or another legacy encoding"
-
-
-def _plain_headers(text: str) -> tuple[str, str, list[str]] | None:
-    name = version = None
-    requires: list[str] = []
-    key = ""
-    for line in text.split("\n"):
-        line = line[:-1] if line.endswith("\r") else line
-        if not line:
-            break  # end of the headers
-        if line[0] in " \t":  # a folded line continues the previous header
-            if key in ("name", "version", "requires-dist"):
-                return None
-            continue
-        key, sep, value = line.partition(":")
-        if not sep or not key or "\r" in line or not all(
-                "!" <= ch <= "~" for ch in key) or line.startswith("From "):
-            return None  # let the email parser judge it
-        key, value = key.lower(), value.lstrip(" \t")
-        if key == "name":
-            name = value if name is None else name
-        elif key == "version":
-            version = value if version is None else version
-        elif key == "requires-dist":
-            requires.append(value)
-    if not name or not version:
-        return None
-    return name, version, requires
-
-
-def scan_environment(core_version: str, path: Sequence[str] | None = None, *,
-                     warn: bool = True) -> DiscoveryIndex:
-    """Read our entry-point groups from every distribution on ``path`` (default ``sys.path``).
-
-    This is the only function that reads installed metadata, and it sees what
-    ``importlib.metadata.entry_points()`` sees: distributions in ``sys.path`` order,
-    the first copy of each normalized name wins (judged for every distribution, not
-    only the ones advertising our groups), and later copies are never used; those of
-    distributions advertising our groups are reported in ``duplicates``.
-
-    Every ``entry_points.txt`` is read once, as bytes, through
-    :func:`._fileio.read_regular_file`; only distributions advertising our groups
-    have their ``METADATA`` parsed. Metadata that cannot be used (not UTF-8, not a
-    regular file, a dangling link, unreadable, too large, a line without ``=``)
-    skips that distribution alone, with a :class:`PluginWarning` naming it (when
-    ``warn``) and a message in ``problems``.
-    """
-    import importlib_metadata
-
-    problems: list[str] = []
-    try:
-        installed = installed_versions(core_version)
-    except (OSError, ValueError) as exc:  # metadata of the core or of TVM that cannot be read
-        problems.append(f"the installed versions of {CORE_DISTRIBUTION} and of TVM "
-                        f"cannot be read ({exc}); requirements on them are judged as not met")
-        installed = {CORE_DISTRIBUTION: core_version, **dict.fromkeys(TVM_PROVIDERS)}
-    first: dict[str, _Copy] = {}
-    later: dict[str, list[_Copy]] = {}
-    plugins: list[tuple[_Copy, list[tuple[str, str, str]]]] = []
-    watched: list[str] = []
-    kwargs = {} if path is None else {"path": list(path)}
-    for dist in importlib_metadata.distributions(**kwargs):
-        copy = _Copy(dist)
-        key = copy.key(problems)
-        if key is None:
-            continue
-        if key in first:
-            later.setdefault(key, []).append(copy)
-            continue
-        first[key] = copy
-        if key in _WATCHED_KEYS:
-            watched.append(copy.location)
-        eps = copy.our_entry_points(problems)
-        if eps is None:
-            watched.append(copy.location)
-        elif eps:
-            plugins.append((copy, eps))
-    found: list[AdvertisedEntryPoint] = []
-    for copy, eps in plugins:
-        name, version, requires_dist = _metadata_fields(copy.dist, problems)
-        if not name:
-            watched.append(copy.location)
-            continue
-        requires = _relevant_requires(requires_dist)
-        verdict = (None if normalize_name(name) == CORE_DISTRIBUTION
-                   else check_requirements(name, requires, installed))
-        found.extend(AdvertisedEntryPoint(group, kind, value, name, version or "?", requires,
-                                          verdict, copy.location) for group, kind, value in eps)
-    duplicates = _duplicates(first, later, problems)
-    index = DiscoveryIndex(tuple(found), duplicates, tuple(sorted(installed.items())),
-                           tuple(problems), tuple(dict.fromkeys(w for w in watched if w)))
-    if warn:
-        index.warn(stacklevel=2)
-    return index
-
-
-_WATCHED_KEYS = frozenset(("tilelang_hostcg", "apache_tvm"))
-_GROUP_MARK = b"tilelang.host_codegen"
-_GROUP_MARK_UTF16 = ("tilelang.host_codegen".encode("utf-16-le"),
-                     "tilelang.host_codegen".encode("utf-16-be"))
-
-
-class _Copy:
-    """One distribution folder found on the path, read lazily and safely."""
-
-    __slots__ = ("dist", "location", "name", "text")
-
-    def __init__(self, dist: Any) -> None:
-        self.dist = dist
-        folder = _local_folder(dist)
-        self.location = folder if folder is not None else str(getattr(dist, "_path", ""))
-        self.name: str | None = None
-        self.text: str | None = None
-
-    def key(self, problems: list[str]) -> str | None:
-        """The name ``importlib.metadata`` tells copies apart by: from the folder name
-        where it has one (``name-1.0.dist-info``), else from ``Name`` in the metadata."""
-        stem = os.path.basename(self.location)
-        base, ext = os.path.splitext(stem)
-        if ext in (".dist-info", ".egg-info") and base:
-            self.name = base.partition("-")[0]
-        else:
-            self.name = _metadata_fields(self.dist, problems)[0]
-            if not self.name:
-                return None
-        return normalize_name(self.name).replace("-", "_")
-
-    def our_entry_points(self, problems: list[str]) -> list[tuple[str, str, str]] | None:
-        """``(group, kind, value)`` of our groups, in file order, as ``importlib.metadata``
-        parses them; ``None`` (with a message) when the file cannot be used."""
-        try:
-            data = self._entry_points_bytes()
-            if data is None or _GROUP_MARK not in data:
-                if data is not None and any(m in data for m in _GROUP_MARK_UTF16):
-                    raise _UnusableMetadata(f"{_describe(self.location)}: entry_points.txt is "
-                                            "not UTF-8 (it looks like UTF-16)")
-                return []
-            try:
-                text = data.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise _UnusableMetadata(
-                    f"{_describe(self.location)}: entry_points.txt is not UTF-8 "
-                    f"({_guess_encoding(data)}; {exc.reason} at byte {exc.start})") from None
-            return parse_entry_points(text, self.location)
-        except _UnusableMetadata as exc:
-            problems.append(f"{exc}; the distribution's entry points are ignored. Reinstall it "
-                            "(pip install --force-reinstall NAME) or remove the folder")
-            return None
-
-    def _entry_points_bytes(self) -> bytes | None:
-        if _local_folder(self.dist) is None:
-            try:
-                text = self.dist.read_text("entry_points.txt")
-            except (OSError, ValueError) as exc:
-                raise _UnusableMetadata(f"{_describe(self.location)}: entry_points.txt "
-                                        f"cannot be read ({exc})") from exc
-            return None if text is None else text.encode("utf-8", "surrogatepass")
-        return _read_metadata_bytes(self.location, "entry_points.txt")
-
-
 def parse_entry_points(text: str, source: str = "<text>") -> list[tuple[str, str, str]]:
     """``(group, name, value)`` of our groups in ``entry_points.txt`` text, exactly as
     ``importlib.metadata`` reads them (lines stripped, ``#`` comments and blank lines
@@ -782,73 +594,3 @@ def read_entry_points_text(location: str) -> str | None:
     read as the scan reads it; raises an exception (never hangs) when it cannot be used."""
     data = _read_metadata_bytes(location, "entry_points.txt")
     return None if data is None else data.decode("utf-8")
-
-
-def _duplicates(first: Mapping[str, _Copy], later: Mapping[str, list[_Copy]],
-                problems: list[str]) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """Real second copies of the distributions that advertise our groups in any copy.
-
-    Not copies: the same folder reached again (a ``sys.path`` entry listed twice, or
-    two spellings of one folder, through a link or a relative path), and the
-    ``*.egg-info`` an editable install leaves in its own source tree (the source tree
-    is named by the ``direct_url.json`` of the installed copy).
-    """
-    out = []
-    for key, copies in later.items():
-        head = first[key]
-        seen = {_real(head.location)}
-        distinct: list[_Copy] = []
-        for copy in copies:
-            real = _real(copy.location)
-            if real in seen:
-                continue
-            seen.add(real)
-            distinct.append(copy)
-        projects = [p for p in (_editable_project(c.location) for c in (head, *distinct)) if p]
-        distinct = [c for c in distinct
-                    if not _inside_any(c.location, projects)
-                    and not (_inside_any(head.location, projects)
-                             and _editable_project(c.location) is not None)]
-        if not distinct:
-            continue
-        ours = [c for c in (head, *distinct) if c.our_entry_points([])]
-        if not ours:
-            continue
-        name = normalize_name(head.name or key)
-        out.append((name, (head.location, *(c.location for c in distinct))))
-    return tuple(sorted(out))
-
-
-def _real(location: str) -> str:
-    try:
-        return os.path.realpath(location)
-    except (OSError, ValueError):
-        return location
-
-
-def _editable_project(location: str) -> str | None:
-    """The source folder of an editable install (PEP 610 ``direct_url.json``), if any."""
-    if not location.endswith(".dist-info"):
-        return None
-    try:
-        import json
-        from urllib.parse import unquote, urlsplit
-
-        data = _read_metadata_bytes(location, "direct_url.json")
-        if data is None:
-            return None
-        doc = json.loads(data.decode("utf-8"))
-        if not (isinstance(doc, dict) and isinstance(doc.get("dir_info"), dict)
-                and doc["dir_info"].get("editable") is True):
-            return None
-        url = urlsplit(str(doc.get("url", "")))
-        if url.scheme != "file":
-            return None
-        return _real(unquote(url.path))
-    except (_UnusableMetadata, ValueError, OSError):
-        return None
-
-
-def _inside_any(location: str, folders: Sequence[str]) -> bool:
-    real = _real(location)
-    return any(real == f or real.startswith(f.rstrip(os.sep) + os.sep) for f in folders)

@@ -29,11 +29,10 @@ import sys
 import threading
 import weakref
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from ._discovery import AdvertisedEntryPoint, Controls, PlannedSource
 from ._targets import canonical_kind
-from ._types import CODEGEN_GROUP, HOOK_GROUP, HostCodegen, HostCodegenHook, Origin
+from ._types import CODEGEN_GROUP, HOOK_GROUP, HostCodegen, Origin, Record, hook_type, init_fields
 
 TYPE_CHECKING = False  # typing costs import time on the first-use path; checkers read True
 if TYPE_CHECKING:
@@ -44,18 +43,27 @@ if TYPE_CHECKING:
 __all__ = ["ACTIVE", "LOCAL", "Loader", "SourceInfo", "current_load", "import_chain", "parse_value",
            "record"]
 
-EXPECTED = {CODEGEN_GROUP: HostCodegen, HOOK_GROUP: HostCodegenHook}
 NOUN = {CODEGEN_GROUP: "host codegen", HOOK_GROUP: "host codegen hook"}
 # Failures of the moment, not of the plugin: never remembered as "broken".
 _TRANSIENT = (RecursionError, MemoryError)
 # The form importlib.metadata.EntryPoint accepts: module, optional :attr, optional [extras].
-_VALUE = re.compile(r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$")
+_VALUE_PATTERN = r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$"
+_VALUE: list[re.Pattern[str]] = []  # compiled at the first value that needs it
+
+
+def _dotted(text: str) -> bool:
+    return text.isascii() and all(part.isidentifier() for part in text.split("."))
 
 
 def parse_value(value: str) -> tuple[str, str | None]:
     """``(module, attr)`` of an entry-point value, extras stripped as ``importlib.metadata``
     does; raises ``ValueError`` for a value it would not accept."""
-    match = _VALUE.match(value.strip())
+    module, sep, attr = value.partition(":")
+    if _dotted(module) and (not sep or _dotted(attr)):  # the usual form, without a regex
+        return module, attr if sep else None
+    if not _VALUE:
+        _VALUE.append(re.compile(_VALUE_PATTERN))
+    match = _VALUE[0].match(value.strip())
     if match is None:
         raise ValueError(f"entry point value {value!r} is not 'module' or 'module:attr' "
                          "(optionally followed by [extras])")
@@ -66,9 +74,9 @@ def _module_of(value: str) -> str:
     return value.partition(":")[0].partition("[")[0].strip()
 
 
-@dataclass(frozen=True, slots=True)
-class SourceInfo:
-    """A snapshot of one lazy source (an entry point or a lazy module registered in code).
+class SourceInfo(Record):
+    """A snapshot of one lazy source (an entry point or a lazy module registered in code;
+    immutable).
 
     ``state`` is ``lazy``, ``loading``, ``loaded``, ``broken``, ``disabled`` or
     ``incompatible``; ``reason`` explains the last three; ``error`` is the
@@ -76,6 +84,9 @@ class SourceInfo:
     last attempt).
     """
 
+    __slots__ = (  # noqa: RUF023  # fields in order
+        "group", "kind", "value", "origin", "state", "reason", "error", "location",
+    )
     group: str
     kind: str
     value: str
@@ -83,7 +94,11 @@ class SourceInfo:
     state: str
     reason: str | None
     error: BaseException | None
-    location: str = ""
+    location: str
+
+    def __init__(self, group: str, kind: str, value: str, origin: Origin, state: str,
+                 reason: str | None, error: BaseException | None, location: str = "") -> None:
+        init_fields(self, group, kind, value, origin, state, reason, error, location)
 
 
 class Source:
@@ -577,10 +592,13 @@ class Loader:
         obj: Any = module
         for part in attr.split("."):
             obj = getattr(obj, part)
-        expected = EXPECTED[source.group]
+        expected = HostCodegen if source.group == CODEGEN_GROUP else hook_type()
         if callable(obj) and not isinstance(obj, type):
             obj = obj()
-        items: Any = [obj] if isinstance(obj, expected) else obj
+        if isinstance(obj, expected):
+            self.admit(load, source.group, source.advertised, obj, False, replay=False)
+            return
+        items: Any = obj
         if isinstance(items, (str, bytes)) or not isinstance(items, Sequence) or not items or not all(
                 isinstance(item, expected) for item in items):
             raise TypeError(

@@ -7,9 +7,9 @@ Loading (sources, import locks, journals, attribution, recovery) lives in
 from __future__ import annotations
 
 import itertools
+import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 
 from ._discovery import CORE_DISTRIBUTION, Controls, PlannedSource
 from ._errors import (
@@ -22,7 +22,7 @@ from ._errors import (
 )
 from ._loading import NOUN, Load, Loader, Source, SourceInfo, current_load, import_chain, record, text_of
 from ._targets import canonical_kind, host_of, is_host_target, parse_target
-from ._types import CODE_ORIGIN, CODEGEN_GROUP, HOOK_GROUP, HostCodegen, HostCodegenHook, Origin
+from ._types import CODE_ORIGIN, CODEGEN_GROUP, HOOK_GROUP, HostCodegen, Origin, Record, hook_type, init_fields
 
 TYPE_CHECKING = False  # typing costs import time on the first-use path; checkers read True
 if TYPE_CHECKING:
@@ -32,17 +32,19 @@ if TYPE_CHECKING:
     from tvm.runtime import Module
     from tvm.target import Target
 
+    from ._types import HostCodegenHook
+
 __all__ = ["Registration", "Registry", "SourceInfo", "current_registry"]
 
 _RESOLVE_CACHE_LIMIT = 1024
 _REFRESH_RETRIES = 64  # bound on re-asking when refresh() keeps overtaking a resolution
 # First-party plugins named in "nothing found" messages.
 _FIRST_PARTY = {"cuda_host": "tilelang-hostcg-cuda"}
+_GLOBAL_FUNC_MODULE = __name__.rpartition(".")[0] + "._global_func"
 
 
-@dataclass(frozen=True, slots=True)
-class Registration:
-    """A codegen or hook registered under a kind, with where it came from.
+class Registration(Record):
+    """A codegen or hook registered under a kind, with where it came from (immutable).
 
     ``seq`` is the registration order (an ``override`` registers anew, as in TileLang:
     the new one comes after the kind's other registrations of equal priority).
@@ -50,11 +52,18 @@ class Registration:
     :mod:`tilelang_hostcg.tilelang`): it serves only when no other registration matches.
     """
 
+    __slots__ = (  # noqa: RUF023  # fields in order
+        "kind", "obj", "origin", "seq", "default",
+    )
     kind: str
     obj: HostCodegen | HostCodegenHook
     origin: Origin
     seq: int
-    default: bool = False
+    default: bool
+
+    def __init__(self, kind: str, obj: HostCodegen | HostCodegenHook, origin: Origin, seq: int,
+                 default: bool = False) -> None:
+        init_fields(self, kind, obj, origin, seq, default)
 
     @property
     def name(self) -> str:
@@ -123,7 +132,7 @@ class Registry:
         """Register ``hook`` for a device kind (``hip`` and ``rocm`` are one kind);
         a duplicate name raises unless ``override`` (remove, then append). ``origin`` as
         for :meth:`register_host_codegen`. Returns ``hook``."""
-        if not isinstance(hook, HostCodegenHook):
+        if not isinstance(hook, hook_type()):
             raise TypeError(f"register_host_codegen_hook expects a HostCodegenHook, got {hook!r}")
         self._register(HOOK_GROUP, target_kind, hook, override, origin)
         return hook
@@ -571,11 +580,15 @@ class Registry:
 def build_available(obj: object) -> bool:
     """Whether the TVM build function that ``obj``'s ``build`` calls exists (``True`` when
     the build is not a :func:`global_func_host_codegen`)."""
-    from ._global_func import required_global_func
-
-    name = required_global_func(getattr(obj, "build", None))
+    global_func = sys.modules.get(_GLOBAL_FUNC_MODULE)
+    if global_func is None:  # no global_func_host_codegen() exists yet: nothing to check
+        return True
+    name = global_func.required_global_func(getattr(obj, "build", None))
     if name is None:
         return True
+    tvm = sys.modules.get("tvm")
+    if tvm is not None:  # the TVM in use: no need for ._tvm to find it
+        return tvm.get_global_func(name, allow_missing=True) is not None
     from ._tvm import get_global_func
 
     return get_global_func(name) is not None

@@ -107,7 +107,7 @@ def installed_versions(core_version: str) -> dict[str, str | None]:
     TVM providers); ``None`` for one that is not installed."""
     import importlib_metadata
 
-    from ._discovery import _metadata_fields
+    from ._scan import _metadata_fields
 
     found: dict[str, str | None] = {}
     for name in (CORE, *TVM_PROVIDERS):

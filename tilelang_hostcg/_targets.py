@@ -5,6 +5,8 @@ TVM is imported inside the functions that need it, never at module import.
 
 from __future__ import annotations
 
+import sys
+
 from ._errors import TargetParseError
 
 TYPE_CHECKING = False  # typing costs import time on the first-use path; checkers read True
@@ -74,9 +76,10 @@ def parse_target(spec: Any, host: Any = None) -> Target:
     :class:`TargetParseError` (a ``ValueError``) with one line saying what is wrong,
     for anything TVM cannot parse (unknown kind, malformed JSON, bad attribute).
     """
-    from ._tvm import import_tvm
+    if "tvm" not in sys.modules:  # else it is the TVM in use: no need for ._tvm
+        from ._tvm import import_tvm
 
-    import_tvm()  # finds the TVM in use (TileLang's is importable only after tilelang)
+        import_tvm()  # finds the TVM in use (TileLang's is importable only after tilelang)
     from tvm.target import Target
 
     if isinstance(spec, Target) and host is None:

@@ -16,9 +16,9 @@ Nothing here runs at import of :mod:`tilelang_hostcg`.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 
 from ._errors import HostCodegenError
+from ._types import Record, init_fields
 
 TYPE_CHECKING = False  # typing costs import time on the first-use path; checkers read True
 if TYPE_CHECKING:
@@ -36,9 +36,8 @@ class TVMNotFoundError(HostCodegenError, ImportError):
     """No TVM can be imported: neither ``apache-tvm`` nor TileLang is installed."""
 
 
-@dataclass(frozen=True, slots=True)
-class TVMInfo:
-    """Which TVM is in use and what it can do.
+class TVMInfo(Record):
+    """Which TVM is in use and what it can do (immutable).
 
     ``provider`` is ``apache-tvm`` or ``tilelang`` (the distribution that ships it),
     ``provider_version`` that distribution's version, ``version`` TVM's own
@@ -47,6 +46,9 @@ class TVMInfo:
     or ``tvm.tir``.
     """
 
+    __slots__ = (  # noqa: RUF023  # fields in order
+        "provider", "provider_version", "version", "path", "llvm", "cuda_host", "tir_module",
+    )
     provider: str
     provider_version: str | None
     version: str
@@ -54,6 +56,10 @@ class TVMInfo:
     llvm: bool
     cuda_host: bool
     tir_module: str
+
+    def __init__(self, provider: str, provider_version: str | None, version: str, path: str,
+                 llvm: bool, cuda_host: bool, tir_module: str) -> None:
+        init_fields(self, provider, provider_version, version, path, llvm, cuda_host, tir_module)
 
     def describe(self) -> str:
         """One phrase, e.g. ``apache-tvm 0.27.0`` or ``TVM 0.25.dev0 bundled with tilelang 0.1.15``."""

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import FrozenInstanceError, dataclass  # dataclasses: TVM imports it anyway
 
 TYPE_CHECKING = False  # typing costs import time on the first-use path; checkers read True
 if TYPE_CHECKING:
-    from typing import TypeAlias
+    from typing import Any, TypeAlias
 
     from tvm.ir import IRModule
     from tvm.runtime import Module
     from tvm.target import Target
+
+    from ._hooktype import HostCodegenHook
 
 __all__ = [
     "CODE_ORIGIN",
@@ -22,7 +24,9 @@ __all__ = [
     "HostCodegenHook",
     "HostCodegenHookFunc",
     "Origin",
+    "Record",
     "TargetPredicate",
+    "init_fields",
 ]
 
 HostCodegenFunc: TypeAlias = Callable[["IRModule", "Target"], "Module"]
@@ -36,6 +40,79 @@ TargetPredicate: TypeAlias = Callable[["Target"], bool]
 
 CODEGEN_GROUP = "tilelang.host_codegen"
 HOOK_GROUP = "tilelang.host_codegen_hooks"
+
+
+def __getattr__(name: str) -> object:
+    # HostCodegenHook is defined in ._hooktype, imported when first asked for: resolving
+    # a host codegen never needs it, and generating a dataclass costs most of a millisecond.
+    if name != "HostCodegenHook":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from ._hooktype import HostCodegenHook
+
+    globals()[name] = HostCodegenHook  # later lookups skip this function
+    return HostCodegenHook
+
+
+def hook_type() -> type[HostCodegenHook]:
+    """:class:`HostCodegenHook`, importing its module on first use."""
+    from ._hooktype import HostCodegenHook
+
+    return HostCodegenHook
+
+
+# ------------------------------------------------------------------ internal records
+# ``@dataclass(frozen=True, slots=True)`` generates and compiles six or more methods per
+# class when its module is imported (about 0.5 ms each here, on the first-use path of
+# every process). The internal records derive from Record instead: a ``__slots__``
+# class whose fields are its ``__slots__``, in order, that behaves as a frozen
+# dataclass: equality and hashing over the compared fields (same class only), a
+# ``Name(field=value, ...)`` repr, ``FrozenInstanceError`` on assignment, pickling.
+# Each subclass writes its own ``__init__`` (type-checked) and sets its fields with
+# init_fields(). The public HostCodegen and HostCodegenHook stay dataclasses, as
+# TileLang's are.
+
+_set = object.__setattr__
+
+
+def init_fields(record: Record, *values: object) -> None:
+    """Set the fields of a freshly made ``record`` to ``values``, in ``__slots__`` order."""
+    for name, value in zip(type(record).__slots__, values, strict=True):
+        _set(record, name, value)
+
+
+class Record:
+    """Base of the internal immutable records (see the comment above).
+
+    ``_compare`` names the fields that equality and hashing use (default: all).
+    """
+
+    __slots__: tuple[str, ...] = ()
+    _compare: tuple[str, ...] | None = None
+
+    def _key(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in (self._compare or self.__slots__))
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, Record)
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"{type(self).__qualname__}({fields})"
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), tuple(getattr(self, name) for name in self.__slots__))
 
 
 def _check_fields(cls_name: str, name: object, func: object, func_field: str, priority: object,
@@ -78,45 +155,24 @@ class HostCodegen:
         return self.build(mod, target_host)
 
 
-@dataclass(frozen=True, slots=True)
-class HostCodegenHook:
-    """A device backend's preparation of the host module before host codegen.
-
-    ``apply(mod, target_host, target)`` returns the (possibly new) host module.
-    Hooks of one device kind run by ``priority``, highest first, then in
-    registration order. Bad field values raise ``TypeError`` at construction.
-    """
-
-    name: str
-    apply: HostCodegenHookFunc
-    supports_target: TargetPredicate | None = None
-    priority: int = 0
-
-    def __post_init__(self) -> None:
-        _check_fields("HostCodegenHook", self.name, self.apply, "apply", self.priority,
-                      self.supports_target)
-
-    def matches(self, target: Target) -> bool:
-        """Whether this hook applies to the device ``target``."""
-        return self.supports_target is None or bool(self.supports_target(target))
-
-    def lower(self, mod: IRModule, target_host: Target, target: Target) -> IRModule:
-        """Apply the hook to ``mod``."""
-        return self.apply(mod, target_host, target)
-
-
-@dataclass(frozen=True, slots=True)
-class Origin:
-    """Where a registration came from.
+class Origin(Record):
+    """Where a registration came from (immutable).
 
     ``distribution`` is ``None`` for a registration made in code. ``entry_point``
     is written ``kind = value``; ``group`` is the entry-point group.
     """
 
-    distribution: str | None = None
-    version: str | None = None
-    group: str | None = None
-    entry_point: str | None = None
+    __slots__ = (  # noqa: RUF023  # fields in order
+        "distribution", "version", "group", "entry_point",
+    )
+    distribution: str | None
+    version: str | None
+    group: str | None
+    entry_point: str | None
+
+    def __init__(self, distribution: str | None = None, version: str | None = None,
+                 group: str | None = None, entry_point: str | None = None) -> None:
+        init_fields(self, distribution, version, group, entry_point)
 
     def describe(self) -> str:
         """One human-readable phrase, e.g. ``distribution 'x' 1.0, entry point 'k = m'``."""
