@@ -24,6 +24,8 @@ import pytest
 from tilelang_hostcg import _cache
 from tilelang_hostcg._discovery import scan_environment
 
+from .test_cache import _LIE  # a cache file whose records say nothing is installed
+
 CODEGEN_GROUP = "tilelang.host_codegen"
 MARKER = "HOSTCG_SAFETY_MARKER"
 
@@ -168,19 +170,6 @@ def test_a_link_at_the_cache_path_is_not_followed(site: Site) -> None:
 
 
 # ------------------------------------------------------------------ the folder
-_LIE = """
-import sys
-from tilelang_hostcg import _cache
-from tilelang_hostcg._discovery import DiscoveryIndex
-from tilelang_hostcg._version import __version__
-path = _cache.cache_file()
-ident = _cache._ident(__version__)
-records, status = _cache._read(path, ident)
-assert status == "ok", status
-lie = [(*record[:3], _cache._encode_index(DiscoveryIndex())) for record in records]
-with open(path, "wb") as fh:
-    fh.write(_cache._dump(ident, lie))
-"""
 
 
 def test_a_folder_others_can_write_is_not_used(site: Site) -> None:
