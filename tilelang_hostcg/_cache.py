@@ -397,7 +397,10 @@ def _write(path: str, ident: tuple[Any, ...], record: Record, old: list[Record])
         _warn_untrusted(folder, problem)
         return False
     try:
-        write_atomic(path, data, mode=0o600)
+        # The file is fsynced before its rename (never half-written); the folder is not:
+        # a rename lost in a crash leaves the old file (checked like any other) or none,
+        # and the next process scans. That saves 3-10 ms of a cold first use.
+        write_atomic(path, data, mode=0o600, sync_folder=False)
     except OSError as exc:
         _warn_once("write", f"the discovery cache file {path!r} could not be written "
                    f"({exc.strerror or exc}); the old file, if any, is unchanged, and this "
