@@ -176,11 +176,13 @@ def _ident(core_version: str) -> tuple[Any, ...]:
 
 
 def _code_files() -> list[str]:
-    """The modules that compute the index (``_scan`` by its path: it is not imported)."""
+    """The modules that compute the index, requirement verdicts included (``_scan`` and
+    ``_requirements`` by their paths: they are not imported)."""
     from . import _discovery
 
     scan = os.path.join(os.path.dirname(__file__), "_scan.py")
-    return [os.path.abspath(f) for f in (_discovery.__file__, scan, __file__) if f]
+    requirements = os.path.join(os.path.dirname(__file__), "_requirements.py")
+    return [os.path.abspath(f) for f in (_discovery.__file__, scan, requirements, __file__) if f]
 
 
 def _foreign_finder() -> str | None:
