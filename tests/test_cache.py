@@ -137,7 +137,7 @@ def test_install_right_after_a_warm_run_is_seen(cenv: CacheEnv) -> None:
     cenv.ensure("1.0", {"cacheprobe": "hostcg_cache_probe"})
     result = cenv.probe()
     assert _seen(result) == [("cacheprobe", "hostcg_cache_probe", "1.0")]
-    assert "importlib_metadata" in result["heavy"]  # a fresh scan, not the old index
+    assert "importlib.metadata" in result["heavy"]  # a fresh scan, not the old index
 
 
 def test_upgrade_right_after_a_warm_run_is_seen(cenv: CacheEnv) -> None:
@@ -228,7 +228,7 @@ def test_broken_cache_file_is_ignored_and_rewritten(cenv: CacheEnv, case: str) -
         path.write_bytes(BROKEN[case](path.read_bytes()))
     result = cenv.probe()
     assert _seen(result) == expected
-    assert "importlib_metadata" in result["heavy"]  # scanned, did not trust the file
+    assert "importlib.metadata" in result["heavy"]  # scanned, did not trust the file
     assert result["info"]["status"] == "fresh"  # and wrote a good one back
 
 
@@ -255,7 +255,7 @@ def test_unwritable_cache_folder_is_no_cache(cenv: CacheEnv, tmp_path: Path) -> 
     for _ in range(2):
         result = cenv.probe(extra)
         assert _seen(result) == [("cacheprobe", "hostcg_cache_probe", "1.0")]
-        assert "importlib_metadata" in result["heavy"]
+        assert "importlib.metadata" in result["heavy"]
         assert result["info"]["exists"] is False
 
 

@@ -352,3 +352,11 @@ def test_a_failed_write_leaves_the_old_file_and_says_so(site: Site) -> None:
     assert [p.name for p in path.parent.iterdir()] == [path.name]  # no temporary file left
     result = site.probe()  # without the limit: written
     assert len(result["sources"]) == 101 and path.read_bytes() != old
+
+
+def test_cache_is_keyed_on_the_modules_that_compute_verdicts() -> None:
+    # The requirement verdicts stored in the index come from _requirements: a change to
+    # it (an upgrade of this package in place) must invalidate the index like _scan.
+    names = sorted(os.path.basename(f) for f in _cache._code_files())
+    assert names == ["_cache.py", "_discovery.py", "_requirements.py", "_scan.py"]
+    assert all(os.path.isfile(f) for f in _cache._code_files())

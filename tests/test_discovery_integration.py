@@ -360,8 +360,8 @@ def test_refresh_sees_a_plugin_installed_while_running(setup: Setup, tmp_path: P
 
 def test_hook_order_is_by_priority_then_distribution_name(setup: Setup, tmp_path: Path) -> None:
     out = run(setup.env, """
-        import importlib_metadata
-        out["path_order"] = [d.name for d in importlib_metadata.distributions()
+        import importlib.metadata
+        out["path_order"] = [d.name for d in importlib.metadata.distributions()
                              if d.name.startswith("hcgt-hooks")]
         out["rocm"] = hooks("rocm")
         out["applied"] = apply_hooks("rocm")

@@ -69,11 +69,11 @@ def _run(code: str, cache: Path) -> dict[str, Any]:
 
 def _warm_run(code: str, cache: Path) -> dict[str, Any]:
     """Run ``code`` until a run uses the discovery cache (a scan imports
-    ``importlib_metadata``); the first run writes it, unless something on ``sys.path``
+    ``tilelang_hostcg._scan``); the first run writes it, unless something on ``sys.path``
     changed within the cache's racy window, which a later run outlives."""
     for _ in range(4):
         result = _run(code, cache)
-        if "importlib_metadata" not in result["loaded"]:
+        if "tilelang_hostcg._scan" not in result["loaded"]:
             return result
         time.sleep(RACY_WINDOW_NS / 1e9 + 0.2)
     raise AssertionError("no run used the discovery cache")

@@ -3,7 +3,7 @@
 Everything here is a pure function over records, except reading one
 ``entry_points.txt`` safely (for the cache's checks). The scan of the installed
 distributions, :func:`scan_environment`, the one place that reads installed metadata
-through ``importlib_metadata``, lives in :mod:`._scan` (imported only when a process
+through ``importlib.metadata``, lives in :mod:`._scan` (imported only when a process
 scans) and is importable from here. :mod:`._cache` keeps its result between processes.
 """
 

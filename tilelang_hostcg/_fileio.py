@@ -2,8 +2,10 @@
 
 Writes are atomic: a temporary file in the same folder, flushed and fsynced, then
 renamed over the target; on any failure the old file is left intact and the
-temporary file removed. Reads never follow a symbolic link, never block on a FIFO or
-device, accept only regular files and stop at a size limit.
+temporary file removed. The folder is fsynced too (the rename itself made durable)
+unless the caller says the file is only a hint that may be lost in a crash. Reads
+never follow a symbolic link, never block on a FIFO or device, accept only regular
+files and stop at a size limit.
 """
 
 from __future__ import annotations
@@ -24,8 +26,13 @@ class UnsafeFileError(OSError):
     """A file we were asked to read is not a plain regular file, or is too large."""
 
 
-def write_atomic(path: str, data: bytes, *, mode: int = 0o644) -> None:
+def write_atomic(path: str, data: bytes, *, mode: int = 0o644, sync_folder: bool = True) -> None:
     """Replace ``path`` with ``data`` atomically.
+
+    The data is fsynced before the rename, so after a crash ``path`` holds either the
+    old file or the whole new one, never part of it. With ``sync_folder`` (the
+    default) the folder is fsynced after the rename, so the new file also survives a
+    crash; without it a crash right after the write may leave the old file in place.
 
     Raises ``OSError`` (with the path and the reason) when the write fails; the old
     file, if any, is then unchanged.
@@ -48,6 +55,8 @@ def write_atomic(path: str, data: bytes, *, mode: int = 0o644) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+    if not sync_folder:
+        return
     try:  # make the rename itself durable where the platform allows it
         dir_fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     except OSError:

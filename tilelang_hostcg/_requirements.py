@@ -105,15 +105,15 @@ def _check_tvm(distribution: str, reqs: list[tuple[str, Any]],
 def installed_versions(core_version: str) -> dict[str, str | None]:
     """Installed versions of the distributions plugins may require (the core and the
     TVM providers); ``None`` for one that is not installed."""
-    import importlib_metadata
+    from importlib.metadata import PackageNotFoundError, distribution
 
     from ._scan import _metadata_fields
 
     found: dict[str, str | None] = {}
     for name in (CORE, *TVM_PROVIDERS):
         try:
-            found[name] = _metadata_fields(importlib_metadata.distribution(name))[1]
-        except importlib_metadata.PackageNotFoundError:
+            found[name] = _metadata_fields(distribution(name))[1]
+        except PackageNotFoundError:
             found[name] = None
     if found[CORE] is None:  # running from a source tree
         found[CORE] = core_version

@@ -1,8 +1,9 @@
 """The scan of the installed distributions: what ``importlib.metadata`` sees of our groups.
 
 :func:`scan_environment` is the only function that reads installed metadata (through
-``importlib_metadata``, imported only here, and ``packaging`` for the requirement
-checks). It is imported only by a process that scans: one with a warm discovery cache
+the standard library's ``importlib.metadata``, the library whose view the contract
+mirrors and which a process that has imported TVM has imported already, and
+``packaging`` for the requirement checks). It is imported only by a process that scans: one with a warm discovery cache
 never imports this module. Its names are importable from :mod:`._discovery` too.
 """
 
@@ -36,12 +37,12 @@ def _metadata_fields(dist: Any, problems: list[str] | None = None,
     """``Name``, ``Version`` and ``Requires-Dist`` of an installed distribution.
 
     The metadata file (``METADATA``, else ``PKG-INFO``, else an ``*.egg-info`` file
-    itself, as ``importlib_metadata`` looks for it) is read with
+    itself, as ``importlib.metadata`` looks for it) is read with
     :func:`._fileio.read_regular_file`: never through a FIFO, never a folder, never
     over :data:`METADATA_LIMIT`, and it must be UTF-8. Plain headers are read line by
-    line, giving what ``importlib_metadata`` gives without importing the ``email``
+    line, giving what ``importlib.metadata`` gives without importing the ``email``
     package (about 14 ms of a cold scan); anything unusual (folded or odd header lines,
-    no ``Name`` or ``Version``) goes through ``importlib_metadata``.
+    no ``Name`` or ``Version``) goes through ``importlib.metadata``.
 
     A file that cannot be used gives ``(None, None, [])`` and one message naming it,
     appended to ``problems`` (or warned as a :class:`PluginWarning` when ``problems``
@@ -62,7 +63,7 @@ def _metadata_fields(dist: Any, problems: list[str] | None = None,
         if not text:
             raise _UnusableMetadata(f"{_describe(folder)} has no METADATA or PKG-INFO file")
         fields = _plain_headers(text)
-        # importlib_metadata falls back to requires.txt when there is no Requires-Dist.
+        # importlib.metadata falls back to requires.txt when there is no Requires-Dist.
         if fields is not None and (fields[2] or _read_metadata_file(folder, "requires.txt")
                                    is None):
             return fields
@@ -92,7 +93,7 @@ def _local_folder(dist: Any) -> str | None:
 
 def _read_metadata_file(folder: str, name: str) -> str | None:
     """The text of ``folder/name``: ``None`` when there is no such file (as
-    ``importlib_metadata`` treats it); raises :class:`_UnusableMetadata` for anything
+    ``importlib.metadata`` treats it); raises :class:`_UnusableMetadata` for anything
     that is not a readable regular UTF-8 file within :data:`METADATA_LIMIT`."""
     data = _read_metadata_bytes(folder, name)
     if data is None:
@@ -156,7 +157,7 @@ def scan_environment(core_version: str, path: Sequence[str] | None = None, *,
     skips that distribution alone, with a :class:`PluginWarning` naming it (when
     ``warn``) and a message in ``problems``.
     """
-    import importlib_metadata
+    from importlib.metadata import distributions
 
     from ._requirements import TVM_PROVIDERS, _relevant_requires, check_requirements, installed_versions
 
@@ -171,8 +172,7 @@ def scan_environment(core_version: str, path: Sequence[str] | None = None, *,
     later: dict[str, list[_Copy]] = {}
     plugins: list[tuple[_Copy, list[tuple[str, str, str]]]] = []
     watched: list[str] = []
-    kwargs = {} if path is None else {"path": list(path)}
-    for dist in importlib_metadata.distributions(**kwargs):
+    for dist in (distributions() if path is None else distributions(path=list(path))):
         copy = _Copy(dist)
         key = copy.key(problems)
         if key is None:

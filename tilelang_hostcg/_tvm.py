@@ -126,11 +126,11 @@ def _provider(tvm: Any) -> tuple[str, str | None]:
 
 
 def _dist_version(name: str) -> str | None:
-    import importlib_metadata
+    from importlib.metadata import PackageNotFoundError, version
 
     try:
-        return str(importlib_metadata.version(name))
-    except importlib_metadata.PackageNotFoundError:
+        return str(version(name))
+    except PackageNotFoundError:
         return None
 
 

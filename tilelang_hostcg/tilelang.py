@@ -102,11 +102,11 @@ def is_installed() -> bool:
 
 
 def _tilelang_version() -> str:
-    import importlib_metadata
+    from importlib.metadata import PackageNotFoundError, version
 
     try:
-        return str(importlib_metadata.version("tilelang"))
-    except importlib_metadata.PackageNotFoundError:
+        return str(version("tilelang"))
+    except PackageNotFoundError:
         raise UnsupportedTileLangError(
             f"TileLang is not installed; tilelang_hostcg.tilelang supports tilelang{SUPPORTED} "
             "(0.1.12 to 0.1.15): `pip install tilelang-hostcg[tilelang]`") from None
