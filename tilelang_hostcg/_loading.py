@@ -52,6 +52,8 @@ _VALUE: list[re.Pattern[str]] = []  # compiled at the first value that needs it
 
 
 def _dotted(text: str) -> bool:
+    if "." not in text:
+        return text.isascii() and text.isidentifier()
     return text.isascii() and all(part.isidentifier() for part in text.split("."))
 
 
@@ -237,6 +239,9 @@ _WAITING_FOR: dict[int, _ImportLock] = {}
 def import_lock(module: str) -> _ImportLock:
     """The lock of ``module``'s top-level package."""
     package = module.partition(".")[0]
+    lock = _IMPORT_LOCKS.get(package)  # locks are never removed: no need for _GRAPH to find one
+    if lock is not None:
+        return lock
     with _GRAPH:
         lock = _IMPORT_LOCKS.get(package)
         if lock is None:
@@ -626,7 +631,8 @@ class Loader:
         dist = source.origin.distribution
         origin = source.origin
         if dist is not None:
-            own = self.kinds_of.get(dist, {}).get(key)
+            kinds = self.kinds_of.get(dist)
+            own = kinds.get(key) if kinds is not None else None
             if own is None:
                 load.stray[key] = None
                 return

@@ -22,7 +22,7 @@ from ._errors import (
 )
 from ._loading import NOUN, Load, Loader, Source, SourceInfo, current_load, import_chain, record, text_of
 from ._targets import canonical_kind, host_of, is_host_target, parse_target
-from ._types import CODE_ORIGIN, CODEGEN_GROUP, HOOK_GROUP, HostCodegen, Origin, Record, hook_type, init_fields
+from ._types import CODE_ORIGIN, CODEGEN_GROUP, HOOK_GROUP, HostCodegen, Origin, Record, hook_type
 
 TYPE_CHECKING = False  # typing costs import time on the first-use path; checkers read True
 if TYPE_CHECKING:
@@ -41,6 +41,7 @@ _REFRESH_RETRIES = 64  # bound on re-asking when refresh() keeps overtaking a re
 # First-party plugins named in "nothing found" messages.
 _FIRST_PARTY = {"cuda_host": "tilelang-hostcg-cuda"}
 _GLOBAL_FUNC_MODULE = __name__.rpartition(".")[0] + "._global_func"
+_set = object.__setattr__  # sets a field of a frozen record
 
 
 class Registration(Record):
@@ -63,7 +64,12 @@ class Registration(Record):
 
     def __init__(self, kind: str, obj: HostCodegen | HostCodegenHook, origin: Origin, seq: int,
                  default: bool = False) -> None:
-        init_fields(self, kind, obj, origin, seq, default)
+        # One is made per registration: the fields are set directly (init_fields is generic).
+        _set(self, "kind", kind)
+        _set(self, "obj", obj)
+        _set(self, "origin", origin)
+        _set(self, "seq", seq)
+        _set(self, "default", default)
 
     @property
     def name(self) -> str:
@@ -224,9 +230,13 @@ class Registry:
                     "replace it, or give the new one another name",
                     kind=kind, name=obj.name)
             new = Registration(canon, obj, origin, next(self._seq), default)
-            updated = [r for r in current if r is not old]
-            updated.append(new)
-            updated.sort(key=_sort_key)
+            updated = [r for r in current if r is not old] if old is not None else current.copy()
+            # ``updated`` is in order and ``new`` comes last among its priority: insert it
+            # there rather than sort.
+            at, priority = len(updated), obj.priority
+            while at and updated[at - 1].obj.priority < priority:
+                at -= 1
+            updated.insert(at, new)
             table[canon] = updated
             self._invalidate()
             return ("replace", table, canon, old, new) if old is not None else (
