@@ -15,8 +15,18 @@ from ._discovery import ControlProblem, Controls, DiscoveryIndex, normalize_name
 from ._errors import AmbiguousHostCodegenError, HostCodegenError
 from ._inputs import UnknownKindError
 from ._lockfile import lock_drift, read_lock
-from ._registry import Registration, Registry, SourceInfo
-from ._report import SCHEMA, Doc, _build_function, _capture, _controls, _is_core, _lock_from, _Session
+from ._registry import Registration, Registry, SourceInfo, build_available
+from ._report import (
+    SCHEMA,
+    Doc,
+    _build_function,
+    _capture,
+    _controls,
+    _is_core,
+    _lock_from,
+    _Session,
+    _tvm_version,
+)
 from ._targets import canonical_kind
 from ._types import CODEGEN_GROUP, HOOK_GROUP
 from ._version import __version__
@@ -175,12 +185,9 @@ def _check_ambiguous(c: _Checked) -> list[Doc]:
 
 def _check_build_functions(c: _Checked) -> list[Doc]:
     """``missing-build-function``: a codegen's TVM global function is missing."""
-    from ._global_func import GlobalFuncBuild
-
     out = []
     for reg in c.codegens:
-        build = getattr(reg.obj, "build", None)
-        if not isinstance(build, GlobalFuncBuild) or build.exists():
+        if build_available(reg.obj):
             continue
         # The core's own codegens (and a client's defaults) follow TVM's build options (no
         # LLVM in TileLang's TVM): a capability of the TVM, not a broken install.
@@ -259,12 +266,6 @@ def _tvm_kinds() -> set[str]:
     from tvm.target import Target
 
     return set(Target.list_kinds())
-
-
-def _tvm_version() -> str:
-    from ._tvm import describe_tvm
-
-    return describe_tvm()
 
 
 def validate_required(require: Sequence[str], require_hooks: Sequence[str], known: set[str],

@@ -33,7 +33,7 @@ from ._discovery import (
 from ._errors import HostCodegenError, PluginWarning
 from ._inputs import DeviceHostError, InputError, LockFileError, UnknownKindError
 from ._lockfile import LOCK_SCHEMA, format_lock, read_lock
-from ._registry import Registration, Registry, SourceInfo
+from ._registry import Registration, Registry, SourceInfo, build_available
 from ._targets import canonical_kind
 from ._types import CODEGEN_GROUP, HOOK_GROUP
 from ._version import __version__
@@ -140,17 +140,10 @@ def _source(info: SourceInfo) -> Doc:
     }
 
 
-def build_available(obj: object) -> bool:
-    from ._registry import build_available as available
-
-    return available(obj)
-
-
 def _build_function(reg: Registration) -> str | None:
-    from ._global_func import GlobalFuncBuild
+    from ._global_func import required_global_func
 
-    build = getattr(reg.obj, "build", None)
-    return build.global_func_name if isinstance(build, GlobalFuncBuild) else None
+    return required_global_func(getattr(reg.obj, "build", None))
 
 
 def _registration(reg: Registration, group: str) -> Doc:
