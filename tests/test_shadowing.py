@@ -32,7 +32,7 @@ GROUPS = ("tilelang.host_codegen", "tilelang.host_codegen_hooks")
 theirs = sorted([ep.group, ep.name, ep.value] for group in GROUPS
                 for ep in importlib.metadata.entry_points(group=group))
 from tilelang_hostcg._discovery import scan_environment
-from tilelang_hostcg._version import __version__
+from tilelang_hostcg import __version__
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     index = scan_environment(__version__)

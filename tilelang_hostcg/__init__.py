@@ -6,7 +6,7 @@ and reads no entry points. Names are loaded on first access.
 
 from __future__ import annotations
 
-from ._version import __version__
+__version__ = "0.1.0"  # the distribution's version too (pyproject.toml reads it from here)
 
 TYPE_CHECKING = False  # typing costs import time; type checkers treat this name as True
 
@@ -30,13 +30,14 @@ if TYPE_CHECKING:
         AmbiguousHostCodegenError,
         DuplicateRegistrationError,
         HostCodegenError,
+        MissingGlobalFuncError,
         NoHostCodegenError,
         PluginCallbackError,
         PluginLoadError,
         PluginWarning,
         TargetParseError,
     )
-    from ._global_func import MissingGlobalFuncError, global_func_host_codegen
+    from ._global_func import global_func_host_codegen
     from ._registry import Registration, Registry, SourceInfo
     from ._targets import parse_target
     from ._tvm import TVMNotFoundError
@@ -97,8 +98,9 @@ _WHERE = {
     "_build": ("DeviceAsHostError",),
     "_discovery": ("Controls",),
     "_errors": ("AmbiguousHostCodegenError", "DuplicateRegistrationError", "HostCodegenError",
-                "NoHostCodegenError", "PluginCallbackError", "PluginLoadError", "PluginWarning", "TargetParseError"),
-    "_global_func": ("MissingGlobalFuncError", "global_func_host_codegen"),
+                "MissingGlobalFuncError", "NoHostCodegenError", "PluginCallbackError", "PluginLoadError",
+                "PluginWarning", "TargetParseError"),
+    "_global_func": ("global_func_host_codegen",),
     "_registry": ("Registration", "Registry", "SourceInfo"),
     "_targets": ("parse_target",),
     "_tvm": ("TVMNotFoundError",),

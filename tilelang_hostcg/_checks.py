@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import __version__
 from ._discovery import ControlProblem, Controls, DiscoveryIndex, normalize_name
 from ._errors import AmbiguousHostCodegenError, HostCodegenError
 from ._inputs import UnknownKindError
@@ -29,7 +30,6 @@ from ._report import (
 )
 from ._targets import canonical_kind
 from ._types import CODEGEN_GROUP, HOOK_GROUP
-from ._version import __version__
 
 __all__ = ["check_document"]
 

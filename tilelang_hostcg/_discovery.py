@@ -15,7 +15,6 @@ import stat
 import warnings
 from collections.abc import Iterable, Mapping
 
-from ._errors import PluginWarning
 from ._fileio import UnsafeFileError, read_regular_file
 from ._targets import kind_spellings
 from ._types import CODEGEN_GROUP, HOOK_GROUP, Record, init_fields
@@ -154,6 +153,8 @@ class DiscoveryIndex(Record):
 
     def warn(self, stacklevel: int = 2) -> None:
         """Warn (:class:`PluginWarning`) once for each entry of ``problems``."""
+        from ._errors import PluginWarning  # here: the errors are off the first-use path
+
         for message in self.problems:
             warnings.warn(message, PluginWarning, stacklevel=stacklevel + 1)
 
@@ -223,6 +224,8 @@ def _nearest(word: str, candidates: Iterable[str]) -> str:
 def warn_control_problems(problems: Iterable[ControlProblem]) -> None:
     """Warn (a :class:`PluginWarning`) about each problem, once per process, pointing at
     the first caller outside this package (the user's line)."""
+    from ._errors import PluginWarning  # here: the errors are off the first-use path
+
     for problem in problems:
         if problem.message in _warned_controls:
             continue

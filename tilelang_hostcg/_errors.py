@@ -10,6 +10,7 @@ __all__ = [
     "AmbiguousHostCodegenError",
     "DuplicateRegistrationError",
     "HostCodegenError",
+    "MissingGlobalFuncError",
     "NoHostCodegenError",
     "PluginCallbackError",
     "PluginLoadError",
@@ -83,6 +84,14 @@ class PluginCallbackError(HostCodegenError, TypeError):
 
 class TargetParseError(HostCodegenError):
     """A target given as text is neither a known kind name nor TVM's JSON form."""
+
+
+class MissingGlobalFuncError(HostCodegenError):
+    """The TVM global function behind a codegen is not in the TVM in use."""
+
+    def __init__(self, message: str, *, global_func_name: str) -> None:
+        super().__init__(message)
+        self.global_func_name = global_func_name
 
 
 class PluginWarning(UserWarning):

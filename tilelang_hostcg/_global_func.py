@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from ._errors import HostCodegenError
-
 TYPE_CHECKING = False  # typing costs import time on the first-use path; checkers read True
 if TYPE_CHECKING:
     from typing import Any
@@ -11,17 +9,7 @@ if TYPE_CHECKING:
     from tvm.ir import IRModule
     from tvm.target import Target
 
-__all__ = ["GlobalFuncBuild", "MissingGlobalFuncError", "global_func_host_codegen",
-           "required_global_func"]
-
-
-class MissingGlobalFuncError(HostCodegenError):
-    """The TVM global function behind a codegen is not in the TVM in use."""
-
-    def __init__(self, message: str, *, global_func_name: str) -> None:
-        super().__init__(message)
-        self.global_func_name = global_func_name
-
+__all__ = ["GlobalFuncBuild", "global_func_host_codegen", "required_global_func"]
 
 class GlobalFuncBuild:
     """A ``HostCodegenFunc`` that calls the TVM global function ``global_func_name``.
@@ -45,6 +33,8 @@ class GlobalFuncBuild:
 
         func = get_global_func(self.global_func_name)
         if func is None:
+            from ._errors import MissingGlobalFuncError
+
             raise MissingGlobalFuncError(
                 f"TVM global function {self.global_func_name!r} is not registered in the TVM in "
                 f"use ({describe_tvm()}); install a TVM build that provides it, or choose a host "

@@ -652,9 +652,8 @@ _BOUNDARY = frozenset({_import_module.__code__, Loader._import_source.__code__})
 
 
 def _default_index_loader(controls: Controls) -> Sequence[PlannedSource]:
-    from . import _cache
+    from . import __version__, _cache
     from ._discovery import plan_sources
-    from ._version import __version__
 
     entries = _cache.load_index(__version__).entry_points if controls.autoload else ()
     return plan_sources(entries, controls, __version__)

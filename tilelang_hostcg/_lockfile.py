@@ -14,9 +14,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from . import __version__
 from ._discovery import normalize_name
 from ._inputs import LockFileError
-from ._version import __version__
 
 __all__ = ["LOCK_READ_LIMIT", "LOCK_SCHEMA", "format_lock", "lock_drift", "read_lock",
            "write_lock"]

@@ -21,6 +21,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from . import __version__
 from ._discovery import (
     CORE_DISTRIBUTION,
     CORE_ENTRY_POINTS,
@@ -36,7 +37,6 @@ from ._lockfile import LOCK_SCHEMA, format_lock, read_lock
 from ._registry import Registration, Registry, SourceInfo, build_available
 from ._targets import canonical_kind
 from ._types import CODEGEN_GROUP, HOOK_GROUP
-from ._version import __version__
 
 if TYPE_CHECKING:
     from tvm.target import Target

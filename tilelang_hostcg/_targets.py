@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import sys
 
-from ._errors import TargetParseError
-
 TYPE_CHECKING = False  # typing costs import time on the first-use path; checkers read True
 if TYPE_CHECKING:
     from typing import Any
@@ -69,6 +67,12 @@ def host_of(target: Target) -> Target:
     return host if host is not None else default_host()
 
 
+def _parse_error(message: str) -> Exception:
+    from ._errors import TargetParseError  # here: the errors are off the first-use path
+
+    return TargetParseError(message)
+
+
 def parse_target(spec: Any, host: Any = None) -> Target:
     """Turn a ``Target``, a kind name, a TVM JSON string or a dict into a ``Target``.
 
@@ -88,7 +92,7 @@ def parse_target(spec: Any, host: Any = None) -> Target:
     if isinstance(spec, str):
         text = spec.strip()
         if not text:
-            raise TargetParseError("empty target: give a kind name such as 'llvm' or TVM's JSON "
+            raise _parse_error("empty target: give a kind name such as 'llvm' or TVM's JSON "
                                    "form such as '{\"kind\": \"llvm\"}'")
         if text.startswith("{"):
             import json  # here, not at module import: first use stays cheaper
@@ -96,13 +100,13 @@ def parse_target(spec: Any, host: Any = None) -> Target:
             try:
                 value = json.loads(text)
             except json.JSONDecodeError as exc:
-                raise TargetParseError(f"target {spec!r} is not valid JSON ({exc.msg} at "
+                raise _parse_error(f"target {spec!r} is not valid JSON ({exc.msg} at "
                                        f"position {exc.pos}); write TVM's JSON form, e.g. "
                                        "'{\"kind\": \"llvm\"}'") from None
         else:
             value = text
     elif not isinstance(spec, (dict, Target)):
-        raise TargetParseError(f"target {spec!r} must be a kind name, a JSON string or a dict, "
+        raise _parse_error(f"target {spec!r} must be a kind name, a JSON string or a dict, "
                                f"not {type(spec).__name__}")
     # TileLang's device kind 'hip' is TVM 0.27's 'rocm'.
     if isinstance(value, str) and value in KIND_ALIASES:
@@ -118,6 +122,6 @@ def parse_target(spec: Any, host: Any = None) -> Target:
     except Exception as exc:  # TVM reports parse problems with several exception types
         first_line = str(exc).strip().splitlines()
         reason = first_line[-1] if first_line else type(exc).__name__
-        raise TargetParseError(f"TVM cannot parse target {spec!r}: {reason}. Use a kind name "
+        raise _parse_error(f"TVM cannot parse target {spec!r}: {reason}. Use a kind name "
                                "TVM knows (llvm, c, cuda, cuda_host, rocm, ...) or its JSON "
                                "form") from None

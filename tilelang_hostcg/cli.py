@@ -234,9 +234,9 @@ def _cmd_explain(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------- cache
 def _cache_function(name: str) -> Callable[[], Any]:
-    from . import _cache
+    from . import _cache_write
 
-    func = getattr(_cache, name, None)
+    func = getattr(_cache_write, name, None)
     if func is None:
         raise CliError(f"this tilelang-hostcg has no discovery cache to manage ({name} is "
                        "missing); upgrade tilelang-hostcg")
@@ -282,7 +282,7 @@ def _cmd_cache_clear(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------- parser
 def _parser() -> argparse.ArgumentParser:
-    from ._version import __version__
+    from . import __version__
 
     parser = _Parser(
         prog=PROG,
@@ -368,8 +368,8 @@ def _wants_json(argv: Sequence[str]) -> bool:
 
 
 def _error_document(argv: Sequence[str], exc: CliError) -> Doc:
+    from . import __version__
     from ._report import SCHEMA
-    from ._version import __version__
 
     return {"schema": SCHEMA, "command": _command_of(argv), "version": __version__, "ok": False,
             "error": {"type": type(exc).__name__, "message": str(exc),

@@ -198,13 +198,13 @@ def check_plugin(distribution: str, registry: Registry | None = None) -> list[st
     import importlib
     import warnings
 
+    from . import __version__
     from ._discovery import Controls, normalize_name, plan_sources, scan_environment
     from ._errors import PluginWarning
     from ._global_func import GlobalFuncBuild
     from ._registry import Registry
     from ._targets import is_host_target, parse_target
     from ._types import CODEGEN_GROUP, HOOK_GROUP
-    from ._version import __version__
 
     importlib.invalidate_caches()
     wanted = normalize_name(distribution)
