@@ -32,7 +32,7 @@ OFF_PATH = [
     "importlib_metadata", "packaging", "zipp", "difflib", "tilelang_hostcg._scan",
     "tilelang_hostcg._requirements", "tilelang_hostcg._report", "tilelang_hostcg.cli",
     "tilelang_hostcg._checks", "tilelang_hostcg._lockfile", "tilelang_hostcg._inputs",
-    "tilelang_hostcg._cache_write",
+    "tilelang_hostcg._cache_write", "tilelang_hostcg._failures",
     "tilelang_hostcg._tvm", "tilelang_hostcg._hooktype", "tilelang_hostcg._build",
     "tilelang_hostcg.tilelang",
 ]

@@ -12,14 +12,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 
 from ._discovery import CORE_DISTRIBUTION, Controls, PlannedSource
-from ._errors import (
-    AmbiguousHostCodegenError,
-    DuplicateRegistrationError,
-    NoHostCodegenError,
-    PluginCallbackError,
-    PluginLoadError,
-    warn_plugin,
-)
+from ._errors import DuplicateRegistrationError
 from ._loading import NOUN, Load, Loader, Source, SourceInfo, current_load, import_chain, record, text_of
 from ._targets import canonical_kind, host_of, is_host_target, parse_target
 from ._types import CODE_ORIGIN, CODEGEN_GROUP, HOOK_GROUP, HostCodegen, Origin, Record, hook_type
@@ -38,8 +31,6 @@ __all__ = ["Registration", "Registry", "SourceInfo", "current_registry"]
 
 _RESOLVE_CACHE_LIMIT = 1024
 _REFRESH_RETRIES = 64  # bound on re-asking when refresh() keeps overtaking a resolution
-# First-party plugins named in "nothing found" messages.
-_FIRST_PARTY = {"cuda_host": "tilelang-hostcg-cuda"}
 _GLOBAL_FUNC_MODULE = __name__.rpartition(".")[0] + "._global_func"
 _set = object.__setattr__  # sets a field of a frozen record
 
@@ -379,7 +370,9 @@ class Registry:
         host, kind, regs, matched, problems = self._host_candidates(target)
         self._controls.check_preference(kind, (r.obj.name for r in regs))
         if not matched:
-            raise self._no_codegen_error(kind, host, problems)
+            from ._failures import no_codegen_error  # here: failures are off the first-use path
+
+            raise no_codegen_error(self, kind, host, problems)
         self._warn_skipped(problems, f"host kind {kind!r}")
         choice = self._choose(kind, matched)
         with self._lock:
@@ -405,6 +398,8 @@ class Registry:
             try:
                 ok = predicate(target)
             except Exception as exc:  # a plugin's predicate must not break resolution
+                from ._errors import warn_plugin  # here: the errors are off the first-use path
+
                 warn_plugin(f"supports_target of {reg.obj.name!r} ({reg.origin.describe()}) "
                             f"raised {type(exc).__name__}: {text_of(exc)}; treating it as not "
                             "matching. Fix the plugin's predicate.")
@@ -412,6 +407,8 @@ class Registry:
             if ok is True:
                 matched.append(reg)
             elif ok is not False:
+                from ._errors import warn_plugin
+
                 warn_plugin(f"supports_target of {reg.obj.name!r} ({reg.origin.describe()}) "
                             f"returned {type(ok).__name__} {ok!r:.60}, not a bool; treating it as "
                             "not matching. Fix the plugin's predicate to return True or False.")
@@ -448,13 +445,9 @@ class Registry:
             if reg.origin.distribution is not None:
                 dists.setdefault(reg.origin.distribution, reg)
         if len(dists) > 1:
-            pairs = [(r.obj.name, d) for d, r in sorted(dists.items())]
-            listed = " and ".join(f"{n!r} from {d!r}" for n, d in pairs)
-            raise AmbiguousHostCodegenError(
-                f"Ambiguous host codegen for target host {kind!r}: {listed} match with equal "
-                f"priority {matched[0].obj.priority}. Choose one with "
-                f"TILELANG_HOSTCG_PREFER={kind}={pairs[0][0]}, or uninstall one of the "
-                "distributions", kind=kind, candidates=pairs)
+            from ._failures import ambiguous_error
+
+            raise ambiguous_error(kind, matched[0].obj.priority, dists)
         return top[0].obj  # type: ignore[return-value]
 
     def _warn_skipped(self, problems: list[Source], what: str) -> None:
@@ -462,27 +455,9 @@ class Registry:
             if source.warned:
                 continue
             source.warned = not source.transient
-            warn_plugin(f"{source.failure_text()}; it is skipped for {what}. {source.advice()}")
+            from ._errors import warn_plugin
 
-    def _no_codegen_error(self, kind: str, host: Target, problems: list[Source]) -> Exception:
-        if problems:
-            return _load_error(f"No host codegen for target host {kind!r}", kind, problems[0])
-        names = [r.obj.name for r in self._codegens.get(kind, ())]
-        message = (f"No host codegen registered for target host '{kind}'. "
-                   f"Available: {', '.join(names) if names else '<none>'}. ")
-        if names:
-            message += (f"None of them supports target {_short(host)}: use a target one of "
-                        "them supports, or install a plugin for this variant")
-        else:
-            hint = _FIRST_PARTY.get(kind)
-            install = f"`pip install {hint}`" if hint else "a plugin that provides it"
-            message += (f"Install {install} (see `tilelang-hostcg list`), or register one "
-                        "with register_host_codegen()")
-        for source in self._loader.disabled(CODEGEN_GROUP, kind):
-            message += (f". Distribution {source.origin.distribution!r} provides it but "
-                        f"{source.reason}")
-        message += _missing_build_note(self._codegens.get(kind, ()))
-        return NoHostCodegenError(message + ".", kind=kind, available=names)
+            warn_plugin(f"{source.failure_text()}; it is skipped for {what}. {source.advice()}")
 
     def allowed_host_codegens_for_target(self, target_host: Target | str | dict[str, Any],
                                          ) -> list[str]:
@@ -527,8 +502,10 @@ class Registry:
                 break
         problems = self._loader.problems(HOOK_GROUP, kind)
         if problems and not self._hooks.get(kind):
-            raise _load_error(f"No host codegen hook for target {kind!r} can run", kind,
-                              problems[0])
+            from ._failures import load_error
+
+            raise load_error(f"No host codegen hook for target {kind!r} can run", kind,
+                             problems[0])
         regs = self.matching_hooks(device)
         if not regs:
             return mod
@@ -544,12 +521,9 @@ class Registry:
                                  f"({reg.origin.describe()})")
                 raise
             if not isinstance(result, IRModule):
-                raise PluginCallbackError(
-                    f"Host codegen hook {reg.obj.name!r} ({reg.origin.describe()}) returned "
-                    f"{_what(result)} instead of an IRModule for target {kind!r}; a hook must "
-                    "return the (possibly new) host module. Fix the hook, or skip its "
-                    "distribution with TILELANG_HOSTCG_DISABLE", name=reg.obj.name,
-                    origin=reg.origin)
+                from ._failures import bad_hook_result
+
+                raise bad_hook_result(reg, result, kind)
             mod = result
         return mod
 
@@ -570,11 +544,9 @@ class Registry:
             kind = canonical_kind(host_of(host).kind.name)
             origin = next((r.origin for r in self._codegens.get(kind, ()) if r.obj is codegen),
                           CODE_ORIGIN)
-            raise PluginCallbackError(
-                f"Host codegen {codegen.name!r} ({origin.describe()}) returned {_what(result)} "
-                f"instead of a runtime Module for target host {kind!r}; its build must return "
-                "the built module. Fix the codegen, or choose another with "
-                "TILELANG_HOSTCG_PREFER", name=codegen.name, origin=origin)
+            from ._failures import bad_build_result
+
+            raise bad_build_result(codegen, origin, result, kind)
         return result
 
     def build(self, func_or_mod: Any, target: Any = None, pipeline: Any = "default") -> Module:
@@ -602,41 +574,3 @@ def build_available(obj: object) -> bool:
     from ._tvm import get_global_func
 
     return get_global_func(name) is not None
-
-
-def _missing_build_note(regs: Sequence[Registration]) -> str:
-    from ._global_func import required_global_func
-
-    missing = [(r.obj.name, required_global_func(getattr(r.obj, "build", None))) for r in regs
-               if not build_available(r.obj)]
-    if not missing:
-        return ""
-    from ._tvm import describe_tvm
-
-    listed = ", ".join(f"{name!r} needs TVM global function {func!r}" for name, func in missing)
-    return f". Not usable with the TVM in use ({describe_tvm()}): {listed}"
-
-
-def _load_error(what: str, kind: str, source: Source) -> PluginLoadError:
-    err = PluginLoadError(f"{what}: {source.failure_text()}. {source.advice()}", kind=kind,
-                          origin=source.origin)
-    err.__cause__ = source.error
-    return err
-
-
-def _what(value: object) -> str:
-    """A one-line description of a callback's result."""
-    if value is None:
-        return "None"
-    try:
-        text = repr(value)
-    except Exception:
-        text = ""
-    if len(text) > 60 or "\n" in text or not text:
-        return f"a {type(value).__name__}"
-    return f"{type(value).__name__} {text}"
-
-
-def _short(target: Target) -> str:
-    text = str(target)
-    return text if len(text) <= 120 else text[:117] + "..."

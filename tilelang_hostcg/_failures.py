@@ -1,0 +1,123 @@
+"""The errors of resolution and of the callbacks, written from the registry's state.
+
+Imported when something fails: what is registered for the kind, which provider
+failed to load or was disabled, what the TVM in use lacks, and what to do next.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from ._errors import AmbiguousHostCodegenError, NoHostCodegenError, PluginCallbackError, PluginLoadError
+from ._registry import build_available
+from ._types import CODEGEN_GROUP
+
+TYPE_CHECKING = False  # typing costs import time; type checkers treat this name as True
+if TYPE_CHECKING:
+    from tvm.target import Target
+
+    from ._loading import Source
+    from ._registry import Registration, Registry
+    from ._types import HostCodegen, Origin
+
+__all__ = ["ambiguous_error", "bad_build_result", "bad_hook_result", "load_error",
+           "missing_build_note", "no_codegen_error"]
+
+# First-party plugins named in "nothing found" messages.
+_FIRST_PARTY = {"cuda_host": "tilelang-hostcg-cuda"}
+
+
+def no_codegen_error(registry: Registry, kind: str, host: Target, problems: list[Source],
+                     ) -> Exception:
+    """The error for a host kind nothing matches: the load failure of its provider when
+    one failed, else TileLang's sentence, what is registered and what to do."""
+    if problems:
+        return load_error(f"No host codegen for target host {kind!r}", kind, problems[0])
+    names = [r.obj.name for r in registry._codegens.get(kind, ())]
+    message = (f"No host codegen registered for target host '{kind}'. "
+               f"Available: {', '.join(names) if names else '<none>'}. ")
+    if names:
+        message += (f"None of them supports target {_short(host)}: use a target one of "
+                    "them supports, or install a plugin for this variant")
+    else:
+        hint = _FIRST_PARTY.get(kind)
+        install = f"`pip install {hint}`" if hint else "a plugin that provides it"
+        message += (f"Install {install} (see `tilelang-hostcg list`), or register one "
+                    "with register_host_codegen()")
+    for source in registry._loader.disabled(CODEGEN_GROUP, kind):
+        message += (f". Distribution {source.origin.distribution!r} provides it but "
+                    f"{source.reason}")
+    message += missing_build_note(registry._codegens.get(kind, ()))
+    return NoHostCodegenError(message + ".", kind=kind, available=names)
+
+
+def missing_build_note(regs: Sequence[Registration]) -> str:
+    """A sentence naming the codegens of ``regs`` whose TVM build function is missing."""
+    from ._global_func import required_global_func
+
+    missing = [(r.obj.name, required_global_func(getattr(r.obj, "build", None))) for r in regs
+               if not build_available(r.obj)]
+    if not missing:
+        return ""
+    from ._tvm import describe_tvm
+
+    listed = ", ".join(f"{name!r} needs TVM global function {func!r}" for name, func in missing)
+    return f". Not usable with the TVM in use ({describe_tvm()}): {listed}"
+
+
+def load_error(what: str, kind: str, source: Source) -> PluginLoadError:
+    """``what`` as a :class:`PluginLoadError` caused by ``source``'s failure to load."""
+    err = PluginLoadError(f"{what}: {source.failure_text()}. {source.advice()}", kind=kind,
+                          origin=source.origin)
+    err.__cause__ = source.error
+    return err
+
+
+def _what(value: object) -> str:
+    """A one-line description of a callback's result."""
+    if value is None:
+        return "None"
+    try:
+        text = repr(value)
+    except Exception:
+        text = ""
+    if len(text) > 60 or "\n" in text or not text:
+        return f"a {type(value).__name__}"
+    return f"{type(value).__name__} {text}"
+
+
+def _short(target: Target) -> str:
+    text = str(target)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def ambiguous_error(kind: str, priority: int, dists: Mapping[str, Registration],
+                    ) -> AmbiguousHostCodegenError:
+    """The error for codegens of several distributions tied at the top ``priority``."""
+    pairs = [(r.obj.name, d) for d, r in sorted(dists.items())]
+    listed = " and ".join(f"{n!r} from {d!r}" for n, d in pairs)
+    return AmbiguousHostCodegenError(
+        f"Ambiguous host codegen for target host {kind!r}: {listed} match with equal "
+        f"priority {priority}. Choose one with "
+        f"TILELANG_HOSTCG_PREFER={kind}={pairs[0][0]}, or uninstall one of the "
+        "distributions", kind=kind, candidates=pairs)
+
+
+def bad_hook_result(reg: Registration, result: object, kind: str) -> PluginCallbackError:
+    """The error for a hook that returned ``result`` instead of an ``IRModule``."""
+    return PluginCallbackError(
+        f"Host codegen hook {reg.obj.name!r} ({reg.origin.describe()}) returned "
+        f"{_what(result)} instead of an IRModule for target {kind!r}; a hook must "
+        "return the (possibly new) host module. Fix the hook, or skip its "
+        "distribution with TILELANG_HOSTCG_DISABLE", name=reg.obj.name,
+        origin=reg.origin)
+
+
+def bad_build_result(codegen: HostCodegen, origin: Origin, result: object, kind: str,
+                     ) -> PluginCallbackError:
+    """The error for a codegen whose build returned ``result`` instead of a runtime Module."""
+    return PluginCallbackError(
+        f"Host codegen {codegen.name!r} ({origin.describe()}) returned {_what(result)} "
+        f"instead of a runtime Module for target host {kind!r}; its build must return "
+        "the built module. Fix the codegen, or choose another with "
+        "TILELANG_HOSTCG_PREFER", name=codegen.name, origin=origin)
