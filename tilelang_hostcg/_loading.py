@@ -189,7 +189,7 @@ class _Local(threading.local):
 
 LOCAL = _Local()
 ACTIVE: list[Load] = []
-"""Every load in progress, in any thread (guarded by ``_GRAPH``); the module-level
+"""Every load in progress, in any thread (read and removed under ``_GRAPH``); the module-level
 façade tests it to skip the thread-local lookup on the hot path."""
 
 
@@ -231,7 +231,7 @@ class _ImportLock:
         self.depth = 0
 
 
-_GRAPH = _thread.allocate_lock()  # guards the fields below, ACTIVE and every lock's owner
+_GRAPH = _thread.allocate_lock()  # guards the fields below, the waits and ACTIVE's removals
 _IMPORT_LOCKS: dict[str, _ImportLock] = {}
 _WAITING_FOR: dict[int, _ImportLock] = {}
 
@@ -242,16 +242,24 @@ def import_lock(module: str) -> _ImportLock:
     lock = _IMPORT_LOCKS.get(package)  # locks are never removed: no need for _GRAPH to find one
     if lock is not None:
         return lock
-    with _GRAPH:
-        lock = _IMPORT_LOCKS.get(package)
-        if lock is None:
-            lock = _IMPORT_LOCKS[package] = _ImportLock()
-        return lock
+    # setdefault is atomic: of two threads making the first lock of a package, both get
+    # the one stored first (no need for _GRAPH either).
+    return _IMPORT_LOCKS.setdefault(package, _ImportLock())
 
 
 def acquire(lock: _ImportLock) -> bool:
     """Take ``lock``; ``False`` (not taken) where waiting would deadlock."""
     me = _thread.get_ident()
+    # The uncontended paths skip _GRAPH. A lock's owner is written only by its holder,
+    # after taking the lock and before letting it go: a reader sees the holder or None
+    # (None ends the chain below; a real cycle is found at the next round), and a thread
+    # that waits cannot let its locks go, so a chain through waiting threads is true.
+    if lock.owner == me:
+        lock.depth += 1
+        return True
+    if lock.lock.acquire(False):
+        lock.owner, lock.depth = me, 1
+        return True
     while True:
         with _GRAPH:
             if lock.owner == me:
@@ -277,12 +285,11 @@ def acquire(lock: _ImportLock) -> bool:
 
 
 def release(lock: _ImportLock) -> None:
-    """Release ``lock`` once."""
-    with _GRAPH:
-        lock.depth -= 1
-        if lock.depth == 0:
-            lock.owner = None
-            lock.lock.release()
+    """Release ``lock`` once (by its owner: no need for _GRAPH, see acquire)."""
+    lock.depth -= 1
+    if lock.depth == 0:
+        lock.owner = None
+        lock.lock.release()
 
 
 # ---------------------------------------------------------------------- module journals
@@ -528,9 +535,11 @@ class Loader:
     def _load(self, source: Source) -> None:
         load = Load(self.registry, source)
         source.state, source.error, source.transient = "loading", None, False
-        LOCAL.stack.append(load)
-        with _GRAPH:
-            ACTIVE.append(load)
+        stack = LOCAL.stack
+        stack.append(load)
+        # list.append is atomic, and a reader under _GRAPH (current_load) that misses a load
+        # appended meanwhile looked before it began: no thread it must serve existed yet.
+        ACTIVE.append(load)
         failure: Exception | None = None
         try:
             self._import_source(load)
@@ -551,11 +560,11 @@ class Loader:
             source.state = "lazy"
             raise
         finally:
-            LOCAL.stack.pop()
+            stack.pop()
             with _GRAPH:
                 ACTIVE.remove(load)
         with self.lock:
-            if not self.is_current(source):
+            if source not in self.sources.get((source.group, source.kind), ()):  # is_current()
                 # refresh() dropped this source while it was being imported: its successor
                 # loads again (replaying what the module registered).
                 self.registry._rollback(load.undo)
