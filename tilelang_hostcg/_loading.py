@@ -61,6 +61,8 @@ def parse_value(value: str) -> tuple[str, str | None]:
     """``(module, attr)`` of an entry-point value, extras stripped as ``importlib.metadata``
     does; raises ``ValueError`` for a value it would not accept."""
     module, sep, attr = value.partition(":")
+    if sep and module.isidentifier() and attr.isidentifier() and value.isascii():
+        return module, attr  # the commonest form, "module:attr", checked in one go
     if _dotted(module) and (not sep or _dotted(attr)):  # the usual form, without a regex
         return module, attr if sep else None
     if not _VALUE:
@@ -398,7 +400,8 @@ class Loader:
                                          if s is not source]
 
     def is_current(self, source: Source) -> bool:
-        return any(s is source for s in self.sources.get((source.group, source.kind), ()))
+        # A Source compares by identity (no __eq__): ``in`` finds this very one.
+        return source in self.sources.get((source.group, source.kind), ())
 
     def add_lazy(self, group: str, kind: str, import_path: str, load: Load | None) -> None:
         """A lazy module registered by :meth:`Registry.register_lazy_host_codegen` (or the
@@ -503,12 +506,12 @@ class Loader:
         for _ in range(4):  # a refresh() meanwhile starts over (a few times at most)
             self.ensure_discovered()
             generation = self.generation
-            skipped: set[int] = set()
+            skipped: set[Source] = set()  # a Source hashes by identity
             # Loop: a plugin may register more lazy modules for this kind while it loads.
             while pending := [s for s in self.sources.get(key, ())
-                              if s.state in ("lazy", "loading") and id(s) not in skipped]:
+                              if s.state in ("lazy", "loading") and s not in skipped]:
                 for source in pending:
-                    skipped.add(id(source))
+                    skipped.add(source)
                     lock = import_lock(source.module)
                     if not acquire(lock):
                         continue  # waiting would deadlock: use what is there
@@ -522,8 +525,10 @@ class Loader:
             with self.lock:
                 if self.generation != generation:
                     continue
-                sources = self.sources.get(key, ())
-                if all(s.state != "loading" and not s.transient for s in sources):
+                for source in self.sources.get(key, ()):
+                    if source.state == "loading" or source.transient:
+                        break
+                else:
                     self.ready.add(key)
                 return
 
@@ -604,8 +609,11 @@ class Loader:
         if attr is None:
             return
         obj: Any = module
-        for part in attr.split("."):
-            obj = getattr(obj, part)
+        if "." not in attr:
+            obj = getattr(obj, attr)
+        else:
+            for part in attr.split("."):
+                obj = getattr(obj, part)
         expected = HostCodegen if source.group == CODEGEN_GROUP else hook_type()
         if callable(obj) and not isinstance(obj, type):
             obj = obj()
