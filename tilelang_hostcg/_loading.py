@@ -170,7 +170,8 @@ class Load:
     """One source being imported into one registry (internal).
 
     ``undo`` holds what to reverse on failure; ``threads`` the threads alive when the
-    load began (a thread started later, which the plugin waits for, registers here too).
+    load began (a thread started later, which the plugin waits for, registers here too),
+    or ``None`` when the main thread was the only one.
     """
 
     __slots__ = ("registered", "registry", "source", "stray", "threads", "undo")
@@ -181,7 +182,11 @@ class Load:
         self.undo: list[tuple[Any, ...]] = []
         self.registered = False
         self.stray: dict[tuple[str, str], None] = {}
-        self.threads = frozenset(threading.enumerate())
+        # Most loads start with the main thread alone: ``None`` says so at a fraction of
+        # the snapshot's cost (threading counts the main thread among its live threads for
+        # the life of the process, so a count of 1 is the main thread alone).
+        self.threads = (None if threading.active_count() == 1
+                        else frozenset(threading.enumerate()))
 
 
 class _Local(threading.local):
@@ -208,9 +213,12 @@ def current_load(registry: Registry | None = None) -> Load | None:
     if not ACTIVE:
         return None
     me = threading.current_thread()
+    main = threading.main_thread()
     with _GRAPH:
         for load in reversed(ACTIVE):
-            if me not in load.threads and (registry is None or load.registry is registry):
+            threads = load.threads
+            alive = me is main if threads is None else me in threads  # when it began
+            if not alive and (registry is None or load.registry is registry):
                 return load
     return None
 
