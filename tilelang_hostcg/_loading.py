@@ -61,6 +61,8 @@ def parse_value(value: str) -> tuple[str, str | None]:
     """``(module, attr)`` of an entry-point value, extras stripped as ``importlib.metadata``
     does; raises ``ValueError`` for a value it would not accept."""
     module, sep, attr = value.partition(":")
+    if sep and module.isidentifier() and attr.isidentifier() and value.isascii():
+        return module, attr  # the commonest form, "module:attr", checked in one go
     if _dotted(module) and (not sep or _dotted(attr)):  # the usual form, without a regex
         return module, attr if sep else None
     if not _VALUE:
@@ -168,7 +170,8 @@ class Load:
     """One source being imported into one registry (internal).
 
     ``undo`` holds what to reverse on failure; ``threads`` the threads alive when the
-    load began (a thread started later, which the plugin waits for, registers here too).
+    load began (a thread started later, which the plugin waits for, registers here too),
+    or ``None`` when the main thread was the only one.
     """
 
     __slots__ = ("registered", "registry", "source", "stray", "threads", "undo")
@@ -179,7 +182,11 @@ class Load:
         self.undo: list[tuple[Any, ...]] = []
         self.registered = False
         self.stray: dict[tuple[str, str], None] = {}
-        self.threads = frozenset(threading.enumerate())
+        # Most loads start with the main thread alone: ``None`` says so at a fraction of
+        # the snapshot's cost (threading counts the main thread among its live threads for
+        # the life of the process, so a count of 1 is the main thread alone).
+        self.threads = (None if threading.active_count() == 1
+                        else frozenset(threading.enumerate()))
 
 
 class _Local(threading.local):
@@ -189,7 +196,7 @@ class _Local(threading.local):
 
 LOCAL = _Local()
 ACTIVE: list[Load] = []
-"""Every load in progress, in any thread (guarded by ``_GRAPH``); the module-level
+"""Every load in progress, in any thread (read and removed under ``_GRAPH``); the module-level
 façade tests it to skip the thread-local lookup on the hot path."""
 
 
@@ -206,9 +213,12 @@ def current_load(registry: Registry | None = None) -> Load | None:
     if not ACTIVE:
         return None
     me = threading.current_thread()
+    main = threading.main_thread()
     with _GRAPH:
         for load in reversed(ACTIVE):
-            if me not in load.threads and (registry is None or load.registry is registry):
+            threads = load.threads
+            alive = me is main if threads is None else me in threads  # when it began
+            if not alive and (registry is None or load.registry is registry):
                 return load
     return None
 
@@ -231,7 +241,7 @@ class _ImportLock:
         self.depth = 0
 
 
-_GRAPH = _thread.allocate_lock()  # guards the fields below, ACTIVE and every lock's owner
+_GRAPH = _thread.allocate_lock()  # guards the fields below, the waits and ACTIVE's removals
 _IMPORT_LOCKS: dict[str, _ImportLock] = {}
 _WAITING_FOR: dict[int, _ImportLock] = {}
 
@@ -242,16 +252,24 @@ def import_lock(module: str) -> _ImportLock:
     lock = _IMPORT_LOCKS.get(package)  # locks are never removed: no need for _GRAPH to find one
     if lock is not None:
         return lock
-    with _GRAPH:
-        lock = _IMPORT_LOCKS.get(package)
-        if lock is None:
-            lock = _IMPORT_LOCKS[package] = _ImportLock()
-        return lock
+    # setdefault is atomic: of two threads making the first lock of a package, both get
+    # the one stored first (no need for _GRAPH either).
+    return _IMPORT_LOCKS.setdefault(package, _ImportLock())
 
 
 def acquire(lock: _ImportLock) -> bool:
     """Take ``lock``; ``False`` (not taken) where waiting would deadlock."""
     me = _thread.get_ident()
+    # The uncontended paths skip _GRAPH. A lock's owner is written only by its holder,
+    # after taking the lock and before letting it go: a reader sees the holder or None
+    # (None ends the chain below; a real cycle is found at the next round), and a thread
+    # that waits cannot let its locks go, so a chain through waiting threads is true.
+    if lock.owner == me:
+        lock.depth += 1
+        return True
+    if lock.lock.acquire(False):
+        lock.owner, lock.depth = me, 1
+        return True
     while True:
         with _GRAPH:
             if lock.owner == me:
@@ -277,12 +295,11 @@ def acquire(lock: _ImportLock) -> bool:
 
 
 def release(lock: _ImportLock) -> None:
-    """Release ``lock`` once."""
-    with _GRAPH:
-        lock.depth -= 1
-        if lock.depth == 0:
-            lock.owner = None
-            lock.lock.release()
+    """Release ``lock`` once (by its owner: no need for _GRAPH, see acquire)."""
+    lock.depth -= 1
+    if lock.depth == 0:
+        lock.owner = None
+        lock.lock.release()
 
 
 # ---------------------------------------------------------------------- module journals
@@ -391,7 +408,8 @@ class Loader:
                                          if s is not source]
 
     def is_current(self, source: Source) -> bool:
-        return any(s is source for s in self.sources.get((source.group, source.kind), ()))
+        # A Source compares by identity (no __eq__): ``in`` finds this very one.
+        return source in self.sources.get((source.group, source.kind), ())
 
     def add_lazy(self, group: str, kind: str, import_path: str, load: Load | None) -> None:
         """A lazy module registered by :meth:`Registry.register_lazy_host_codegen` (or the
@@ -496,12 +514,12 @@ class Loader:
         for _ in range(4):  # a refresh() meanwhile starts over (a few times at most)
             self.ensure_discovered()
             generation = self.generation
-            skipped: set[int] = set()
+            skipped: set[Source] = set()  # a Source hashes by identity
             # Loop: a plugin may register more lazy modules for this kind while it loads.
             while pending := [s for s in self.sources.get(key, ())
-                              if s.state in ("lazy", "loading") and id(s) not in skipped]:
+                              if s.state in ("lazy", "loading") and s not in skipped]:
                 for source in pending:
-                    skipped.add(id(source))
+                    skipped.add(source)
                     lock = import_lock(source.module)
                     if not acquire(lock):
                         continue  # waiting would deadlock: use what is there
@@ -515,8 +533,10 @@ class Loader:
             with self.lock:
                 if self.generation != generation:
                     continue
-                sources = self.sources.get(key, ())
-                if all(s.state != "loading" and not s.transient for s in sources):
+                for source in self.sources.get(key, ()):
+                    if source.state == "loading" or source.transient:
+                        break
+                else:
                     self.ready.add(key)
                 return
 
@@ -528,9 +548,11 @@ class Loader:
     def _load(self, source: Source) -> None:
         load = Load(self.registry, source)
         source.state, source.error, source.transient = "loading", None, False
-        LOCAL.stack.append(load)
-        with _GRAPH:
-            ACTIVE.append(load)
+        stack = LOCAL.stack
+        stack.append(load)
+        # list.append is atomic, and a reader under _GRAPH (current_load) that misses a load
+        # appended meanwhile looked before it began: no thread it must serve existed yet.
+        ACTIVE.append(load)
         failure: Exception | None = None
         try:
             self._import_source(load)
@@ -551,11 +573,11 @@ class Loader:
             source.state = "lazy"
             raise
         finally:
-            LOCAL.stack.pop()
+            stack.pop()
             with _GRAPH:
                 ACTIVE.remove(load)
         with self.lock:
-            if not self.is_current(source):
+            if source not in self.sources.get((source.group, source.kind), ()):  # is_current()
                 # refresh() dropped this source while it was being imported: its successor
                 # loads again (replaying what the module registered).
                 self.registry._rollback(load.undo)
@@ -595,8 +617,11 @@ class Loader:
         if attr is None:
             return
         obj: Any = module
-        for part in attr.split("."):
-            obj = getattr(obj, part)
+        if "." not in attr:
+            obj = getattr(obj, attr)
+        else:
+            for part in attr.split("."):
+                obj = getattr(obj, part)
         expected = HostCodegen if source.group == CODEGEN_GROUP else hook_type()
         if callable(obj) and not isinstance(obj, type):
             obj = obj()

@@ -84,6 +84,28 @@ def _sort_key(reg: Registration) -> tuple[int, int]:
     return (-reg.obj.priority, reg.seq)
 
 
+def _duplicate_error(group: str, kind: str, obj: HostCodegen | HostCodegenHook,
+                     old: Registration) -> DuplicateRegistrationError:
+    return DuplicateRegistrationError(
+        f"{NOUN[group].capitalize()} {obj.name!r} is already registered for "
+        f"target kind {kind!r} ({old.origin.describe()}); pass override=True to "
+        "replace it, or give the new one another name",
+        kind=kind, name=obj.name)
+
+
+def _inserted(current: list[Registration], old: Registration | None,
+              new: Registration) -> list[Registration]:
+    """``current`` without ``old``, with ``new`` placed last among its priority."""
+    updated = [r for r in current if r is not old] if old is not None else current.copy()
+    # ``updated`` is in order and ``new`` comes last among its priority: insert it
+    # there rather than sort.
+    at, priority = len(updated), new.obj.priority
+    while at and updated[at - 1].obj.priority < priority:
+        at -= 1
+    updated.insert(at, new)
+    return updated
+
+
 class Registry:
     """Host codegens and hooks by target kind, with lazy plugin loading.
 
@@ -215,20 +237,9 @@ class Registry:
                     old = reg
                     break
             if old is not None and not override:
-                raise DuplicateRegistrationError(
-                    f"{NOUN[group].capitalize()} {obj.name!r} is already registered for "
-                    f"target kind {kind!r} ({old.origin.describe()}); pass override=True to "
-                    "replace it, or give the new one another name",
-                    kind=kind, name=obj.name)
+                raise _duplicate_error(group, kind, obj, old)
             new = Registration(canon, obj, origin, next(self._seq), default)
-            updated = [r for r in current if r is not old] if old is not None else current.copy()
-            # ``updated`` is in order and ``new`` comes last among its priority: insert it
-            # there rather than sort.
-            at, priority = len(updated), obj.priority
-            while at and updated[at - 1].obj.priority < priority:
-                at -= 1
-            updated.insert(at, new)
-            table[canon] = updated
+            table[canon] = _inserted(current, old, new)
             self._invalidate()
             return ("replace", table, canon, old, new) if old is not None else (
                 "add", table, canon, new)
@@ -237,20 +248,33 @@ class Registry:
                        override: bool, origin: Origin, replay: bool) -> None:
         """Apply a registration belonging to ``load``; one already here is counted, and one
         made in code by importing the plugin's module by hand becomes the plugin's."""
-        table = self._table(group)
+        # One pass over the kind's registrations finds both the same object (counted or
+        # adopted) and one of the same name (replaced or refused), as :meth:`_apply` would.
+        table = self._codegens if group == CODEGEN_GROUP else self._hooks
+        name = obj.name
         with self._lock:
-            for reg in table.get(canon, ()):
+            current = table.get(canon, [])
+            old = None
+            for reg in current:
                 if reg.obj is obj:
                     if reg.origin.distribution is None and origin.distribution is not None:
                         # Ordered as if registered now: the plugin's place in load order.
                         new = Registration(canon, obj, origin, next(self._seq))
-                        regs = [new if r is reg else r for r in table[canon]]
+                        regs = [new if r is reg else r for r in current]
                         regs.sort(key=_sort_key)
                         table[canon] = regs
                         load.undo.append(("adopt", table, canon, reg, new))
                         self._invalidate()
                     return
-            load.undo.append(self._apply(group, canon, kind, obj, override, origin))
+                if old is None and reg.obj.name == name:
+                    old = reg
+            if old is not None and not override:
+                raise _duplicate_error(group, kind, obj, old)
+            new = Registration(canon, obj, origin, next(self._seq))
+            table[canon] = _inserted(current, old, new)
+            self._invalidate()
+            load.undo.append(("replace", table, canon, old, new) if old is not None else (
+                "add", table, canon, new))
 
     def _table(self, group: str) -> dict[str, list[Registration]]:
         return self._codegens if group == CODEGEN_GROUP else self._hooks
