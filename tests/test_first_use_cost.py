@@ -23,7 +23,7 @@ from tilelang_hostcg._cache import RACY_WINDOW_NS
 FIRST_USE = {
     "tilelang_hostcg", "tilelang_hostcg._api",
     "tilelang_hostcg._registry", "tilelang_hostcg._loading", "tilelang_hostcg._discovery",
-    "tilelang_hostcg._errors", "tilelang_hostcg._fileio", "tilelang_hostcg._targets",
+    "tilelang_hostcg._fileio", "tilelang_hostcg._targets",
     "tilelang_hostcg._types", "tilelang_hostcg._cache", "tilelang_hostcg._global_func",
     "tilelang_hostcg.builtin",
 }
@@ -32,7 +32,7 @@ OFF_PATH = [
     "importlib_metadata", "packaging", "zipp", "difflib", "tilelang_hostcg._scan",
     "tilelang_hostcg._requirements", "tilelang_hostcg._report", "tilelang_hostcg.cli",
     "tilelang_hostcg._checks", "tilelang_hostcg._lockfile", "tilelang_hostcg._inputs",
-    "tilelang_hostcg._cache_write", "tilelang_hostcg._failures",
+    "tilelang_hostcg._cache_write", "tilelang_hostcg._failures", "tilelang_hostcg._errors",
     "tilelang_hostcg._tvm", "tilelang_hostcg._hooktype", "tilelang_hostcg._build",
     "tilelang_hostcg.tilelang",
 ]

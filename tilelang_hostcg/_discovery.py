@@ -153,9 +153,9 @@ class DiscoveryIndex(Record):
 
     def warn(self, stacklevel: int = 2) -> None:
         """Warn (:class:`PluginWarning`) once for each entry of ``problems``."""
-        from ._errors import PluginWarning  # here: the errors are off the first-use path
-
         for message in self.problems:
+            from ._errors import PluginWarning  # here: the errors are off the first-use path
+
             warnings.warn(message, PluginWarning, stacklevel=stacklevel + 1)
 
 
@@ -224,11 +224,11 @@ def _nearest(word: str, candidates: Iterable[str]) -> str:
 def warn_control_problems(problems: Iterable[ControlProblem]) -> None:
     """Warn (a :class:`PluginWarning`) about each problem, once per process, pointing at
     the first caller outside this package (the user's line)."""
-    from ._errors import PluginWarning  # here: the errors are off the first-use path
-
     for problem in problems:
         if problem.message in _warned_controls:
             continue
+        from ._errors import PluginWarning  # here: the errors are off the first-use path
+
         _warned_controls.add(problem.message)
         warnings.warn(problem.message, PluginWarning, stacklevel=_caller_level())
 

@@ -12,7 +12,6 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 
 from ._discovery import CORE_DISTRIBUTION, Controls, PlannedSource
-from ._errors import DuplicateRegistrationError
 from ._loading import NOUN, Load, Loader, Source, SourceInfo, current_load, import_chain, record, text_of
 from ._targets import canonical_kind, host_of, is_host_target, parse_target
 from ._types import CODE_ORIGIN, CODEGEN_GROUP, HOOK_GROUP, HostCodegen, Origin, Record, hook_type
@@ -25,6 +24,7 @@ if TYPE_CHECKING:
     from tvm.runtime import Module
     from tvm.target import Target
 
+    from ._errors import DuplicateRegistrationError
     from ._types import HostCodegenHook
 
 __all__ = ["Registration", "Registry", "SourceInfo", "current_registry"]
@@ -86,6 +86,8 @@ def _sort_key(reg: Registration) -> tuple[int, int]:
 
 def _duplicate_error(group: str, kind: str, obj: HostCodegen | HostCodegenHook,
                      old: Registration) -> DuplicateRegistrationError:
+    from ._errors import DuplicateRegistrationError  # here: the errors are off the first-use path
+
     return DuplicateRegistrationError(
         f"{NOUN[group].capitalize()} {obj.name!r} is already registered for "
         f"target kind {kind!r} ({old.origin.describe()}); pass override=True to "
