@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["BENCH_KIND", "BENCH_MODULES", "GROUP", "PROBE", "make_many_kinds_site", "make_site",
-           "run_probe", "settle"]
+__all__ = ["BENCH_KIND", "BENCH_MODULES", "GROUP", "PROBE", "make_empty_package",
+           "make_many_kinds_site", "make_site", "run_probe", "settle"]
 
 GROUP = "tilelang.host_codegen"
 HOOK_GROUP = "tilelang.host_codegen_hooks"
@@ -84,6 +84,19 @@ def make_site(root: Path, count: int) -> Path:
             os.utime(path, (past, past))
     os.utime(site, (past, past))
     settle(site)
+    return site
+
+
+def make_empty_package(root: Path, count: int) -> Path:
+    """A package ``bench_empty`` of ``count`` empty modules (compiled), in ``root/empty``:
+    what importing a module costs here before any of its code runs."""
+    site = root / "empty"
+    package = site / "bench_empty"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    for i in range(count):
+        (package / f"m{i}.py").write_text("")
+    compileall.compile_dir(site, quiet=1)
     return site
 
 
@@ -194,6 +207,26 @@ elif mode == "stevedore":
     mgr = NamedExtensionManager(group, names=[kind], invoke_on_load=False)
     t3 = clock()
     loaded, hit = len(mgr.extensions), None
+elif mode == "floor":  # what any first use pays here, whatever the code: see bench.py 1d
+    from dataclasses import dataclass
+    t1 = clock()
+
+    @dataclass(frozen=True, slots=True)
+    class HostCodegen:  # the fields of tilelang_hostcg.HostCodegen, generated the same way
+        """A frozen, slotted dataclass."""
+        name: str
+        build: "Callable"
+        supports_target: "Callable | None" = None
+        priority: int = 0
+
+    t2 = clock()
+    import importlib
+    count = int(extra)  # modules in all: the package and count - 1 modules in it
+    importlib.import_module("bench_empty")
+    for i in range(count - 1):
+        importlib.import_module(f"bench_empty.m{i}")
+    t3 = clock()
+    loaded, hit = count, None
 elif mode == "import":
     import tilelang_hostcg
     t1 = t2 = t3 = clock()
