@@ -257,6 +257,17 @@ def import_lock(module: str) -> _ImportLock:
     return _IMPORT_LOCKS.setdefault(package, _ImportLock())
 
 
+def _take_now(lock: _ImportLock, me: int) -> bool:
+    """Take ``lock`` again (its owner) or take it free; ``False`` when another holds it."""
+    if lock.owner == me:
+        lock.depth += 1
+        return True
+    if lock.lock.acquire(False):
+        lock.owner, lock.depth = me, 1
+        return True
+    return False
+
+
 def acquire(lock: _ImportLock) -> bool:
     """Take ``lock``; ``False`` (not taken) where waiting would deadlock."""
     me = _thread.get_ident()
@@ -264,19 +275,11 @@ def acquire(lock: _ImportLock) -> bool:
     # after taking the lock and before letting it go: a reader sees the holder or None
     # (None ends the chain below; a real cycle is found at the next round), and a thread
     # that waits cannot let its locks go, so a chain through waiting threads is true.
-    if lock.owner == me:
-        lock.depth += 1
-        return True
-    if lock.lock.acquire(False):
-        lock.owner, lock.depth = me, 1
+    if _take_now(lock, me):
         return True
     while True:
         with _GRAPH:
-            if lock.owner == me:
-                lock.depth += 1
-                return True
-            if lock.lock.acquire(False):
-                lock.owner, lock.depth = me, 1
+            if _take_now(lock, me):
                 return True
             owner, seen = lock.owner, set()
             while owner is not None and owner not in seen:
