@@ -61,8 +61,6 @@ def parse_value(value: str) -> tuple[str, str | None]:
     """``(module, attr)`` of an entry-point value, extras stripped as ``importlib.metadata``
     does; raises ``ValueError`` for a value it would not accept."""
     module, sep, attr = value.partition(":")
-    if sep and module.isidentifier() and attr.isidentifier() and value.isascii():
-        return module, attr  # the commonest form, "module:attr", checked in one go
     if _dotted(module) and (not sep or _dotted(attr)):  # the usual form, without a regex
         return module, attr if sep else None
     if not _VALUE:
@@ -329,8 +327,6 @@ def _import_module(name: str) -> Any:
     return importlib.import_module(name)
 
 
-
-
 def import_chain() -> tuple[str, ...]:
     """The modules whose top-level code is running in this thread, innermost first,
     up to the loader's own frames (``__main__`` excluded)."""
@@ -580,7 +576,7 @@ class Loader:
             with _GRAPH:
                 ACTIVE.remove(load)
         with self.lock:
-            if source not in self.sources.get((source.group, source.kind), ()):  # is_current()
+            if not self.is_current(source):
                 # refresh() dropped this source while it was being imported: its successor
                 # loads again (replaying what the module registered).
                 self.registry._rollback(load.undo)
@@ -620,11 +616,8 @@ class Loader:
         if attr is None:
             return
         obj: Any = module
-        if "." not in attr:
-            obj = getattr(obj, attr)
-        else:
-            for part in attr.split("."):
-                obj = getattr(obj, part)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
         expected = HostCodegen if source.group == CODEGEN_GROUP else hook_type()
         if callable(obj) and not isinstance(obj, type):
             obj = obj()
