@@ -238,13 +238,22 @@ class Registry:
                 if reg.obj.name == obj.name:
                     old = reg
                     break
-            if old is not None and not override:
-                raise _duplicate_error(group, kind, obj, old)
-            new = Registration(canon, obj, origin, next(self._seq), default)
-            table[canon] = _inserted(current, old, new)
-            self._invalidate()
-            return ("replace", table, canon, old, new) if old is not None else (
-                "add", table, canon, new)
+            return self._place(table, current, group, canon, kind, obj, override, origin, old,
+                               default)
+
+    def _place(self, table: dict[str, list[Registration]], current: list[Registration],
+               group: str, canon: str, kind: str, obj: HostCodegen | HostCodegenHook,
+               override: bool, origin: Origin, old: Registration | None,
+               default: bool = False) -> tuple[Any, ...]:
+        """Register ``obj`` among the kind's ``current`` registrations, replacing ``old``
+        (the one of the same name, if any); the lock is held. Returns how to undo it."""
+        if old is not None and not override:
+            raise _duplicate_error(group, kind, obj, old)
+        new = Registration(canon, obj, origin, next(self._seq), default)
+        table[canon] = _inserted(current, old, new)
+        self._invalidate()
+        return ("replace", table, canon, old, new) if old is not None else (
+            "add", table, canon, new)
 
     def _apply_in_load(self, load: Load, group: str, canon: str, kind: str, obj: Any,
                        override: bool, origin: Origin, replay: bool) -> None:
@@ -252,7 +261,7 @@ class Registry:
         made in code by importing the plugin's module by hand becomes the plugin's."""
         # One pass over the kind's registrations finds both the same object (counted or
         # adopted) and one of the same name (replaced or refused), as :meth:`_apply` would.
-        table = self._codegens if group == CODEGEN_GROUP else self._hooks
+        table = self._table(group)
         name = obj.name
         with self._lock:
             current = table.get(canon, [])
@@ -270,13 +279,8 @@ class Registry:
                     return
                 if old is None and reg.obj.name == name:
                     old = reg
-            if old is not None and not override:
-                raise _duplicate_error(group, kind, obj, old)
-            new = Registration(canon, obj, origin, next(self._seq))
-            table[canon] = _inserted(current, old, new)
-            self._invalidate()
-            load.undo.append(("replace", table, canon, old, new) if old is not None else (
-                "add", table, canon, new))
+            load.undo.append(self._place(table, current, group, canon, kind, obj, override,
+                                         origin, old))
 
     def _table(self, group: str) -> dict[str, list[Registration]]:
         return self._codegens if group == CODEGEN_GROUP else self._hooks
