@@ -203,6 +203,18 @@ class _Snapshot:
             known = self.quiet_cache[absolute] = _holds_no_metadata(absolute, sig)
         return known
 
+    def first_match(self, records: Sequence[Record]) -> DiscoveryIndex | None:
+        """The index of the first of ``records`` that describes this state exactly, else
+        ``None`` (a malformed record is a miss, never an error)."""
+        for record in records:
+            try:
+                index = self.match(record)
+            except Exception:
+                continue
+            if index is not None:
+                return index
+        return None
+
     def match(self, record: Record) -> DiscoveryIndex | None:
         """The record's index when it describes this state exactly, else ``None``."""
         meta, quiet, files, payload = record
@@ -374,13 +386,9 @@ def load_index(core_version: str) -> DiscoveryIndex:
         return _given(scan_environment(core_version, warn=False))
     ident = _ident(core_version)
     records, _status = _read(path, ident)
-    for record in records:
-        try:
-            index = snapshot.match(record)
-        except Exception:  # a malformed record is a miss, never an error
-            index = None
-        if index is not None:
-            return _given(index)
+    index = snapshot.first_match(records)
+    if index is not None:
+        return _given(index)
     for _entry, absolute, sig in snapshot.entries:  # list folders before scanning them
         snapshot.quiet(absolute, sig)
     index = scan_environment(core_version, snapshot.path, warn=False)

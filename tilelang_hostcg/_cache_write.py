@@ -225,16 +225,10 @@ def cache_info() -> dict[str, Any]:
     records, status = _read(path, _ident(__version__))
     info["records"] = len(records)
     if status == "ok":
-        status = "stale"
-        for record in records:
-            try:
-                index = snapshot.match(record)
-            except Exception:
-                index = None
-            if index is not None:
-                status = "fresh"
-                info["entries"] = len(index.entry_points)
-                break
+        index = snapshot.first_match(records)
+        status = "stale" if index is None else "fresh"
+        if index is not None:
+            info["entries"] = len(index.entry_points)
     if enabled:
         info["status"] = status
         info["valid"] = status == "fresh"
