@@ -17,32 +17,19 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import sys
 import time
+from pathlib import Path
 
 os.environ.setdefault("TILELANG_DISABLE_CACHE", "1")
 
 import tilelang
-import tilelang.language as T
 from tvm.target import Target
 
 import tilelang_hostcg.tilelang as integration
 
-
-def gemm(M: int, N: int, K: int, bm: int = 128, bn: int = 128, bk: int = 32,
-         dtype: str = "float16", acc: str = "float32"):
-    @T.prim_func
-    def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype)):
-        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
-            As = T.alloc_shared((bm, bk), dtype)
-            Bs = T.alloc_shared((bk, bn), dtype)
-            Cl = T.alloc_fragment((bm, bn), acc)
-            T.clear(Cl)
-            for k in T.Pipelined(T.ceildiv(K, bk), num_stages=2):
-                T.copy(A[by * bm, k * bk], As)
-                T.copy(B[k * bk, bx * bn], Bs)
-                T.gemm(As, Bs, Cl)
-            T.copy(Cl, C[by * bm, bx * bn])
-    return main
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.tilelang_kernels
+from tests.tilelang_kernels import gemm  # the integration tests' GEMM
 
 
 def main() -> None:

@@ -91,43 +91,5 @@ class TileLangEnv:
                               text=True, env=self.environ(), cwd=self.path, timeout=300)
 
 
-KERNELS = '''
-import tilelang
-import tilelang.language as T
-from tvm.target import Target
-
-SM80 = {"kind": "cuda", "arch": "sm_80"}
-
-
-def elementwise(N=1024, block=256, dtype="float32"):
-    @T.prim_func
-    def main(A: T.Tensor((N,), dtype), B: T.Tensor((N,), dtype), C: T.Tensor((N,), dtype)):
-        with T.Kernel(T.ceildiv(N, block), threads=block) as bx:
-            for i in T.Parallel(block):
-                C[bx * block + i] = A[bx * block + i] + B[bx * block + i]
-    return main
-
-
-def gemm(M=256, N=256, K=256, bm=128, bn=128, bk=32, dtype="float16", acc="float32"):
-    @T.prim_func
-    def main(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype)):
-        with T.Kernel(T.ceildiv(N, bn), T.ceildiv(M, bm), threads=128) as (bx, by):
-            As = T.alloc_shared((bm, bk), dtype)
-            Bs = T.alloc_shared((bk, bn), dtype)
-            Cl = T.alloc_fragment((bm, bn), acc)
-            T.clear(Cl)
-            for k in T.Pipelined(T.ceildiv(K, bk), num_stages=2):
-                T.copy(A[by * bm, k * bk], As)
-                T.copy(B[k * bk, bx * bn], Bs)
-                T.gemm(As, Bs, Cl)
-            T.copy(Cl, C[by * bm, bx * bn])
-    return main
-
-
-def host_source(func):
-    """TileLang's host C source for ``func`` on sm_80, built without GPU or nvcc."""
-    target = Target(SM80)
-    with target:
-        return tilelang.lower(func, target=target, enable_host_codegen=True).host_mod.inspect_source()
-'''
+KERNELS = (Path(__file__).resolve().parent / "tilelang_kernels.py").read_text()
 """Kernels and helpers that scripts run in a TileLang environment start with."""
