@@ -196,7 +196,10 @@ def _undo(state: _State) -> None:
 
 
 def _patch(state: _State, owner: Any, name: str, value: Any) -> None:
+    """Replace ``owner.name`` with ``value`` (its ``__wrapped__`` is the original), to be
+    put back by ``uninstall()``."""
     original = owner.__dict__[name] if isinstance(owner, type) else getattr(owner, name)
+    value.__wrapped__ = original
     state.patches.append((owner, name, original))
     setattr(owner, name, value)
 
@@ -300,8 +303,6 @@ def _install_registry_mode(state: _State, *, patch: bool) -> None:
         sync_hooks(kind)
     if not patch:
         return
-    resolve_host_codegen.__wrapped__ = stock_resolve  # type: ignore[attr-defined]
-    apply_host_codegen_hooks.__wrapped__ = stock_apply  # type: ignore[attr-defined]
     _patch(state, lower, "resolve_host_codegen", resolve_host_codegen)
     _patch(state, lower, "apply_host_codegen_hooks", apply_host_codegen_hooks)
 
@@ -350,8 +351,6 @@ def _install_backend_mode(state: _State, *, patch: bool) -> None:
         sync(backend)
     if not patch:
         return
-    get_host_codegen.__wrapped__ = stock_get  # type: ignore[attr-defined]
-    preprocess_host_codegen.__wrapped__ = stock_pre  # type: ignore[attr-defined]
     _patch(state, cls, "get_host_codegen", get_host_codegen)
     _patch(state, cls, "preprocess_host_codegen", preprocess_host_codegen)
 
@@ -422,5 +421,4 @@ def _patch_cache_key(state: _State) -> None:
         text = json.dumps({"key": key, "tilelang-hostcg": fingerprint}, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()
 
-    _generate_key.__wrapped__ = stock  # type: ignore[attr-defined]
     _patch(state, KernelCache, "_generate_key", _generate_key)
