@@ -1,0 +1,36 @@
+"""The names this package and its users agree on: distributions, TVM providers, groups.
+
+A leaf module (imports nothing of ours): every other module takes these names from here.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "APACHE_TVM",
+    "CODEGEN_GROUP",
+    "CORE_DISTRIBUTION",
+    "GROUPS",
+    "HOOK_GROUP",
+    "TILELANG",
+    "TVM_PROVIDERS",
+]
+
+CORE_DISTRIBUTION = "tilelang-hostcg"
+"""This package's own distribution (PEP 503 normalized)."""
+
+APACHE_TVM = "apache-tvm"
+"""The distribution of Apache TVM."""
+
+TILELANG = "tilelang"
+"""TileLang's distribution, which bundles a TVM of its own."""
+
+TVM_PROVIDERS = (APACHE_TVM, TILELANG)
+"""Distributions that provide a TVM; a plugin declares the one it needs."""
+
+CODEGEN_GROUP = "tilelang.host_codegen"
+"""Entry-point group of host codegens; an entry point's name is a host target kind."""
+
+HOOK_GROUP = "tilelang.host_codegen_hooks"
+"""Entry-point group of host-codegen hooks; an entry point's name is a device target kind."""
+
+GROUPS = (CODEGEN_GROUP, HOOK_GROUP)
