@@ -234,9 +234,9 @@ def _cmd_explain(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------- cache
 def _cache_function(name: str) -> Callable[[], Any]:
-    from . import _cache_write
+    from . import _cache
 
-    func = getattr(_cache_write, name, None)
+    func = getattr(_cache, name, None)
     if func is None:
         raise CliError(f"this tilelang-hostcg has no discovery cache to manage ({name} is "
                        "missing); upgrade tilelang-hostcg")
@@ -268,7 +268,10 @@ def _mapping(info: Any, indent: str) -> None:
 
 
 def _cmd_cache_clear(args: argparse.Namespace) -> int:
-    removed = [str(p) for p in _quietly(_cache_function("clear_cache"))]
+    try:
+        removed = [str(p) for p in _quietly(_cache_function("clear_cache"))]
+    except OSError as exc:  # the folder is a link or not private: refused, nothing removed
+        raise CliError(str(exc), exit_code=getattr(exc, "exit_code", 1)) from None
     if args.json:
         from ._report import SCHEMA
 

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ._registry import Registry
+    from ._scan import scan_environment
 
 __all__ = [
     "PluginEnvironment",
@@ -199,7 +200,7 @@ def check_plugin(distribution: str, registry: Registry | None = None) -> list[st
     import warnings
 
     from . import __version__
-    from ._discovery import Controls, normalize_name, plan_sources, scan_environment
+    from ._discovery import Controls, normalize_name, plan_sources
     from ._errors import PluginWarning
     from ._global_func import GlobalFuncBuild
     from ._registry import Registry
