@@ -185,7 +185,8 @@ def scan_environment(core_version: str, path: Sequence[str] | None = None, *,
         if key in _WATCHED_KEYS:
             watched.append(copy.location)
         eps = copy.our_entry_points(problems)
-        near.extend((copy.name or key, copy.location, group, ours) for group, ours in copy.near)
+        near.extend((normalize_name(copy.name or key), copy.location, group, ours)
+                    for group, ours in copy.near)
         if eps is None:
             watched.append(copy.location)
         elif eps:
@@ -279,7 +280,7 @@ class _Copy:
         parses them; ``None`` (with a message) when the file cannot be used."""
         try:
             data = self._entry_points_bytes()
-            if data is not None and (b"ilelang" in data or b"ILELANG" in data):
+            if data is not None and b"tilelang" in data.lower():
                 self.near = _near_misses(data)
             if data is None or _GROUP_MARK not in data:
                 if data is not None and any(m in data for m in _GROUP_MARK_UTF16):
