@@ -43,7 +43,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ._registry import Registry
-    from ._scan import scan_environment
 
 __all__ = [
     "PluginEnvironment",
@@ -204,6 +203,7 @@ def check_plugin(distribution: str, registry: Registry | None = None) -> list[st
     from ._errors import PluginWarning
     from ._global_func import GlobalFuncBuild
     from ._registry import Registry
+    from ._scan import scan_environment
     from ._targets import is_host_target, parse_target
     from ._types import CODEGEN_GROUP, HOOK_GROUP
 
