@@ -30,7 +30,7 @@ import time
 import warnings
 from typing import TYPE_CHECKING, Any
 
-from . import _cachefile
+from . import __version__, _cachefile
 from ._cachefile import Snapshot
 from ._controls import ENV_CACHE, cache_setting
 from ._errors import PluginWarning
@@ -286,8 +286,6 @@ def cache_info() -> dict[str, Any]:
     layouts held), ``entries`` (entry points in the matching record), ``key`` (what
     the file is keyed on) and ``other_files`` (other interpreters' files in the folder).
     """
-    from . import __version__
-
     path = cache_file()
     enabled = cache_enabled()
     snapshot = Snapshot(sys.path)
