@@ -41,10 +41,8 @@ def add_stamp(mod: Any, target_host: Any, symbol: str) -> Any:
     if any(gvar.name_hint == symbol for gvar in mod.functions):
         return mod
     zero = tirx.const(0, "int32")
-    if hasattr(tirx, "Return"):  # apache-tvm 0.27: a return statement
-        body = tirx.Return(zero)
-    else:  # TileLang's TVM: the ret intrinsic
-        body = tirx.Evaluate(tirx.ret(zero))
+    # apache-tvm 0.27 has a return statement; TileLang's TVM the ret intrinsic.
+    body = tirx.Return(zero) if hasattr(tirx, "Return") else tirx.Evaluate(tirx.ret(zero))
     func = tirx.PrimFunc([], body, ret_type=tvm.ir.PrimType("int32"))
     func = func.with_attr("global_symbol", symbol).with_attr("target", target_host)
     funcs = dict(mod.functions.items())
