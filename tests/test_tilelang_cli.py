@@ -102,3 +102,19 @@ def test_the_fixture_imports_tilelangs_tvm(new: TileLangEnv, tmp_path: Path) -> 
                           env=new.environ(), timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "1 passed" in proc.stdout
+
+
+@pytest.mark.parametrize("stray", ["folder", "module"])
+def test_a_stray_tilelang_in_the_working_directory_changes_nothing(new: TileLangEnv, stray: str,
+                                                                    tmp_path: Path) -> None:
+    if stray == "folder":
+        (tmp_path / "tilelang").mkdir()
+    else:
+        (tmp_path / "tilelang.py").write_text("raise RuntimeError('not TileLang')\n")
+    proc = subprocess.run([new.python, "-m", "tilelang_hostcg", "--json", "explain", "c"],
+                          capture_output=True, text=True, env=new.environ(), cwd=tmp_path,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    tvm = json.loads(proc.stdout)["tvm"]
+    assert tvm["provider"] == "tilelang" and tvm["provider_version"] == "0.1.15"
+    assert str(new.path) in tvm["path"] and "3rdparty" in tvm["path"]

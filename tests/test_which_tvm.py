@@ -120,3 +120,24 @@ def test_no_usable_tvm_is_one_message_and_exit_2(how: str, tmp_path: Path) -> No
                           timeout=300)
     assert proc.returncode == 0, proc.stderr  # the core's codegens load without TVM
     assert json.loads(proc.stdout)["command"] == "lock"
+
+
+def test_an_installed_tilelang_that_fails_to_import_is_one_message(tmp_path: Path) -> None:
+    """TileLang's metadata says it is installed, but its package raises on import."""
+    site = tmp_path / "site"
+    info = site / "tilelang-0.1.15.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: tilelang\nVersion: 0.1.15\n")
+    (site / "tilelang").mkdir()
+    (site / "tilelang" / "__init__.py").write_text("raise RuntimeError('CUDA libraries missing')\n")
+    env = {**_env(), "PYTHONPATH": str(site)}
+    needle = ("TileLang 0.1.15 is installed (at " + str(site) + ") but cannot be imported "
+              "(RuntimeError: CUDA libraries missing)")
+    for argv in (["check"], ["--json", "explain", "c"]):
+        proc = _cli(tmp_path, *argv, env=env)
+        assert proc.returncode == 2, (argv, proc.stdout, proc.stderr)
+        assert "Traceback" not in proc.stderr and needle in proc.stderr, proc.stderr
+    assert needle in json.loads(proc.stdout)["error"]["message"]
+    proc = _cli(tmp_path, "list", env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "TVM in use: TVM bundled with tilelang 0.1.15 (not imported)" in proc.stdout
