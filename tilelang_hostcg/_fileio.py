@@ -14,7 +14,6 @@ regular files and stop at a size limit.
 from __future__ import annotations
 
 import contextlib
-import errno
 import itertools
 import os
 import stat
@@ -138,6 +137,7 @@ def write_output(path: str, data: bytes) -> str:
 
 def _write_through(path: str, data: bytes) -> None:
     """Write ``data`` into the character device or FIFO ``path`` (no rename, no create)."""
+    import errno  # here: only output to a device or FIFO needs them, not the first use
     import fcntl
 
     flags = os.O_WRONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0)
