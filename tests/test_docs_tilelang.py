@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 import textwrap
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -50,7 +50,7 @@ class _TileLangPluginEnv:
 
 
 @pytest.fixture(scope="module")
-def tilelang_plugin(tmp_path_factory: pytest.TempPathFactory) -> Plugin:
+def tilelang_plugin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Plugin]:
     root = os.environ.get("TILELANG_HOSTCG_TEST_ENVS")
     base = Path(root) if root else tmp_path_factory.mktemp("tilelang-envs")
     env = TileLangEnv(base / "tilelang-0.1.15", "0.1.15")
@@ -63,7 +63,8 @@ def tilelang_plugin(tmp_path_factory: pytest.TempPathFactory) -> Plugin:
             target = folder / block.file
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(block.text, encoding="utf-8")
-    return Plugin(_TileLangPluginEnv(env), folder)  # type: ignore[arg-type]
+    yield Plugin(_TileLangPluginEnv(env), folder)  # type: ignore[arg-type]
+    env.pip("uninstall", "-q", "-y", "acme-hostcg")  # the environment is shared: leave it clean
 
 
 def test_every_block_of_the_guide_runs_with_tilelangs_tvm(tilelang_plugin: Plugin) -> None:

@@ -3,7 +3,10 @@
 TileLang 0.1.11 (unsupported by the integration): ``list``, ``check``, ``explain`` and
 ``lock`` work with its bundled TVM, never a traceback. TileLang 0.1.15: ``check_plugin()``
 and the ``hostcg_registry`` fixture import TVM as the library does, so a plugin's tests
-need not import ``tilelang`` first.
+need not import ``tilelang`` first; a stray ``tilelang`` in the working directory changes
+nothing; every first-party plugin installed together compiles TileLang kernels.
+The environments are shared with other tests: what a test installs beyond the
+project and the stamp plugin, it uninstalls.
 """
 
 from __future__ import annotations
@@ -12,11 +15,12 @@ import json
 import os
 import subprocess
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from .tilelang_env import ROOT, TileLangEnv
+from .tilelang_env import KERNELS, ROOT, TileLangEnv
 
 pytestmark = [pytest.mark.slow, pytest.mark.tilelang]
 
@@ -118,3 +122,38 @@ def test_a_stray_tilelang_in_the_working_directory_changes_nothing(new: TileLang
     tvm = json.loads(proc.stdout)["tvm"]
     assert tvm["provider"] == "tilelang" and tvm["provider_version"] == "0.1.15"
     assert str(new.path) in tvm["path"] and "3rdparty" in tvm["path"]
+
+
+FIRST_PARTY = ("tilelang-hostcg-cuda", "tilelang-hostcg-rocm", "tilelang-hostcg-template")
+
+
+@pytest.fixture
+def all_plugins(new: TileLangEnv) -> Iterator[TileLangEnv]:
+    new.pip("install", "-q", "--no-deps", *(str(ROOT / "plugins" / name) for name in FIRST_PARTY))
+    yield new
+    new.pip("uninstall", "-q", "-y", *FIRST_PARTY)
+
+
+def test_every_first_party_plugin_together_compiles_tilelang_kernels(all_plugins: TileLangEnv,
+                                                                     tmp_path: Path) -> None:
+    """Host code of a real TileLang kernel with every plugin in play: lowered with both
+    stamps, and compiled (nvcc for the device code, the C compiler for the host)."""
+    import shutil
+
+    if shutil.which("nvcc") is None:
+        pytest.skip("nvcc is not installed: TileLang cannot compile CUDA kernels here")
+    out = all_plugins.run_json(KERNELS + """
+import json
+import tilelang
+import tilelang_hostcg.tilelang as integration
+
+integration.install()
+lowered = host_source(elementwise())
+with Target(SM80):
+    kernel = tilelang.compile(elementwise(), target=Target(SM80))
+print(json.dumps({"lowered": [line for line in lowered.splitlines() if "stamp" in line],
+                  "compiled": "tilelang_hostcg_stamp_hook" in kernel.get_host_source()}))
+""", env={"TILELANG_CACHE_DIR": str(tmp_path / "kernel-cache")})
+    assert "int32_t tilelang_hostcg_stamp_codegen() {" in out["lowered"]
+    assert "int32_t tilelang_hostcg_stamp_hook() {" in out["lowered"]
+    assert out["compiled"] is True
