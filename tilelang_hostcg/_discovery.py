@@ -234,14 +234,12 @@ def warn_control_problems(problems: Iterable[ControlProblem]) -> None:
 
 
 def _caller_level() -> int:
-    """The ``stacklevel`` of the first frame outside this package, seen from the caller."""
+    """The ``stacklevel`` of the user's line, seen from the caller (see ``_errors.outside_level``)."""
     import sys
 
-    package = os.path.dirname(__file__) + os.sep
-    frame, level = sys._getframe(2), 2
-    while frame.f_back is not None and frame.f_code.co_filename.startswith(package):
-        frame, level = frame.f_back, level + 1
-    return level
+    from ._errors import outside_level
+
+    return outside_level(sys._getframe(2))
 
 
 class Controls(Record):
