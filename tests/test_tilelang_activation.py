@@ -320,3 +320,31 @@ def test_editable_installs_activate_too(env, stock, tmp_path):
                      str(plugin / "tilelang_hostcg_stamp" / "__init__.py")]
     assert [stamps_of(s) for s in out["sources"]] == [[True, True], [True, True]]
     assert out["state"]["installed"]
+
+
+def test_install_from_threads_while_tilelang_is_imported(env, tmp_path):
+    """Threads calling install() while the main thread's ``import tilelang`` activates the
+    integration: no deadlock, one installation, TileLang's defaults registered once."""
+    env.pip("install", "-q", str(copy_plugin(tmp_path)))
+    try:
+        out = env.run_json(PROBE.replace("import json, sys", "import json, sys, threading") + """
+import tilelang_hostcg, tilelang_hostcg.tilelang as integration
+threads = [threading.Thread(target=integration.install) for _ in range(4)]
+for thread in threads:
+    thread.start()
+import tilelang
+for thread in threads:
+    thread.join(120)
+registry = tilelang_hostcg.default_registry()
+print(json.dumps({
+    "alive": [thread.is_alive() for thread in threads], "state": tilelang_state(),
+    "wrapped": [f.__wrapped__.__module__.startswith("tilelang.") for f in replaced()],
+    "defaults": sorted(r.name for r in registry.registrations() if r.origin.distribution == "tilelang"),
+}))
+""")
+    finally:
+        env.pip("uninstall", "-q", "-y", "tilelang-hostcg-stamp")
+    assert out["alive"] == [False] * 4
+    assert out["state"]["installed"] and out["state"]["ours"] == [True, True, True]
+    assert out["wrapped"] == [True, True, True]  # patched once: each wraps TileLang's own
+    assert len(out["defaults"]) == len(set(out["defaults"])) and "tilelang-c" in out["defaults"]
