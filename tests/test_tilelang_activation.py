@@ -7,6 +7,8 @@ plugin's import keeps TileLang's defaults TileLang's."""
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -85,6 +87,16 @@ def copy_plugin(tmp_path: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
+def stamp_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The example plugin's wheel, built once (installing a wheel is much faster than a
+    source tree)."""
+    root = tmp_path_factory.mktemp("stamp")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+                    "-w", str(root / "wheel"), str(copy_plugin(root))], check=True, capture_output=True)
+    return next((root / "wheel").glob("tilelang_hostcg_stamp-*.whl"))
+
+
+@pytest.fixture(scope="module")
 def stock(env: TileLangEnv) -> list[str]:
     """The host sources of stock TileLang (activation off, no plugin installed)."""
     out = env.run_json(UNCHANGED, env=OFF)
@@ -98,8 +110,8 @@ def test_without_a_plugin_tilelang_is_untouched(env, stock):
     assert out["state"] == UNTOUCHED
 
 
-def test_an_unchanged_program_picks_up_a_pip_installed_plugin(env, stock, tmp_path):
-    env.pip("install", "-q", str(copy_plugin(tmp_path)))
+def test_an_unchanged_program_picks_up_a_pip_installed_plugin(env, stock, stamp_wheel):
+    env.pip("install", "-q", "--no-deps", str(stamp_wheel))
     try:
         on = env.run_json(UNCHANGED)
         off = env.run_json(UNCHANGED, env=OFF)
@@ -131,8 +143,8 @@ def stamps_of(source: str) -> list[bool]:
     return [s in source for s in STAMPS]
 
 
-def test_the_off_switch_imports_nothing_of_ours(env, tmp_path):
-    env.pip("install", "-q", str(copy_plugin(tmp_path)))
+def test_the_off_switch_imports_nothing_of_ours(env, stamp_wheel):
+    env.pip("install", "-q", "--no-deps", str(stamp_wheel))
     try:
         out = env.run_json("""
             import json, sys
@@ -144,8 +156,8 @@ def test_the_off_switch_imports_nothing_of_ours(env, tmp_path):
     assert out == []
 
 
-def test_spawned_workers_activate_too(env, stock, tmp_path):
-    env.pip("install", "-q", str(copy_plugin(tmp_path)))
+def test_spawned_workers_activate_too(env, stock, stamp_wheel):
+    env.pip("install", "-q", "--no-deps", str(stamp_wheel))
     try:
         out = env.run_json(KERNELS + PROBE + """
 import multiprocessing
@@ -166,8 +178,8 @@ if __name__ == "__main__":
     assert out["worker"]["state"]["installed"] and out["parent"]["installed"]
 
 
-def test_a_failed_activation_is_one_warning_and_stock_tilelang(env, stock, tmp_path):
-    env.pip("install", "-q", str(copy_plugin(tmp_path)))
+def test_a_failed_activation_is_one_warning_and_stock_tilelang(env, stock, stamp_wheel):
+    env.pip("install", "-q", "--no-deps", str(stamp_wheel))
     try:
         # Code that claims TileLang's default name before importing TileLang: install()
         # fails half-way, and must leave TileLang and the registry as they were.
@@ -266,8 +278,8 @@ def test_install_from_a_plugins_import_keeps_tilelangs_defaults_tilelangs(env, s
         assert not [r for r in out["regs"] if r[1] == "tl-self-install"]
 
 
-def test_a_prefer_typo_warning_points_at_the_users_line(env, tmp_path):
-    env.pip("install", "-q", str(copy_plugin(tmp_path)))
+def test_a_prefer_typo_warning_points_at_the_users_line(env, stamp_wheel):
+    env.pip("install", "-q", "--no-deps", str(stamp_wheel))
     try:
         out = env.run_json(KERNELS + PROBE + """
 import linecache, warnings
@@ -284,21 +296,38 @@ print(json.dumps([[str(w.message), w.filename == __file__,
 
 
 def test_tilelangs_own_bookkeeping_is_left_as_it_was(env):
-    if env.version != "0.1.12":
-        pytest.skip("tilelang.backend.host_codegen's module state exists in 0.1.12-0.1.13 only")
+    """install() then uninstall() leaves every container of TileLang's host-codegen module
+    (0.1.12-0.1.13: ``tilelang.backend.host_codegen``, ``_LOADED_HOST_CODEGENS`` included;
+    0.1.14-0.1.15: ``tilelang.backend.module`` and each backend's mappings) the same
+    object with the same contents."""
     out = env.run_json(KERNELS + PROBE + """
 import tilelang_hostcg.tilelang as integration
-hc = sys.modules["tilelang.backend.host_codegen"]
-names = sorted(n for n, v in vars(hc).items() if isinstance(v, (set, dict, list)) and n.startswith("_"))
-before = {n: (getattr(hc, n), repr(getattr(hc, n))) for n in names}
+name = ("tilelang.backend.host_codegen" if "tilelang.backend.host_codegen" in sys.modules
+        and hasattr(sys.modules["tilelang.backend.host_codegen"], "_LOADED_HOST_CODEGENS")
+        else "tilelang.backend.module")
+module = sys.modules[name]
+held = {n: v for n, v in vars(module).items() if isinstance(v, (set, dict, list))}
+for backend in getattr(module, "_BACKENDS", {}).values():
+    held[backend.name + ".host_codegens"] = backend.host_codegens
+    held[backend.name + ".host_codegen_hooks"] = backend.host_codegen_hooks
+before = {n: (v, repr(v)) for n, v in held.items()}
 integration.install()
 integration.uninstall()
-print(json.dumps({"names": names,
-                  "same": [getattr(hc, n) is before[n][0] for n in names],
-                  "equal": [repr(getattr(hc, n)) == before[n][1] for n in names]}))
+after = {n: getattr(module, n) if n in vars(module) else None for n in held}
+for backend in getattr(module, "_BACKENDS", {}).values():
+    after[backend.name + ".host_codegens"] = backend.host_codegens
+    after[backend.name + ".host_codegen_hooks"] = backend.host_codegen_hooks
+print(json.dumps({"module": name, "names": sorted(held),
+                  "same": {n: after[n] is before[n][0] for n in held},
+                  "equal": {n: repr(after[n]) == before[n][1] for n in held}}))
 """, env=OFF)
-    assert "_LOADED_HOST_CODEGENS" in out["names"]
-    assert all(out["same"]) and all(out["equal"]), out
+    if env.version == "0.1.12":
+        assert out["module"] == "tilelang.backend.host_codegen"
+        assert "_LOADED_HOST_CODEGENS" in out["names"]
+    else:
+        assert out["module"] == "tilelang.backend.module"
+        assert "_BACKENDS" in out["names"] and any(n.endswith(".host_codegens") for n in out["names"])
+    assert all(out["same"].values()) and all(out["equal"].values()), out
 
 
 def test_editable_installs_activate_too(env, stock, tmp_path):
@@ -322,10 +351,10 @@ def test_editable_installs_activate_too(env, stock, tmp_path):
     assert out["state"]["installed"]
 
 
-def test_install_from_threads_while_tilelang_is_imported(env, tmp_path):
+def test_install_from_threads_while_tilelang_is_imported(env, stamp_wheel):
     """Threads calling install() while the main thread's ``import tilelang`` activates the
     integration: no deadlock, one installation, TileLang's defaults registered once."""
-    env.pip("install", "-q", str(copy_plugin(tmp_path)))
+    env.pip("install", "-q", "--no-deps", str(stamp_wheel))
     try:
         out = env.run_json(PROBE.replace("import json, sys", "import json, sys, threading") + """
 import tilelang_hostcg, tilelang_hostcg.tilelang as integration
