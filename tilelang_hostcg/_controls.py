@@ -14,7 +14,7 @@ import sys
 import warnings
 from typing import TYPE_CHECKING
 
-from ._errors import PluginWarning
+from ._errors import PluginWarning, outside_level
 from ._metadata import CORE_ENTRY_POINTS, normalize_name
 from ._names import CODEGEN_GROUP, CORE_DISTRIBUTION
 from ._targets import kind_spellings
@@ -144,12 +144,8 @@ def warn_control_problems(problems: Iterable[ControlProblem]) -> None:
 
 
 def _caller_level() -> int:
-    """The ``stacklevel`` of the first frame outside this package, seen from the caller."""
-    package = os.path.dirname(__file__) + os.sep
-    frame, level = sys._getframe(2), 2
-    while frame.f_back is not None and frame.f_code.co_filename.startswith(package):
-        frame, level = frame.f_back, level + 1
-    return level
+    """The ``stacklevel`` of the user's line, seen from the caller (see ``_errors.outside_level``)."""
+    return outside_level(sys._getframe(2))
 
 
 def _unknown_variables(env: Mapping[str, str], problems: list[ControlProblem]) -> None:
