@@ -195,11 +195,11 @@ def _note_tilelang(doc: Doc) -> None:
     tvm = doc.get("tvm") or {}
     if tvm.get("provider") != "tilelang":
         return
-    from .tilelang import SUPPORTED, UnsupportedTileLangError, _mode
+    from ._tilelang_gate import SUPPORTED, UnsupportedTileLangError, mode_of
 
     version = str(tvm.get("provider_version") or "?")
     try:
-        _mode(version)
+        mode_of(version)
     except UnsupportedTileLangError:
         _err(f"note: TileLang {version} is not supported by tilelang_hostcg.tilelang "
              f"(tilelang{SUPPORTED}); these answers are for tilelang_hostcg.build() with its "
