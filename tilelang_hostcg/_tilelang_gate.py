@@ -8,7 +8,7 @@ PEP 440 says (``packaging``): ``0.1.12rc1`` comes before ``0.1.12``, so it is re
 from __future__ import annotations
 
 from ._errors import HostCodegenError
-from ._names import TILELANG
+from ._tvm import tilelang_distribution
 
 __all__ = ["SUPPORTED", "UnsupportedTileLangError", "installed_tilelang", "mode_of", "tilelang_version"]
 
@@ -29,13 +29,10 @@ class UnsupportedTileLangError(HostCodegenError):
 
 
 def tilelang_version() -> str | None:
-    """The installed TileLang's version (its distribution metadata), or ``None``."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return str(version(TILELANG))
-    except PackageNotFoundError:
-        return None
+    """The installed TileLang's version (its distribution metadata, the rule of
+    :func:`tilelang_hostcg._tvm.tilelang_distribution`), or ``None``."""
+    dist = tilelang_distribution()
+    return None if dist is None else str(dist.version)
 
 
 def installed_tilelang() -> str:

@@ -33,8 +33,8 @@ if TYPE_CHECKING:
     from types import ModuleType
     from typing import Any
 
-__all__ = ["TVMInfo", "TVMNotFoundError", "describe_tvm", "get_global_func", "import_tvm", "tvm_document",
-           "tvm_info"]
+__all__ = ["TVMInfo", "TVMNotFoundError", "describe_tvm", "get_global_func", "import_tvm",
+           "tilelang_distribution", "tvm_document", "tvm_info"]
 
 
 class TVMNotFoundError(HostCodegenError, ImportError):
@@ -82,7 +82,7 @@ class TVMInfo(Record):
 _INFO: list[TVMInfo] = []
 
 
-def _tilelang_distribution() -> Distribution | None:
+def tilelang_distribution() -> Distribution | None:
     """TileLang's installed distribution as ``importlib.metadata`` sees it (the first copy
     on ``sys.path``), or ``None``: what is importable under the name does not count.
 
@@ -108,7 +108,7 @@ def _tilelang_distribution() -> Distribution | None:
 
 def _tilelang_installed() -> bool:
     """Whether TileLang's distribution metadata is installed (see the module docstring)."""
-    return _tilelang_distribution() is not None
+    return tilelang_distribution() is not None
 
 
 def _import_installed_tilelang(dist: Distribution) -> None:
@@ -153,7 +153,7 @@ def import_tvm() -> ModuleType:
     if loaded is not None:
         return loaded
     if TILELANG not in sys.modules:
-        dist = _tilelang_distribution()
+        dist = tilelang_distribution()
         if dist is not None:
             try:
                 _import_installed_tilelang(dist)  # puts TileLang's bundled TVM on sys.path
