@@ -550,10 +550,17 @@ def test_help_names_documentation_an_installed_user_can_find(
     out = capsys.readouterr().out
     assert "docs/cli.md" in out
     urls = metadata("tilelang-hostcg").get_all("Project-URL") or []
-    assert urls, "the installed metadata names no Project-URL"
-    for item in urls:
+    for item in urls:  # an address the metadata names is listed
         label, _, url = item.partition(",")
         assert f"{label.strip()}: {url.strip()}" in out
+    if not urls:  # else the source distribution, which ships docs/, and how to fetch it
+        assert "source distribution" in out and "pip download" in out
+
+
+def test_the_source_distribution_ships_the_documentation() -> None:
+    text = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text()
+    sdist = text.split("[tool.hatch.build.targets.sdist]", 1)[1].split("\n[", 1)[0]
+    assert '"docs"' in sdist
 
 
 def test_non_utf8_arguments_show_as_byte_escapes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
