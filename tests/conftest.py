@@ -53,18 +53,17 @@ def modules(tmp_path: Path) -> Iterator[ModuleFolder]:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark ``slow`` every test whose fixtures build a plugin environment.
 
-    Under ``pytest-xdist`` (``-n 2 --dist loadgroup``), keep each test file in one
-    worker, where its module-scoped environment is built once and its tests run in
-    order; the TileLang files share one worker, as they share the TileLang environments.
+    Under ``pytest-xdist`` with ``--dist loadgroup`` (as ``.ci/run`` runs it), each test
+    file stays in one worker, where its module-scoped environment is built once and its
+    tests run in order. (``.ci/run`` runs the ``tilelang`` tests apart, in one process:
+    they share the TileLang environments.)
     """
     grouping = config.pluginmanager.hasplugin("xdist")
     for item in items:
         if "environments" in getattr(item, "fixturenames", ()) and not item.get_closest_marker("slow"):
             item.add_marker(pytest.mark.slow)
         if grouping:
-            module = item.nodeid.split("::", 1)[0]
-            group = "tilelang" if Path(module).name.startswith("test_tilelang") else module
-            item.add_marker(pytest.mark.xdist_group(group))
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
 
 
 class Environments:
