@@ -64,6 +64,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--iters", type=int, default=200, help="timed launches per kernel and round")
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args(argv)
+    # Absolute: the loader searches its own path for a library named without a slash
+    # ("gemm_stock.so" when the folder is "."), never the current folder.
+    args.folder = args.folder.resolve()
 
     manifest = json.loads((args.folder / "gemm.json").read_text())
     m, n, k = manifest["M"], manifest["N"], manifest["K"]

@@ -1,4 +1,12 @@
-"""Shared fixtures: an isolated registry and a folder of importable lazy modules."""
+"""Shared fixtures: an isolated registry, a folder of importable lazy modules, and the
+throwaway plugin environments of the slow tests.
+
+Markers (``--strict-markers``): ``slow`` for a test that builds or installs into a
+virtual environment, ``tilelang`` for one that runs a real TileLang. A test that uses
+the ``environments`` fixture (directly or through a fixture of its module) is marked
+``slow`` here at collection, so the fast loop (``-m "not slow and not tilelang"``)
+never builds an environment.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +17,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tilelang_hostcg.testing import PluginEnvironment
 
 
 class ModuleFolder:
@@ -37,3 +47,46 @@ def modules(tmp_path: Path) -> Iterator[ModuleFolder]:
         sys.path.remove(str(tmp_path))
         for name in folder.names:
             sys.modules.pop(name, None)
+
+
+# ------------------------------------------------------------ plugin environments
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark ``slow`` every test whose fixtures build a plugin environment.
+
+    Under ``pytest-xdist`` with ``--dist loadgroup`` (as ``.ci/run`` runs it), each test
+    file stays in one worker, where its module-scoped environment is built once and its
+    tests run in order. (``.ci/run`` runs the ``tilelang`` tests apart, in one process:
+    they share the TileLang environments.)
+    """
+    grouping = config.pluginmanager.hasplugin("xdist")
+    for item in items:
+        if "environments" in getattr(item, "fixturenames", ()) and not item.get_closest_marker("slow"):
+            item.add_marker(pytest.mark.slow)
+        if grouping:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+
+
+class Environments:
+    """Makes the run's throwaway plugin environments, one folder each under one root.
+
+    Each environment is its own layer over the running interpreter's packages (see
+    :class:`~tilelang_hostcg.testing.PluginEnvironment`): what one test module installs
+    is never seen by another. Creating the venv itself costs milliseconds; the cost is
+    in what is installed and in the processes run there.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def new(self, name: str) -> PluginEnvironment:
+        """A fresh, empty environment in ``<root>/<name>-<n>/venv``."""
+        folder = self.root / f"{name}-{len(list(self.root.glob(f'{name}-*')))}"
+        folder.mkdir(parents=True)
+        return PluginEnvironment(folder / "venv")
+
+
+@pytest.fixture(scope="session")
+def environments(tmp_path_factory: pytest.TempPathFactory) -> Environments:
+    """The factory of throwaway plugin environments (marks its users ``slow``)."""
+    return Environments(tmp_path_factory.mktemp("environments"))
+

@@ -21,6 +21,8 @@ from tilelang_hostcg import _cache, _cachefile
 from tilelang_hostcg._scan import scan_environment
 from tilelang_hostcg.testing import PluginEnvironment, write_distribution
 
+from .conftest import Environments
+
 pytestmark = pytest.mark.slow
 
 DIST = "hostcg-cache-probe"
@@ -55,8 +57,8 @@ print(json.dumps({{"heavy": heavy, "added": added, "probe": probe, "same": same,
 class CacheEnv:
     """A plugin environment with the probe distribution in a known state."""
 
-    def __init__(self, root: Path) -> None:
-        self.env = PluginEnvironment(root / "venv")
+    def __init__(self, root: Path, env: PluginEnvironment) -> None:
+        self.env = env
         self.sources = root / "src"
         self.cwd = root / "cwd"
         self.cwd.mkdir()
@@ -122,8 +124,8 @@ class CacheEnv:
 
 
 @pytest.fixture(scope="module")
-def cenv(tmp_path_factory: pytest.TempPathFactory) -> CacheEnv:
-    return CacheEnv(tmp_path_factory.mktemp("hostcg-cache"))
+def cenv(tmp_path_factory: pytest.TempPathFactory, environments: Environments) -> CacheEnv:
+    return CacheEnv(tmp_path_factory.mktemp("hostcg-cache"), environments.new("cache"))
 
 
 def _seen(result: dict[str, Any]) -> list[tuple[str, str, str]]:

@@ -23,6 +23,7 @@ from tilelang_hostcg import (
 )
 from tilelang_hostcg.testing import PluginEnvironment
 
+from .conftest import Environments
 from .plugin_factory import Plugin, install, module, run
 
 HOOK_NONE = Plugin("hcgt-c-hooknone", hooks={"cuda": "hcgt_c_hooknone:HOOK"},
@@ -46,9 +47,9 @@ HOOK_EMPTY = Plugin("hcgt-c-hookempty", hooks={"hip": "hcgt_c_hookempty"},
 
 
 @pytest.fixture(scope="module")
-def env(tmp_path_factory: pytest.TempPathFactory) -> PluginEnvironment:
+def env(tmp_path_factory: pytest.TempPathFactory, environments: Environments) -> PluginEnvironment:
     root = tmp_path_factory.mktemp("callbacks")
-    environment = PluginEnvironment(root / "venv")
+    environment = environments.new("callbacks")
     install(environment, root, [HOOK_NONE, HOOK_TEXT, CG_NONE, PRED, HOOK_BROKEN, HOOK_OK,
                                HOOK_EMPTY])
     return environment

@@ -22,6 +22,8 @@ import pytest
 from tilelang_hostcg.cli import main
 from tilelang_hostcg.testing import PluginEnvironment, write_distribution
 
+from .conftest import Environments
+
 pytestmark = pytest.mark.slow
 
 CG = "tilelang.host_codegen"
@@ -137,9 +139,9 @@ class Installed:
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
+def installed(tmp_path_factory: pytest.TempPathFactory, environments: Environments) -> Installed:
     root = tmp_path_factory.mktemp("cli-env")
-    env = PluginEnvironment(root / "venv")
+    env = environments.new("cli")
     env.install(*_distributions(root / "src"))
     work = root / "work"
     work.mkdir()

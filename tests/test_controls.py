@@ -23,6 +23,7 @@ from tilelang_hostcg._controls import CONTROL_VALUE_LIMIT
 from tilelang_hostcg._discovery import AdvertisedEntryPoint
 from tilelang_hostcg.testing import PluginEnvironment
 
+from .conftest import Environments
 from .plugin_factory import Plugin, install, module
 
 ALPHA = Plugin(
@@ -147,9 +148,9 @@ class Env:
 
 
 @pytest.fixture(scope="module")
-def env(tmp_path_factory: pytest.TempPathFactory) -> Env:
+def env(tmp_path_factory: pytest.TempPathFactory, environments: Environments) -> Env:
     root = tmp_path_factory.mktemp("controls")
-    environment = PluginEnvironment(root / "venv")
+    environment = environments.new("controls")
     install(environment, root, [ALPHA, BETA])
     (root / "work").mkdir()
     return Env(environment, root / "work")

@@ -17,6 +17,7 @@ import pytest
 
 from tilelang_hostcg.testing import PluginEnvironment
 
+from .conftest import Environments
 from .plugin_factory import Plugin, build_wheels, codegen_module, install, module, run
 
 pytestmark = pytest.mark.slow
@@ -114,9 +115,9 @@ class Setup:
 
 
 @pytest.fixture(scope="module")
-def setup(tmp_path_factory: pytest.TempPathFactory) -> Setup:
+def setup(tmp_path_factory: pytest.TempPathFactory, environments: Environments) -> Setup:
     root = tmp_path_factory.mktemp("integration")
-    env = PluginEnvironment(root / "venv")
+    env = environments.new("integration")
     install(env, root, INSTALLED)
     front = root / "front"
     install(env, root, [HOOKS_Z], "--target", str(front))

@@ -24,6 +24,8 @@ import pytest
 
 from tilelang_hostcg.testing import PluginEnvironment
 
+from .conftest import Environments
+
 try:
     import tomllib
 except ImportError:  # Python 3.10: the same parser, published as tomli
@@ -74,7 +76,7 @@ class Plugin:
 
 
 @pytest.fixture(scope="module")
-def plugin(tmp_path_factory: pytest.TempPathFactory) -> Plugin:
+def plugin(tmp_path_factory: pytest.TempPathFactory, environments: Environments) -> Plugin:
     root = tmp_path_factory.mktemp("guide")
     folder = root / "acme-hostcg"
     for block in BLOCKS:
@@ -82,7 +84,7 @@ def plugin(tmp_path_factory: pytest.TempPathFactory) -> Plugin:
             target = folder / block.file
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(block.text, encoding="utf-8")
-    return Plugin(PluginEnvironment(root / "venv"), folder)
+    return Plugin(environments.new("guide"), folder)
 
 
 def _run_shell_line(plugin: Plugin, line: str) -> subprocess.CompletedProcess[str]:

@@ -18,6 +18,7 @@ import pytest
 
 from tilelang_hostcg.testing import PluginEnvironment
 
+from .conftest import Environments
 from .plugin_factory import Plugin, install, module, read_markers, run
 
 pytestmark = pytest.mark.slow
@@ -167,9 +168,9 @@ EVERY = [GOOD_OTHER, GOOD_TEST, *(f.plugin for f in FAULTS.values()), *EXTRA]
 
 
 @pytest.fixture(scope="module")
-def env(tmp_path_factory: pytest.TempPathFactory) -> PluginEnvironment:
+def env(tmp_path_factory: pytest.TempPathFactory, environments: Environments) -> PluginEnvironment:
     root = tmp_path_factory.mktemp("faults")
-    environment = PluginEnvironment(root / "venv")
+    environment = environments.new("faults")
     install(environment, root, EVERY)
     return environment
 

@@ -17,6 +17,8 @@ import pytest
 
 from tilelang_hostcg.testing import PluginEnvironment
 
+from .conftest import Environments
+
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,8 +40,8 @@ def sources(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
 
 
 @pytest.fixture(scope="module")
-def env(tmp_path_factory: pytest.TempPathFactory, sources: list[Path]) -> PluginEnvironment:
-    environment = PluginEnvironment(tmp_path_factory.mktemp("first-party") / "venv")
+def env(environments: Environments, sources: list[Path]) -> PluginEnvironment:
+    environment = environments.new("first-party")
     environment.install(*sources)
     return environment
 
@@ -276,8 +278,8 @@ def _installed_outside_the_test_environment() -> list[str]:
 @pytest.mark.skipif(bool(_installed_outside_the_test_environment()),
                     reason="the first-party plugins are installed in the environment running the "
                            "tests, so uninstalling them from a layer over it cannot remove them")
-def test_uninstalling_removes_them(tmp_path, sources):
-    env = PluginEnvironment(tmp_path / "venv")
+def test_uninstalling_removes_them(environments, sources):
+    env = environments.new("first-party-uninstall")  # its own: it uninstalls
     env.install(*sources)
     probe = """
         import importlib.util, json

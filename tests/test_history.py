@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from tilelang_hostcg.testing import PluginEnvironment
 
+from .conftest import Environments
 from .plugin_factory import Plugin, codegen_module, install, module, run
 
 pytestmark = pytest.mark.slow
@@ -63,9 +64,9 @@ HISTORY = [MOD, TIE_A, TIE_B, CG, HOOKPLUG, TWO]
 
 
 @pytest.fixture(scope="module")
-def env(tmp_path_factory: pytest.TempPathFactory) -> PluginEnvironment:
+def env(tmp_path_factory: pytest.TempPathFactory, environments: Environments) -> PluginEnvironment:
     root = tmp_path_factory.mktemp("history")
-    environment = PluginEnvironment(root / "venv")
+    environment = environments.new("history")
     install(environment, root, [*HISTORY, TWO_CG, EXTRAS])
     return environment
 

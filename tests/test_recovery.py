@@ -9,6 +9,7 @@ import pytest
 
 from tilelang_hostcg.testing import PluginEnvironment
 
+from .conftest import Environments
 from .plugin_factory import Plugin, install, module, run
 
 pytestmark = pytest.mark.slow
@@ -52,9 +53,9 @@ THREADED = Plugin("hcgt-r-threaded", codegens={"test": "hcgt_r_threaded"},
 
 
 @pytest.fixture(scope="module")
-def env(tmp_path_factory: pytest.TempPathFactory) -> PluginEnvironment:
+def env(tmp_path_factory: pytest.TempPathFactory, environments: Environments) -> PluginEnvironment:
     root = tmp_path_factory.mktemp("recovery")
-    environment = PluginEnvironment(root / "venv")
+    environment = environments.new("recovery")
     install(environment, root, [REFRESHER, SLOW, TRANSIENT, THREADED])
     return environment
 

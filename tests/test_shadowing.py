@@ -21,6 +21,8 @@ import pytest
 
 from tilelang_hostcg.testing import PluginEnvironment, write_distribution
 
+from .conftest import Environments
+
 CODEGEN_GROUP = "tilelang.host_codegen"
 
 # argv: the sys.path entries to put first (in order, duplicates kept). Prints what
@@ -154,8 +156,8 @@ def test_a_real_second_copy_is_reported_with_advice_that_fixes_it(tmp_path: Path
 
 # ------------------------------------------------------------------ editable installs
 @pytest.fixture(scope="module")
-def env(tmp_path_factory: pytest.TempPathFactory) -> PluginEnvironment:
-    return PluginEnvironment(tmp_path_factory.mktemp("hostcg-editable") / "venv")
+def env(environments: Environments) -> PluginEnvironment:
+    return environments.new("editable")
 
 
 def _src_layout(root: Path, name: str, kind: str) -> Path:

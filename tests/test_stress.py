@@ -16,8 +16,8 @@ import pytest
 from tvm.target import Target
 
 from tilelang_hostcg import PluginWarning, Registry
-from tilelang_hostcg.testing import PluginEnvironment
 
+from .conftest import Environments
 from .plugin_factory import Plugin, install, module, read_markers, run
 
 THREADS = 16
@@ -168,9 +168,10 @@ PLUGINS = [
 
 @pytest.mark.slow
 def test_installed_plugins_under_concurrent_first_use(tmp_path_factory: pytest.TempPathFactory,
+                                                      environments: Environments,
                                                       tmp_path: Path) -> None:
     root = tmp_path_factory.mktemp("stress")
-    env = PluginEnvironment(root / "venv")
+    env = environments.new("stress")
     install(env, root, PLUGINS)
     out = run(env, f"""
         from collections import Counter

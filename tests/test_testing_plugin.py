@@ -13,6 +13,8 @@ import pytest
 from tilelang_hostcg import HostCodegen, Registry, global_func_host_codegen
 from tilelang_hostcg.testing import PluginEnvironment, write_distribution
 
+from .conftest import Environments
+
 pytestmark = pytest.mark.slow
 
 CG = "tilelang.host_codegen"
@@ -21,10 +23,10 @@ REQUIRES = ["tilelang-hostcg>=0.1,<1"]
 
 
 @pytest.fixture(scope="module")
-def env(tmp_path_factory: pytest.TempPathFactory) -> PluginEnvironment:
+def env(tmp_path_factory: pytest.TempPathFactory, environments: Environments) -> PluginEnvironment:
     root = tmp_path_factory.mktemp("testing-env")
     src = root / "src"
-    environment = PluginEnvironment(root / "venv")
+    environment = environments.new("testing-plugin")
     environment.install(
         write_distribution(src, "hcgp-good", "1.0", requires=REQUIRES, entry_points={
             CG: {"cuda_host": "hcgp_good:CODEGEN"},
