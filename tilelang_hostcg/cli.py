@@ -182,7 +182,7 @@ def _cmd_lock(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------- explain
 def _cmd_explain(args: argparse.Namespace) -> int:
-    from ._report import explain_document
+    from ._explain import explain_document
 
     doc = _quietly(explain_document, args.target, host=args.host)
     if args.json:
