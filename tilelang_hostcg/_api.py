@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
-from ._attribution import current_load, loads_here
+from ._attribution import ACTIVE, current_load, loads_here
 from ._registry import Registry
 
 if TYPE_CHECKING:
@@ -49,10 +49,11 @@ def default_registry() -> Registry:
 
 def _current() -> Registry:
     """The registry loading a plugin in this thread, else the default one."""
-    stack = loads_here()
-    if stack:
-        registry: Registry = stack[-1].registry
-        return registry
+    if ACTIVE:  # a plugin is being loaded somewhere (see ACTIVE: false is never stale)
+        stack = loads_here()
+        if stack:
+            registry: Registry = stack[-1].registry
+            return registry
     return _default[0] if _default else default_registry()
 
 
@@ -69,7 +70,9 @@ def _registering() -> Registry:
 def resolve_host_codegen(target_host: Target | str | dict[str, Any]) -> HostCodegen:
     """Resolve the host codegen for ``target_host`` (a ``Target``, kind name, dict or JSON
     text; see :meth:`Registry.resolve_host_codegen`)."""
-    return _current().resolve_host_codegen(target_host)
+    if ACTIVE:  # the hot path skips the thread-local lookup (see ACTIVE)
+        return _current().resolve_host_codegen(target_host)
+    return (_default[0] if _default else default_registry()).resolve_host_codegen(target_host)
 
 
 def allowed_host_codegens_for_target(target_host: Target | str | dict[str, Any]) -> list[str]:

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from ._sources import Source
     from ._table import Undo
 
-__all__ = ["Journal", "JournalEntry", "Load", "begin_load", "boundary", "current_load",
+__all__ = ["ACTIVE", "Journal", "JournalEntry", "Load", "begin_load", "boundary", "current_load",
            "end_load", "import_chain", "import_module", "journal_of", "loads_here",
            "write_journal"]
 
@@ -68,7 +68,12 @@ class _Local(threading.local):
 
 
 _LOCAL = _Local()
-_ACTIVE: list[Load] = []  # every load in progress, in any thread; guarded by _ACTIVE_LOCK
+ACTIVE: list[Load] = []
+"""Every load in progress, in any thread (changed under a lock, by :func:`begin_load` and
+:func:`end_load` only). Empty means no load is current in the reading thread: a thread's
+own loads are added before they begin, so a lock-free ``if ACTIVE`` that is true may be
+stale, never one that is false; the module-level functions use it to skip the
+thread-local lookup."""
 _ACTIVE_LOCK = _thread.allocate_lock()
 
 
@@ -81,14 +86,14 @@ def begin_load(load: Load) -> None:
     """Make ``load`` current in this thread (and in threads it starts)."""
     _LOCAL.stack.append(load)
     with _ACTIVE_LOCK:
-        _ACTIVE.append(load)
+        ACTIVE.append(load)
 
 
 def end_load(load: Load) -> None:
     """End ``load``, begun by :func:`begin_load` in this thread."""
     _LOCAL.stack.pop()
     with _ACTIVE_LOCK:
-        _ACTIVE.remove(load)
+        ACTIVE.remove(load)
 
 
 def current_load(registry: object = None) -> Load | None:
@@ -104,7 +109,7 @@ def current_load(registry: object = None) -> Load | None:
     me = threading.current_thread()
     main = threading.main_thread()
     with _ACTIVE_LOCK:
-        for load in reversed(_ACTIVE):
+        for load in reversed(ACTIVE):
             threads = load.threads
             alive = me is main if threads is None else me in threads  # when it began
             if not alive and (registry is None or load.registry is registry):
