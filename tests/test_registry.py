@@ -20,7 +20,7 @@ from tilelang_hostcg import (
     global_func_host_codegen,
 )
 from tilelang_hostcg._discovery import AdvertisedEntryPoint, PlannedSource
-from tilelang_hostcg._types import CODEGEN_GROUP, HOOK_GROUP
+from tilelang_hostcg._names import CODEGEN_GROUP, HOOK_GROUP
 
 LLVM_BUILD = global_func_host_codegen("target.build.llvm")
 C_BUILD = global_func_host_codegen("target.build.c")

@@ -284,13 +284,8 @@ def lock_document() -> tuple[Doc, list[str]]:
     with capture(notes):
         registry.load_all()
         sources = registry.sources()
-    for info in sources:
-        if info.state == "incompatible":
-            notes.append(f"plugin {info.origin.describe()} is incompatible: {info.reason}")
-        elif info.state == "broken":
-            err = info.error
-            detail = f"{type(err).__name__}: {err}" if err is not None else "failed to load"
-            notes.append(f"plugin {info.origin.describe()} failed to load: {detail}")
+    notes += [info.failure_text() for info in sources
+              if info.state in ("broken", "incompatible")]
     return lock_from(registry, sources), notes
 
 
