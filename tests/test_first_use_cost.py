@@ -25,7 +25,7 @@ FIRST_USE = {
     "tilelang_hostcg._registry", "tilelang_hostcg._table", "tilelang_hostcg._loader",
     "tilelang_hostcg._attribution", "tilelang_hostcg._importlocks", "tilelang_hostcg._sources",
     "tilelang_hostcg._resolution", "tilelang_hostcg._failures", "tilelang_hostcg._errors",
-    "tilelang_hostcg._build", "tilelang_hostcg._inputs", "tilelang_hostcg._tvm",
+    "tilelang_hostcg._tvm",
     "tilelang_hostcg._discovery", "tilelang_hostcg._fileio", "tilelang_hostcg._targets",
     "tilelang_hostcg._types", "tilelang_hostcg._cache", "tilelang_hostcg._global_func",
     "tilelang_hostcg.builtin",
@@ -35,7 +35,8 @@ OFF_PATH = [
     "importlib_metadata", "packaging", "zipp", "difflib", "tilelang_hostcg._scan",
     "tilelang_hostcg._requirements", "tilelang_hostcg._report", "tilelang_hostcg.cli",
     "tilelang_hostcg._checks", "tilelang_hostcg._explain", "tilelang_hostcg._lockfile",
-    "tilelang_hostcg._cache_write", "tilelang_hostcg.tilelang",
+    "tilelang_hostcg._cache_write", "tilelang_hostcg._build", "tilelang_hostcg._inputs",
+    "tilelang_hostcg.tilelang",
 ]
 
 WITH_TVM = """

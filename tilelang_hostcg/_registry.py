@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ._attribution import current_load, import_chain, write_journal
-from ._build import build as build_with
 from ._discovery import Controls
 from ._errors import warn_plugin
 from ._failures import bad_build_result, bad_hook_result, load_error
@@ -353,7 +352,11 @@ class Registry:
 
     def build(self, func_or_mod: Any, target: Any = None, pipeline: Any = "default") -> Module:
         """Compile like ``tvm.tirx.build``, building the host module through this registry."""
-        return build_with(self, func_or_mod, target, pipeline)
+        # Here: the driver (and its input errors) would add about 0.3 ms to every first
+        # resolution, which never needs it.
+        from ._build import build
+
+        return build(self, func_or_mod, target, pipeline)
 
 
 def _warn_predicates(candidates: Sequence[Candidate]) -> None:
