@@ -6,11 +6,12 @@ and reads no entry points. Names are loaded on first access.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING
-
 __version__ = "0.1.0"  # the distribution's version too (pyproject.toml reads it from here)
 
+# Not ``from typing import TYPE_CHECKING``: ``import tilelang_hostcg`` alone stays under a
+# millisecond, where importing ``typing`` (which imports ``re``) costs several. Type
+# checkers read this name as True.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ._api import (
         allowed_host_codegens_for_target,
@@ -124,7 +125,7 @@ def __getattr__(name: str) -> object:
     module = _MODULE_OF.get(name)
     if module is None:
         raise AttributeError(f"module 'tilelang_hostcg' has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{module}"), name)
+    value = getattr(__import__(f"{__name__}.{module}", fromlist=[name]), name)
     globals()[name] = value  # later lookups skip this function
     return value
 
