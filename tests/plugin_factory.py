@@ -88,7 +88,7 @@ class Plugin:
     codegens: Mapping[str, str] = field(default_factory=dict)
     hooks: Mapping[str, str] = field(default_factory=dict)
     files: Mapping[str, str] = field(default_factory=dict)
-    requires: Sequence[str] = ()
+    requires: Sequence[str] = ("tilelang-hostcg",)  # a plugin declares the core it needs
 
     def write(self, root: Path) -> Path:
         """Write the source tree under ``root``; returns its folder."""

@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from tilelang_hostcg import _cache, _cache_write
-from tilelang_hostcg._discovery import scan_environment
+from tilelang_hostcg import _cache, _cachefile
+from tilelang_hostcg._scan import scan_environment
 from tilelang_hostcg.testing import PluginEnvironment, write_distribution
 
 pytestmark = pytest.mark.slow
@@ -34,7 +34,7 @@ PROBE = f"""
 import sys
 HEAVY = {HEAVY!r}
 import tilelang_hostcg
-from tilelang_hostcg import _cache, _cache_write, _registry
+from tilelang_hostcg import _cache, _cachefile, _registry
 from tilelang_hostcg import __version__
 
 before = set(sys.modules)
@@ -44,11 +44,11 @@ sources = tilelang_hostcg.default_registry().sources()
 heavy = sorted(m for m in HEAVY if m in sys.modules)
 probe = sorted([s.group, s.kind, s.value, s.origin.version, s.state]
                for s in sources if s.origin.distribution == sys.argv[1])
-from tilelang_hostcg._discovery import scan_environment
+from tilelang_hostcg._scan import scan_environment
 same = index == scan_environment(__version__)
 import json
 print(json.dumps({{"heavy": heavy, "added": added, "probe": probe, "same": same,
-                  "info": _cache_write.cache_info()}}))
+                  "info": _cache.cache_info()}}))
 """
 
 
@@ -195,15 +195,15 @@ def _flip_last_byte(data: bytes) -> bytes:
 
 _FOREIGN = """
 import sys
-from tilelang_hostcg import _cache, _cache_write
+from tilelang_hostcg import _cache, _cachefile
 from tilelang_hostcg import __version__
 path = _cache.cache_file()
-records, status = _cache._read(path, _cache._ident(__version__))
+records, status = _cache._read(path, _cachefile.ident(__version__))
 assert status == "ok", status
-ident = list(_cache._ident(__version__))
+ident = list(_cachefile.ident(__version__))
 ident[1] = "0.0.0-other"
 with open(path, "wb") as fh:
-    fh.write(_cache_write._dump(tuple(ident), records))
+    fh.write(_cachefile.dump(tuple(ident), records))
 """
 
 BROKEN: dict[str, Any] = {
@@ -261,16 +261,16 @@ def test_unwritable_cache_folder_is_no_cache(cenv: CacheEnv, tmp_path: Path) -> 
 
 # ------------------------------------------------------------------ the off switch
 _LIE = """
-from tilelang_hostcg import _cache, _cache_write
+from tilelang_hostcg import _cache, _cachefile
 from tilelang_hostcg._discovery import DiscoveryIndex
 from tilelang_hostcg import __version__
 path = _cache.cache_file()
-ident = _cache._ident(__version__)
+ident = _cachefile.ident(__version__)
 records, status = _cache._read(path, ident)
 assert status == "ok", status
-lie = [(*record[:3], _cache_write._encode_index(DiscoveryIndex())) for record in records]
+lie = [(*record[:3], _cachefile._encode_index(DiscoveryIndex())) for record in records]
 with open(path, "wb") as fh:
-    fh.write(_cache_write._dump(ident, lie))
+    fh.write(_cachefile.dump(ident, lie))
 """
 
 
@@ -332,15 +332,15 @@ def test_one_file_per_environment_across_scripts_and_layouts(cenv: CacheEnv,
 def test_fresh_signatures_are_not_written(tmp_path: Path) -> None:
     site = tmp_path / "site"
     (site / "demo-1.0.dist-info").mkdir(parents=True)
-    snapshot = _cache._Snapshot([str(site)])
+    snapshot = _cachefile.Snapshot([str(site)])
     index = scan_environment("0.1.0", snapshot.path)
     mtime = site.stat().st_mtime_ns
-    assert _cache_write.record_of(snapshot, index, mtime + _cache.RACY_WINDOW_NS // 2) is None
-    record = _cache_write.record_of(snapshot, index, mtime + 2 * _cache.RACY_WINDOW_NS)
+    assert _cachefile.record_of(snapshot, index, mtime + _cache.RACY_WINDOW_NS // 2) is None
+    record = _cachefile.record_of(snapshot, index, mtime + 2 * _cache.RACY_WINDOW_NS)
     assert record is not None
     assert snapshot.match(record) == index
     (site / "other-1.0.dist-info").mkdir()  # a new sibling changes the folder's signature
-    assert _cache._Snapshot([str(site)]).match(record) is None
+    assert _cachefile.Snapshot([str(site)]).match(record) is None
 
 
 def test_folders_without_metadata_match_by_listing(tmp_path: Path) -> None:
@@ -348,28 +348,28 @@ def test_folders_without_metadata_match_by_listing(tmp_path: Path) -> None:
     quiet.mkdir()
     site = tmp_path / "site"
     (site / "demo-1.0.dist-info").mkdir(parents=True)
-    snapshot = _cache._Snapshot([str(quiet), str(site)])
+    snapshot = _cachefile.Snapshot([str(quiet), str(site)])
     index = scan_environment("0.1.0", snapshot.path)
-    record = _cache_write.record_of(snapshot, index, time.time_ns() + 10 * _cache.RACY_WINDOW_NS)
+    record = _cachefile.record_of(snapshot, index, time.time_ns() + 10 * _cache.RACY_WINDOW_NS)
     assert record is not None and [m[0] for m in record[0]] == [str(site)]
     (quiet / "notes.txt").write_text("changes the folder, not the distributions\n")
-    assert _cache._Snapshot([str(quiet), str(site)]).match(record) == index
-    assert _cache._Snapshot([str(tmp_path / "other"), str(site)]).match(record) == index
+    assert _cachefile.Snapshot([str(quiet), str(site)]).match(record) == index
+    assert _cachefile.Snapshot([str(tmp_path / "other"), str(site)]).match(record) == index
     (quiet / "sneaky-1.0.dist-info").mkdir()
-    assert _cache._Snapshot([str(quiet), str(site)]).match(record) is None
+    assert _cachefile.Snapshot([str(quiet), str(site)]).match(record) is None
 
 
 def test_clear_cache_and_info(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     folder = tmp_path / "tilelang-hostcg"
-    info = _cache_write.cache_info()
+    info = _cache.cache_info()
     assert info["path"].startswith(str(folder)) and info["exists"] is False
     assert info["status"] in ("missing", "disabled")
     folder.mkdir()
     (folder / "index-0123456789abcdef.bin").write_bytes(b"junk")
     (folder / ".index-0123456789abcdef.bin.1.2.tmp").write_bytes(b"junk")
     (folder / "unrelated.txt").write_text("not ours\n")
-    removed = _cache_write.clear_cache()
+    removed = _cache.clear_cache()
     assert sorted(Path(p).name for p in removed) == [".index-0123456789abcdef.bin.1.2.tmp",
                                                      "index-0123456789abcdef.bin"]
     assert [p.name for p in folder.iterdir()] == ["unrelated.txt"]

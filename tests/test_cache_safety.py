@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
-from tilelang_hostcg import _cache, _cache_write
-from tilelang_hostcg._discovery import scan_environment
+from tilelang_hostcg import _cache, _cachefile
+from tilelang_hostcg._scan import scan_environment
 
 from .test_cache import _LIE  # a cache file whose records say nothing is installed
 
@@ -51,11 +51,11 @@ with warnings.catch_warnings(record=True) as caught:
         registry.load_all()
     sources = sorted([s.kind, s.value, s.state, s.origin.version] for s in registry.sources()
                      if s.origin.distribution != "tilelang-hostcg")
-    from tilelang_hostcg import _cache, _cache_write
-    from tilelang_hostcg._discovery import scan_environment
+    from tilelang_hostcg import _cache, _cachefile
+    from tilelang_hostcg._scan import scan_environment
     from tilelang_hostcg import __version__
     same = _cache.load_index(__version__) == scan_environment(__version__)
-    info = _cache_write.cache_info()
+    info = _cache.cache_info()
 print(json.dumps({"sources": sources, "hit": hit, "same": same, "info": info,
                   "warnings": [str(w.message) for w in caught]}))
 """
@@ -209,17 +209,17 @@ def test_a_folder_of_another_user_is_not_used(site: Site) -> None:
 # ------------------------------------------------------------------ forged records
 _FORGE = """
 import sys
-from tilelang_hostcg import _cache, _cache_write
+from tilelang_hostcg import _cache, _cachefile
 from tilelang_hostcg._discovery import AdvertisedEntryPoint, DiscoveryIndex
 from tilelang_hostcg import __version__
 path = _cache.cache_file()
-ident = _cache._ident(__version__)
+ident = _cachefile.ident(__version__)
 records, status = _cache._read(path, ident)
 assert status == "ok", status
 how = sys.argv[1]
 forged = []
 for meta, quiet, files, payload in records:
-    index = _cache._decode_index(payload)
+    index = _cachefile._decode_index(payload)
     real = [ep for ep in index.entry_points if ep.distribution == "safe-plugin"][0]
     if how == "added-kind":
         eps = (*index.entry_points, AdvertisedEntryPoint(
@@ -237,10 +237,10 @@ for meta, quiet, files, payload in records:
         eps = tuple(AdvertisedEntryPoint(ep.group, ep.name, ep.value, "tilelang-hostcg",
                                          ep.version, location=ep.location)
                     if ep is real else ep for ep in index.entry_points)
-    forged.append((meta, quiet, files, _cache_write._encode_index(DiscoveryIndex(
+    forged.append((meta, quiet, files, _cachefile._encode_index(DiscoveryIndex(
         eps, index.duplicates, index.installed, index.problems, index.watched))))
 with open(path, "wb") as fh:
-    fh.write(_cache_write._dump(ident, forged))
+    fh.write(_cachefile.dump(ident, forged))
 """
 
 
@@ -308,12 +308,12 @@ def test_a_change_during_a_scan_is_never_recorded(tmp_path: Path) -> None:
 
     def scan_then(change: Callable[[], None]) -> bool:
         started = time.time_ns()
-        snapshot = _cache._Snapshot([str(site)])
+        snapshot = _cachefile.Snapshot([str(site)])
         index = scan_environment("0.1.0", snapshot.path)
         change()
-        record = _cache_write.record_of(snapshot, index, started)
+        record = _cachefile.record_of(snapshot, index, started)
         fresh = scan_environment("0.1.0", snapshot.path)
-        later = None if record is None else _cache._Snapshot([str(site)]).match(record)
+        later = None if record is None else _cachefile.Snapshot([str(site)]).match(record)
         assert later is None or later == fresh, "a record answering as the old scan"
         return record is not None
 
@@ -357,6 +357,7 @@ def test_a_failed_write_leaves_the_old_file_and_says_so(site: Site) -> None:
 def test_cache_is_keyed_on_the_modules_that_compute_verdicts() -> None:
     # The requirement verdicts stored in the index come from _requirements: a change to
     # it (an upgrade of this package in place) must invalidate the index like _scan.
-    names = sorted(os.path.basename(f) for f in _cache_write._code_files())
-    assert names == ["_cache.py", "_cache_write.py", "_discovery.py", "_requirements.py", "_scan.py"]
-    assert all(os.path.isfile(f) for f in _cache_write._code_files())
+    names = sorted(os.path.basename(f) for f in _cachefile._code_files())
+    assert names == ["_cache.py", "_cachefile.py", "_controls.py", "_discovery.py", "_metadata.py",
+                     "_requirements.py", "_scan.py"]
+    assert all(os.path.isfile(f) for f in _cachefile._code_files())

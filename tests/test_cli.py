@@ -8,6 +8,7 @@ good and bad plugin distributions; each test picks the distributions it sees wit
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import textwrap
@@ -459,6 +460,9 @@ def test_cache_info_and_clear(installed: Installed) -> None:
     (["check", "--require-hook", "c,cuda"], "'c' in --require-hook is a host kind"),
     (["explain", "cuda", "--host", "cuda"], "host 'cuda' (--host) is a device kind"),
     (["explain", '{"kind": "cuda", "host": "cuda"}'], "the target's \"host\""),
+    (["check", "--require", ","], "--require ',' names no kind"),
+    (["check", "--require", "llvm", "--require-hook", " , "], "--require-hook ' , ' names no kind"),
+    (["explain", "llvm", "--host", "c"], "--host applies only to a device TARGET"),
 ])
 def test_usage_errors(argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(argv) == 2
@@ -469,7 +473,10 @@ def test_usage_errors(argv: list[str], needle: str, capsys: pytest.CaptureFixtur
 
 @pytest.mark.parametrize("argv, command, needle", [
     (["list", "--frob", "--json"], "list", "unrecognized arguments"),
-    (["--json"], None, "unrecognized arguments: --json"),
+    (["--json"], None, "missing command"),
+    (["--json", "list", "--frob"], "list", "unrecognized arguments"),
+    (["check", "--require", ",", "--json"], "check", "--require ',' names no kind"),
+    (["explain", "llvm", "--host", "c", "--json"], "explain", "'llvm', a host target"),
     (["check", "--require-hook", "llvm", "--json"], "check", "is a host kind"),
     (["check", "--require", "cuda", "--json"], "check", "is a device kind"),
     (["check", "--lock", "no-such-lock.json", "--json"], "check", "cannot read lock file"),
@@ -522,3 +529,58 @@ def test_explain_in_process_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert doc["schema"] == 1 and doc["device"] is False and doc["host_from"] == "target"
     assert doc["hooks"] == [] and doc["hook_kind"] is None
     assert doc["codegen"]["build_function"] is not None
+
+
+def test_json_before_the_command(capsys: pytest.CaptureFixture[str]) -> None:
+    for argv in (["--json", "list"], ["list", "--json"], ["--json", "list", "--json"]):
+        assert main(argv) == 0, argv
+        doc = json.loads(capsys.readouterr().out)
+        assert doc["command"] == "list" and doc["schema"] == 1
+    assert main(["--json", "explain", "c"]) == 0
+    assert json.loads(capsys.readouterr().out)["host_kind"] == "c"
+    assert main(["list"]) == 0
+    assert capsys.readouterr().out.startswith("TVM in use:")  # text unless --json is given
+
+
+def test_help_names_documentation_an_installed_user_can_find(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from importlib.metadata import metadata
+
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    assert "docs/cli.md" in out
+    urls = metadata("tilelang-hostcg").get_all("Project-URL") or []
+    for item in urls:  # an address the metadata names is listed
+        label, _, url = item.partition(",")
+        assert f"{label.strip()}: {url.strip()}" in out
+    if not urls:  # else the source distribution, which ships docs/, and how to fetch it
+        assert "source distribution" in out and "pip download" in out
+
+
+def test_the_source_distribution_ships_the_documentation() -> None:
+    text = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text()
+    sdist = text.split("[tool.hatch.build.targets.sdist]", 1)[1].split("\n[", 1)[0]
+    assert '"docs"' in sdist
+
+
+def test_non_utf8_arguments_show_as_byte_escapes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    undecodable = b"\xff".decode("utf-8", "surrogateescape")
+    assert main(["explain", undecodable]) == 2
+    err = capsys.readouterr().err
+    assert "\\xff" in err and "udcff" not in err and "codec" not in err
+    assert err.count("\n") == 1
+    assert main(["explain", undecodable, "--json"]) == 2
+    doc = json.loads(capsys.readouterr().out)
+    assert "\\xff" in doc["error"]["message"] and "udcff" not in doc["error"]["message"]
+
+    monkeypatch.chdir(tmp_path)
+    name = b"\xfe.json".decode("utf-8", "surrogateescape")
+    assert main(["lock", "-o", name]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Wrote \\xfe.json: ") and "udcfe" not in out
+    assert os.listdir(b".") == [b"\xfe.json"]
+    missing = b"\xfd/lock.json".decode("utf-8", "surrogateescape")
+    assert main(["check", "--lock", missing]) == 2
+    err = capsys.readouterr().err
+    assert "'\\xfd/lock.json'" in err and "udcfd" not in err

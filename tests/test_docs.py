@@ -110,7 +110,7 @@ def test_every_block_of_the_guide_runs(plugin: Plugin) -> None:
     (pyproject,) = [b for b in BLOCKS if b.file == "pyproject.toml"]
     meta = tomllib.loads(pyproject.text)
     assert meta["project"]["entry-points"]["tilelang.host_codegen"] == {
-        "llvm": "acme_hostcg.codegen"}
+        "c": "acme_hostcg.codegen"}
     for block in BLOCKS:
         where = f"docs/authoring.md line {block.line}"
         if block.lang == "python" and block.file is None:
@@ -124,9 +124,9 @@ def test_every_block_of_the_guide_runs(plugin: Plugin) -> None:
                     proc = _run_shell_line(plugin, line)
                     assert proc.returncode == 0, f"{where}: {line}\n{proc.stdout}\n{proc.stderr}"
                     if line.startswith("tilelang-hostcg list"):
-                        assert "acme-hostcg 1.0.0  llvm = acme_hostcg.codegen" in proc.stdout
+                        assert "acme-hostcg 1.0.0  c = acme_hostcg.codegen" in proc.stdout
                     if line.startswith("tilelang-hostcg explain"):
-                        assert "codegen:  'acme-llvm-arm' from acme-hostcg 1.0.0" in proc.stdout
+                        assert "codegen:  'acme-c-cortexm' from acme-hostcg 1.0.0" in proc.stdout
                     if line.startswith("python -m pytest"):
                         assert "2 passed" in proc.stdout, proc.stdout
     assert len(list((plugin.folder / "dist").glob("acme_hostcg-1.0.0-*.whl"))) == 1

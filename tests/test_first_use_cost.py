@@ -25,17 +25,17 @@ FIRST_USE = {
     "tilelang_hostcg._registry", "tilelang_hostcg._table", "tilelang_hostcg._loader",
     "tilelang_hostcg._attribution", "tilelang_hostcg._importlocks", "tilelang_hostcg._sources",
     "tilelang_hostcg._resolution", "tilelang_hostcg._failures", "tilelang_hostcg._errors",
-    "tilelang_hostcg._tvm",
-    "tilelang_hostcg._discovery", "tilelang_hostcg._fileio", "tilelang_hostcg._targets",
-    "tilelang_hostcg._types", "tilelang_hostcg._cache", "tilelang_hostcg._global_func",
-    "tilelang_hostcg.builtin",
+    "tilelang_hostcg._tvm", "tilelang_hostcg._discovery", "tilelang_hostcg._fileio",
+    "tilelang_hostcg._targets", "tilelang_hostcg._types", "tilelang_hostcg._cache",
+    "tilelang_hostcg._global_func", "tilelang_hostcg.builtin", "tilelang_hostcg._metadata",
+    "tilelang_hostcg._controls", "tilelang_hostcg._cachefile",
 }
 # Off the first-use path: only a scan, a CLI command, an error or a hook needs them.
 OFF_PATH = [
     "importlib_metadata", "packaging", "zipp", "difflib", "tilelang_hostcg._scan",
     "tilelang_hostcg._requirements", "tilelang_hostcg._report", "tilelang_hostcg.cli",
     "tilelang_hostcg._checks", "tilelang_hostcg._explain", "tilelang_hostcg._lockfile",
-    "tilelang_hostcg._cache_write", "tilelang_hostcg._build", "tilelang_hostcg._inputs",
+    "tilelang_hostcg._build", "tilelang_hostcg._inputs",
     "tilelang_hostcg.tilelang",
 ]
 
@@ -103,7 +103,8 @@ def test_scan_and_hook_type_still_come_when_asked_for(tmp_path: Path) -> None:
     code = """
 import json, sys
 from tilelang_hostcg import HostCodegenHook
-from tilelang_hostcg._discovery import check_requirements, scan_environment
+from tilelang_hostcg._requirements import check_requirements
+from tilelang_hostcg._scan import scan_environment
 from tilelang_hostcg._types import HostCodegenHook as Same
 print(json.dumps({"same": HostCodegenHook is Same, "module": HostCodegenHook.__module__,
                   "scan": scan_environment.__module__, "check": check_requirements.__module__}))

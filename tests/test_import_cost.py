@@ -55,7 +55,8 @@ def test_errors_raised_by_the_public_api_are_exported():
 
     import tilelang_hostcg
 
-    internal = {"InputError", "LockFileError", "UnknownKindError", "CliError",
+    internal = {"InputError", "LockFileError", "UnknownKindError", "CliError", "CacheFolderError",
+                "UnusableMetadata",
                 "UsageError", "UnsafeFileError"}
     for info in pkgutil.iter_modules(tilelang_hostcg.__path__):
         if info.name in ("__main__", "testing"):

@@ -179,3 +179,130 @@ def test_write_into_a_missing_folder(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert main(["lock", "-o", str(tmp_path / "missing" / "lock.json")]) == 2
     err = capsys.readouterr().err
     assert "cannot write lock file" in err and "No such file or directory" in err
+
+
+# --------------------------------------------------------------------------- special outputs
+def _special(kind: str, folder: Path) -> Path:
+    """A special file of our own in ``folder`` (never a real ``/dev`` entry)."""
+    import socket
+    import stat
+
+    path = folder / kind
+    if kind == "null":
+        os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    elif kind == "full":
+        os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(1, 7))
+    elif kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "socket":
+        with socket.socket(socket.AF_UNIX) as sock:
+            sock.bind(str(path))
+    return path
+
+
+def _kind_of(path: Path) -> str:
+    import stat
+
+    mode = path.lstat().st_mode
+    return ("link" if stat.S_ISLNK(mode) else "chr" if stat.S_ISCHR(mode) else
+            "fifo" if stat.S_ISFIFO(mode) else "sock" if stat.S_ISSOCK(mode) else
+            "file" if stat.S_ISREG(mode) else "other")
+
+
+@pytest.mark.parametrize("through_link", [False, True], ids=["direct", "symlink"])
+def test_lock_writes_through_a_device_and_never_replaces_it(through_link: bool, tmp_path: Path,
+                                                            ) -> None:
+    device = _special("null", tmp_path)
+    target = tmp_path / "link" if through_link else device
+    if through_link:
+        os.symlink(device, target)
+    proc = _run("lock", "-o", str(target))
+    assert proc.returncode == 0, proc.stderr
+    assert "written through, not replaced" in proc.stderr and proc.stdout == ""
+    assert _kind_of(device) == "chr" and os.major(device.stat().st_rdev) == 1
+    assert _kind_of(target) == ("link" if through_link else "chr")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted({device.name, target.name})
+
+
+@pytest.mark.parametrize("through_link", [False, True], ids=["direct", "symlink"])
+def test_lock_to_a_full_device_fails_and_leaves_it(through_link: bool, tmp_path: Path) -> None:
+    device = _special("full", tmp_path)
+    target = tmp_path / "link" if through_link else device
+    if through_link:
+        os.symlink(device, target)
+    proc = _run("lock", "-o", str(target))
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert f"cannot write lock file {str(target)!r}: No space left on device" in proc.stderr
+    assert _kind_of(device) == "chr" and os.minor(device.stat().st_rdev) == 7
+    assert _kind_of(target) == ("link" if through_link else "chr")
+
+
+def test_lock_into_a_fifo_with_a_reader_writes_through(current_lock: bytes, tmp_path: Path) -> None:
+    fifo = _special("fifo", tmp_path)
+    assert len(current_lock) < 65536  # fits in the pipe's buffer: read once the writer is done
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # a reader before the writer comes
+    try:
+        proc = _run("lock", "-o", str(fifo))
+        received = os.read(reader, 1 << 20)
+    finally:
+        os.close(reader)
+    assert proc.returncode == 0, proc.stderr
+    assert received == current_lock
+    assert _kind_of(fifo) == "fifo"
+
+
+@pytest.mark.parametrize("kind, needle", [
+    ("fifo", "is a FIFO that nobody reads"),
+    ("socket", "is a socket, which can neither be replaced nor written to"),
+    ("dangling", "is a symbolic link to a missing file"),
+    ("folder", "is a folder"),
+])
+def test_lock_refuses_what_it_can_neither_replace_nor_write(kind: str, needle: str,
+                                                            tmp_path: Path) -> None:
+    if kind == "dangling":
+        target = tmp_path / "dangling"
+        os.symlink(tmp_path / "nowhere", target)
+    elif kind == "folder":
+        target = tmp_path / "folder"
+        target.mkdir()
+    else:
+        target = _special(kind, tmp_path)
+    before = _kind_of(target)
+    proc = _run("lock", "-o", str(target))
+    assert proc.returncode == 2, proc.stderr  # a hang fails by the timeout
+    assert "Traceback" not in proc.stderr
+    assert needle in proc.stderr and str(target) in proc.stderr
+    assert _kind_of(target) == before
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_lock_through_a_link_to_a_regular_file_replaces_the_file(current_lock: bytes,
+                                                                 tmp_path: Path) -> None:
+    real = tmp_path / "locks" / "hostcg.lock.json"
+    real.parent.mkdir()
+    real.write_bytes(b"old")
+    link = tmp_path / "hostcg.lock.json"
+    os.symlink(real, link)
+    proc = _run("lock", "-o", str(link))
+    assert proc.returncode == 0, proc.stderr
+    assert f"Wrote {link}:" in proc.stdout
+    assert _kind_of(link) == "link" and os.readlink(link) == str(real)
+    assert real.read_bytes() == current_lock
+
+
+@pytest.mark.parametrize("into", ["pipe", "file"])
+def test_lock_to_dev_stdout(into: str, current_lock: bytes, tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TILELANG_HOSTCG_")}
+    env["TILELANG_HOSTCG_CACHE"] = "0"
+    cmd = [sys.executable, "-m", "tilelang_hostcg", "lock", "-o", "/dev/stdout"]
+    if into == "pipe":
+        proc = subprocess.run(cmd, capture_output=True, env=env, timeout=120)
+        out = proc.stdout
+    else:
+        with open(tmp_path / "out.json", "wb") as stream:
+            proc = subprocess.run(cmd, stdout=stream, stderr=subprocess.PIPE, env=env, timeout=120)
+        out = (tmp_path / "out.json").read_bytes()
+    assert proc.returncode == 0, proc.stderr
+    assert out == current_lock
+    assert os.path.islink("/dev/stdout") or os.path.exists("/dev/stdout")

@@ -154,3 +154,20 @@ def test_the_core_honours_its_own_contract() -> None:
     from tilelang_hostcg.testing import check_plugin
 
     assert check_plugin("tilelang-hostcg") == ["c", "llvm"]
+
+
+def test_a_check_plugin_failure_shows_the_message_not_our_source(env: PluginEnvironment,
+                                                                 tmp_path: Path) -> None:
+    (tmp_path / "test_bad.py").write_text(textwrap.dedent("""
+        from tilelang_hostcg.testing import check_plugin
+
+        def test_contract():
+            check_plugin("hcgp-bad")
+    """))
+    proc = subprocess.run([env.python, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           str(tmp_path)], capture_output=True, text=True, cwd=tmp_path,
+                          env=env.environ(), timeout=300)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "plugin distribution 'hcgp-bad' breaks the contract" in proc.stdout
+    assert 'check_plugin("hcgp-bad")' in proc.stdout  # the caller's line is shown
+    assert "testing.py" not in proc.stdout and "problems.append" not in proc.stdout, proc.stdout

@@ -5,9 +5,7 @@ cache follows the plugin set, ``uninstall()`` restores TileLang, and the CLI wor
 
 from __future__ import annotations
 
-import os
 import shutil
-from pathlib import Path
 
 import pytest
 
@@ -24,9 +22,7 @@ STAMPS = ("tilelang_hostcg_stamp_codegen", "tilelang_hostcg_stamp_hook")
 def tl(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict:
     """A TileLang environment with the project installed by a plain ``pip install``."""
     version = request.param
-    root = os.environ.get("TILELANG_HOSTCG_TEST_ENVS")
-    base = Path(root) if root else tmp_path_factory.mktemp("tilelang-envs")
-    env = TileLangEnv(base / f"tilelang-{version}", version)
+    env = TileLangEnv(TileLangEnv.base_folder(tmp_path_factory) / f"tilelang-{version}", version)
     before = env.freeze()
     env.pip("install", "-q", str(ROOT))
     return {"env": env, "version": version, "before": before, "after": env.freeze()}
@@ -145,7 +141,7 @@ after = [host_source(elementwise()), host_source(gemm())]
 print(json.dumps({"stock": [[s in src for s in STAMPS] for src in stock],
                   "ours": [[s in src for s in STAMPS] for src in ours],
                   "after_is_stock": after == stock, "chosen": chosen}))
-""".replace("STAMPS", repr(STAMPS)))
+""".replace("STAMPS", repr(STAMPS)), env={"TILELANG_HOSTCG_AUTO_INSTALL": "0"})  # install() by hand
     assert out["stock"] == [[False, False], [False, False]]
     assert out["ours"] == [[True, True], [True, True]]  # codegen and hook, both kernels
     assert out["after_is_stock"]

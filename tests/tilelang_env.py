@@ -41,6 +41,13 @@ class TileLangEnv:
             marker.write_text(json.dumps(wanted))
         self.pip("uninstall", "-q", "-y", *OURS)  # a reused base starts without us
 
+    @staticmethod
+    def base_folder(tmp_path_factory: Any) -> Path:
+        """Where the environments live: ``$TILELANG_HOSTCG_TEST_ENVS``, else a temporary
+        folder of this test run."""
+        root = os.environ.get("TILELANG_HOSTCG_TEST_ENVS")
+        return Path(root) if root else Path(tmp_path_factory.mktemp("tilelang-envs"))
+
     def environ(self, extra: dict[str, str] | None = None) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items()
                if not k.startswith(("TILELANG_HOSTCG_", "TILELANG_")) and k not in (

@@ -1,109 +1,62 @@
-"""The discovery index between processes: one small, self-checking file per environment.
+"""The discovery index between processes: where the cache lives, when it is trusted,
+and the three things done with it: :func:`load_index`, :func:`cache_info`,
+:func:`clear_cache`.
 
 A warm :func:`load_index` stats each ``sys.path`` entry once, reads one file and
 rebuilds the index: its cost depends on the length of ``sys.path`` and on the number
 of plugin distributions, never on the number of installed distributions, and it
 imports neither ``importlib.metadata`` nor ``packaging``. When anything the index
-depends on may have changed, it scans (:func:`~._scan.scan_environment`) and
-rewrites the file.
-
-What the index depends on, and so what the file is keyed on:
-
-- the interpreter (``sys.executable``, ``sys.prefix``, ``sys.version``, the
-  implementation), our own version, the cache format and the shape of the records;
-- every ``sys.path`` entry that holds distribution metadata (a child named
-  ``*.dist-info`` or ``*.egg-info``), in order, with its ``os.stat`` signature:
-  modification and change times in nanoseconds, inode, device, size and mode.
-  Installing, upgrading, reinstalling or removing a distribution creates or removes
-  a metadata folder in its ``sys.path`` entry, which changes that entry's signature;
-- entries that held no metadata are remembered with their signature and need no
-  exact match: one whose signature changed is listed again (script folders and the
-  working directory change all the time, and their contents do not matter as long
-  as they hold no metadata);
-- the metadata files of the few distributions that advertise our groups (constant
-  in the number of installed distributions), which catches metadata rewritten in
-  place, and the source files of the discovery code itself.
-
-A change made in the same clock tick as the stat would leave the signature unchanged
-("racily clean", as git calls it), so a scan whose keyed signatures are less than
-:data:`RACY_WINDOW_NS` old is not written: the next process scans again.
+depends on may have changed, it scans (:func:`._scan.scan_environment`) and
+rewrites the file. The file's format and what a record is keyed on are in
+:mod:`._cachefile`.
 
 The file lives under ``$XDG_CACHE_HOME/tilelang-hostcg/`` (default
-``~/.cache/tilelang-hostcg/``), one per interpreter (a hash of ``sys.executable`` and
-``sys.prefix``), holding the records of up to :data:`MAX_RECORDS` ``sys.path`` layouts.
-It is written to a temporary file and renamed into place. It is never trusted
-blindly: a bad magic, length or checksum, another format, version or interpreter,
-or a record that does not match is ignored and the file rewritten; any ``OSError``
-means "no cache". ``TILELANG_HOSTCG_CACHE=0`` turns off both reading and writing.
+``~/.cache/tilelang-hostcg/``), one per interpreter, holding the records of up to
+:data:`~._cachefile.MAX_RECORDS` ``sys.path`` layouts. It is written to a temporary
+file and renamed into place. It is never trusted blindly: it is read only from a
+folder that only this user can write, never through a link or a FIFO; a bad magic,
+length or checksum, another format, version or interpreter, or a record that does not
+match is ignored and the file rewritten; any ``OSError`` means "no cache".
+``TILELANG_HOSTCG_CACHE=0`` turns off both reading and writing.
 """
 
 from __future__ import annotations
 
-import marshal
+import contextlib
 import os
 import stat
 import sys
 import time
 import warnings
+from typing import TYPE_CHECKING, Any
 
-from ._discovery import (
-    AdvertisedEntryPoint,
-    DiscoveryIndex,
-    normalize_name,
-    parse_entry_points,
-    read_entry_points_text,
-)
-from ._fileio import read_regular_file
+from . import __version__, _cachefile
+from ._cachefile import Snapshot
+from ._controls import ENV_CACHE, cache_setting
+from ._errors import PluginWarning
+from ._fileio import read_regular_file, write_atomic
 
-TYPE_CHECKING = False  # typing costs import time on the warm path; checkers read True
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-    from typing import Any, TypeAlias
-
-    Sig: TypeAlias = tuple[int, int, int, int, int, int]
-    # A record: (metadata entries, quiet entries, files, index payload), all marshal-able.
-    #   metadata entries: ((entry, absolute path, sig), ...) in sys.path order
-    #   quiet entries:    {absolute path: sig or None} for entries proven to hold no metadata
-    #   files:            ((absolute path, sig or None), ...)
-    Record: TypeAlias = tuple[tuple[tuple[str, str, Sig], ...], dict[str, Sig | None],
-                              tuple[tuple[str, Sig | None], ...], tuple[Any, ...]]
+    from ._cachefile import CacheRecord
+    from ._metadata import DiscoveryIndex
 
 __all__ = [
     "ENV_CACHE",
-    "MAX_RECORDS",
     "RACY_WINDOW_NS",
+    "CacheFolderError",
     "cache_dir",
     "cache_enabled",
     "cache_file",
+    "cache_info",
+    "clear_cache",
     "load_index",
 ]
 
-ENV_CACHE = "TILELANG_HOSTCG_CACHE"
-"""Set to ``0`` (or ``false``, ``no``, ``off``) to neither read nor write the cache."""
-
-FORMAT = 2
-"""Bump when the layout of the file or of its records changes."""
-
-MAGIC = b"TLHCGIDX"
-RACY_WINDOW_NS = 2_000_000_000
-"""Signatures younger than this at scan time are not trusted (coarse file-system clocks)."""
-
-MAX_RECORDS = 8
-"""``sys.path`` layouts remembered per interpreter (e.g. with and without a source tree)."""
+RACY_WINDOW_NS = _cachefile.RACY_WINDOW_NS
 
 STALE_FILE_AGE_S = 30 * 24 * 3600
 """Other interpreters' files untouched for this long are removed when a file is written."""
 
-FILE_LIMIT = 64 * 1024 * 1024
-"""A cache file larger than this is not read."""
-
-_PRIME = (1 << 61) - 1  # checksum modulus (a Mersenne prime): no hashing module to import
-_HEADER = len(MAGIC) + 2 + 8 + 8
-_METADATA_SUFFIXES = (".dist-info", ".egg-info")
-# entry_points.txt is not stat'ed: its entry points of our groups are read again and
-# compared on every use of a record (_revalidate), which a stat could only approximate.
-_DIST_FILES = ("METADATA", "PKG-INFO", "requires.txt")
-_SCHEMA = (AdvertisedEntryPoint.__slots__, DiscoveryIndex.__slots__)
 # Finders whose distributions come from sys.path entries; any other finder providing
 # find_distributions() could report distributions the key cannot see, so it turns
 # the cache off for that process.
@@ -116,10 +69,17 @@ _PATH_FINDERS = frozenset({
 })
 
 
+class CacheFolderError(OSError):
+    """The cache folder cannot be cleared safely (a link, or not private to this user);
+    the message says why and what to do. ``exit_code``: the command line's status."""
+
+    exit_code = 2
+
+
 # ----------------------------------------------------------------------- locations
 def cache_enabled() -> bool:
     """Whether the cache may be read and written (``TILELANG_HOSTCG_CACHE`` is not ``0``)."""
-    return os.environ.get(ENV_CACHE, "").strip().lower() not in {"0", "false", "no", "off"}
+    return cache_setting(os.environ.get(ENV_CACHE))[0]
 
 
 def cache_dir() -> str | None:
@@ -140,35 +100,7 @@ def cache_file() -> str | None:
     folder = cache_dir()
     if folder is None:
         return None
-    text = f"{sys.executable}\0{sys.prefix}".encode("utf-8", "surrogateescape")
-    return os.path.join(folder, f"index-{_checksum(text):016x}.bin")
-
-
-def _checksum(data: bytes) -> int:
-    """The bytes read as one little-endian number, modulo a 61-bit prime."""
-    return int.from_bytes(data, "little") % _PRIME
-
-
-# ----------------------------------------------------------------------- signatures
-def _sig(path: str) -> Sig | None:
-    try:
-        st = os.stat(path)
-    except (OSError, ValueError):
-        return None
-    return (st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev, st.st_size, st.st_mode)
-
-
-def _racy(sig: Sig | None, started_ns: int) -> bool:
-    # The change time too: ``cp -p`` and ``rsync -a`` set a modification time in the
-    # past, but nobody can set the change time, so a change made during a scan is
-    # always younger than the scan.
-    return sig is not None and max(sig[0], sig[1]) > started_ns - RACY_WINDOW_NS
-
-
-def _ident(core_version: str) -> tuple[Any, ...]:
-    impl = sys.implementation
-    return (FORMAT, core_version, sys.executable, sys.prefix, sys.version, impl.name,
-            impl.cache_tag, sys.platform, _SCHEMA)
+    return os.path.join(folder, _cachefile.file_name(sys.executable, sys.prefix))
 
 
 def _foreign_finder() -> str | None:
@@ -182,171 +114,28 @@ def _foreign_finder() -> str | None:
     return None
 
 
-class _Snapshot:
-    """The state of ``sys.path`` at one moment: each entry with its stat signature."""
-
-    __slots__ = ("entries", "path", "quiet_cache")
-
-    def __init__(self, path: Sequence[str]) -> None:
-        self.path = list(path)
-        entries = []
-        for entry in self.path:
-            absolute = entry if os.path.isabs(entry) else os.path.abspath(entry)
-            entries.append((entry, absolute, _sig(absolute)))
-        self.entries: list[tuple[str, str, Sig | None]] = entries
-        self.quiet_cache: dict[str, bool] = {}
-
-    def quiet(self, absolute: str, sig: Sig | None) -> bool:
-        """Whether the entry provably holds no distribution metadata (listed once)."""
-        known = self.quiet_cache.get(absolute)
-        if known is None:
-            known = self.quiet_cache[absolute] = _holds_no_metadata(absolute, sig)
-        return known
-
-    def first_match(self, records: Sequence[Record]) -> DiscoveryIndex | None:
-        """The index of the first of ``records`` that describes this state exactly, else
-        ``None`` (a malformed record is a miss, never an error)."""
-        for record in records:
-            try:
-                index = self.match(record)
-            except Exception:
-                continue
-            if index is not None:
-                return index
-        return None
-
-    def match(self, record: Record) -> DiscoveryIndex | None:
-        """The record's index when it describes this state exactly, else ``None``."""
-        meta, quiet, files, payload = record
-        remaining = [item for item in self.entries
-                     if item[1] not in quiet or quiet[item[1]] != item[2]]
-        if tuple(remaining) != meta:
-            known = set(meta)
-            remaining = [item for item in remaining
-                         if item in known or not self.quiet(item[1], item[2])]
-            if tuple(remaining) != meta:
-                return None
-        for path, sig in files:
-            if _sig(path) != sig:
-                return None
-        index = _decode_index(payload)
-        if not _revalidate(index, {item[1] for item in meta}):
-            return None
-        return index
-
-def _holds_no_metadata(absolute: str, sig: Sig | None) -> bool:
-    if sig is None:
-        return True  # a missing entry contributes nothing
-    if not stat.S_ISDIR(sig[5]) or absolute.lower().endswith(".egg"):
-        return False  # zip files and eggs: keyed exactly
-    try:
-        with os.scandir(absolute) as children:
-            for child in children:
-                if child.name.lower().endswith(_METADATA_SUFFIXES):
-                    return False
-    except OSError:
-        return False
-    return True
-
-
-def _revalidate(index: DiscoveryIndex, meta_entries: set[str]) -> bool:
-    """Whether every entry point of ``index`` is advertised, right now, by the metadata
-    folder it names: a folder directly inside a ``sys.path`` entry of the record, whose
-    name is the distribution's, and whose ``entry_points.txt`` lists exactly these
-    entry points of our groups, in this order. A record that says anything else (a
-    forged or stale file) is a miss, so the cache can never make a process import a
-    module that no installed distribution advertises."""
-    by_location: dict[str, list[tuple[str, str, str]]] = {}
-    names: dict[str, str] = {}
-    for ep in index.entry_points:
-        by_location.setdefault(ep.location, []).append((ep.group, ep.name, ep.value))
-        names.setdefault(ep.location, ep.distribution)
-    for location, eps in by_location.items():
-        absolute = os.path.abspath(location)
-        base = os.path.basename(absolute)
-        stem, ext = os.path.splitext(base)
-        if os.path.dirname(absolute) not in meta_entries and absolute not in meta_entries:
-            return False
-        if ext in (".dist-info", ".egg-info") and normalize_name(stem.partition("-")[0]) != \
-                normalize_name(names[location]):
-            return False
-        text = read_entry_points_text(location)
-        if text is None or parse_entry_points(text, location) != eps:
-            return False
-    return True
-
-
-def _decode_index(payload: tuple[Any, ...]) -> DiscoveryIndex:
-    """The index of a record; ``TypeError`` when a field has the wrong type."""
-    eps, duplicates, installed, problems, watched = payload
-    entries = []
-    for fields in eps:
-        group, name, value, dist, version, requires, incompatible, location = fields
-        if type(requires) is not tuple or {type(group), type(name), type(value), type(dist),
-                                           type(version), type(location),
-                                           *map(type, requires)} != {str} or (
-                incompatible is not None and type(incompatible) is not str):
-            raise TypeError("malformed entry point record")
-        entries.append(AdvertisedEntryPoint(*fields))
-    if {str, *map(type, problems), *map(type, watched)} != {str}:
-        raise TypeError("malformed record")
-    return DiscoveryIndex(tuple(entries), tuple(duplicates), tuple(installed), tuple(problems),
-                          tuple(watched))
-
-
-# ----------------------------------------------------------------------- file format
-def _read(path: str, ident: tuple[Any, ...]) -> tuple[list[Record], str]:
-    """The records of the file at ``path`` and a status: ``ok``, ``missing``,
-    ``unreadable``, ``corrupt`` or ``foreign``."""
-    try:
-        # Never through a link, never blocking (a FIFO at the path), regular files only.
-        data = read_regular_file(path, limit=FILE_LIMIT, follow_links=False)
-    except FileNotFoundError:
-        return [], "missing"
-    except OSError:
-        return [], "unreadable"
-    if len(data) < _HEADER or not data.startswith(MAGIC):
-        return [], "corrupt"
-    start = len(MAGIC)
-    if int.from_bytes(data[start:start + 2], "little") != FORMAT:
-        return [], "foreign"
-    length = int.from_bytes(data[start + 2:start + 10], "little")
-    payload = data[_HEADER:]
-    if length != len(payload) or _checksum(payload) != int.from_bytes(
-            data[start + 10:_HEADER], "little"):
-        return [], "corrupt"
-    try:
-        stored_ident, records = marshal.loads(payload)
-    except Exception:  # marshal raises several types on bad input
-        return [], "corrupt"
-    if stored_ident != ident:
-        return [], "foreign"
-    if not isinstance(records, list):
-        return [], "corrupt"
-    return records, "ok"
-
-
+# ----------------------------------------------------------------------- trust
 _WARNED: set[str] = set()
 
 
 def _warn_once(topic: str, message: str) -> None:
     if topic not in _WARNED:
-        from ._errors import PluginWarning  # here: the errors are off the first-use path
-
         _WARNED.add(topic)
         warnings.warn(message, PluginWarning, stacklevel=4)
 
 
 def _untrusted(folder: str) -> str | None:
     """Why the cache folder must not be used, or ``None`` when only this user can write
-    it: a folder owned by this user, not writable by group or others (as pip and ssh
-    check their folders)."""
+    it: a folder (not a link to one) owned by this user, not writable by group or
+    others (as pip and ssh check their folders)."""
     try:
-        info = os.stat(folder)
+        info = os.lstat(folder)
     except FileNotFoundError:
         return None
     except OSError as exc:
         return f"it cannot be examined ({exc.strerror or exc})"
+    if stat.S_ISLNK(info.st_mode):
+        return f"it is a symbolic link (to {_link_target(folder)!r})"
     if not stat.S_ISDIR(info.st_mode):
         return "it is not a folder"
     uid = os.geteuid() if hasattr(os, "geteuid") else None
@@ -357,58 +146,249 @@ def _untrusted(folder: str) -> str | None:
     return None
 
 
+def _link_target(path: str) -> str:
+    try:
+        return os.readlink(path)
+    except OSError:
+        return "?"
+
+
 def _warn_untrusted(folder: str, problem: str) -> None:
     _warn_once("untrusted", f"the discovery cache folder {folder!r} is not used: {problem}. "
-               f"Make it private to you (chown to yourself, chmod 700), remove it, or set "
-               f"{ENV_CACHE}=0; meanwhile every process scans the installed distributions")
+               f"Make it a private folder of yours (chown to yourself, chmod 700), remove it, "
+               f"or set {ENV_CACHE}=0; meanwhile every process scans the installed "
+               f"distributions")
 
 
-# ----------------------------------------------------------------------- public
+def _read(path: str, expected: tuple[Any, ...]) -> tuple[list[CacheRecord], str]:
+    """The records of the file at ``path`` and a status: ``ok``, ``missing``,
+    ``unreadable``, ``corrupt`` or ``foreign``."""
+    try:
+        # Never through a link, never blocking (a FIFO at the path), regular files only.
+        data = read_regular_file(path, limit=_cachefile.FILE_LIMIT, follow_links=False)
+    except FileNotFoundError:
+        return [], "missing"
+    except OSError:
+        return [], "unreadable"
+    return _cachefile.read(data, expected)
+
+
+# ----------------------------------------------------------------------- load
 def load_index(core_version: str) -> DiscoveryIndex:
     """The entry-point index of the running environment: from the cache when it matches
     the environment exactly, else from a fresh scan (then written to the cache).
 
     The result always equals ``scan_environment(core_version)``, and the warnings
-    about distributions whose metadata cannot be used are given either way. The cache
-    is used only from a folder that only this user can write (else one warning and
-    a scan); a write that fails leaves the old file and warns once.
+    about distributions whose metadata cannot be used (and about near-miss groups) are
+    given either way. The cache is used only from a folder that only this user can
+    write (else one warning and a scan); a write that fails leaves the old file and
+    warns once.
     """
     path = cache_file() if cache_enabled() else None
     if path is None or _foreign_finder() is not None:
-        return _given(scan_environment(core_version, warn=False))
+        return _given(_scan(core_version, None))
     problem = _untrusted(os.path.dirname(path))
     if problem is not None:
         _warn_untrusted(os.path.dirname(path), problem)
-        return _given(scan_environment(core_version, warn=False))
+        return _given(_scan(core_version, None))
     started = time.time_ns()
-    snapshot = _Snapshot(sys.path)
+    snapshot = Snapshot(sys.path)
     if not all(isinstance(entry, str) for entry in snapshot.path):
-        return _given(scan_environment(core_version, warn=False))
-    ident = _ident(core_version)
+        return _given(_scan(core_version, None))
+    ident = _cachefile.ident(core_version)
     records, _status = _read(path, ident)
     index = snapshot.first_match(records)
     if index is not None:
         return _given(index)
-    for _entry, absolute, sig in snapshot.entries:  # list folders before scanning them
-        snapshot.quiet(absolute, sig)
-    index = scan_environment(core_version, snapshot.path, warn=False)
+    for _entry, absolute, signature in snapshot.entries:  # list folders before scanning
+        snapshot.quiet(absolute, signature)
+    index = _scan(core_version, snapshot.path)
     index.warn(stacklevel=2)  # the caller of load_index
-    from ._cache_write import record_of, write  # here: a warm process never writes
-
-    fresh = record_of(snapshot, index, started)
+    fresh = snapshot.record_of(index, started)
     if fresh is not None:
-        write(path, ident, fresh, records)
+        _write(path, ident, _cachefile.merge(fresh, records))
     return index
 
 
-def scan_environment(core_version: str, path: Sequence[str] | None = None, *,
-                     warn: bool = True) -> DiscoveryIndex:
-    """:func:`._scan.scan_environment`, importing its module only when a process scans."""
-    from ._scan import scan_environment as scan
+def _scan(core_version: str, path: list[str] | None) -> DiscoveryIndex:
+    # Imported here: measured at several ms with what it imports, and a process whose
+    # cache is warm never scans.
+    from ._scan import scan_environment
 
-    return scan(core_version, path, warn=warn)
+    return scan_environment(core_version, path, warn=False)
 
 
 def _given(index: DiscoveryIndex) -> DiscoveryIndex:
     index.warn(stacklevel=3)  # the caller of load_index
     return index
+
+
+def _write(path: str, ident: tuple[Any, ...], records: list[CacheRecord]) -> bool:
+    """Write ``records`` atomically; returns whether the file was written."""
+    data = _cachefile.dump(ident, records)
+    folder = os.path.dirname(path)
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+    except OSError as exc:
+        _warn_once("write", f"the discovery cache folder {folder!r} cannot be created "
+                   f"({exc.strerror or exc}); every process scans the installed distributions. "
+                   f"Make it creatable, set XDG_CACHE_HOME, or set {ENV_CACHE}=0")
+        return False
+    problem = _untrusted(folder)
+    if problem is not None:
+        _warn_untrusted(folder, problem)
+        return False
+    try:
+        # The file is fsynced before its rename (never half-written); the folder is not:
+        # a rename lost in a crash leaves the old file (checked like any other) or none,
+        # and the next process scans. That saves 3-10 ms of a cold first use.
+        write_atomic(path, data, mode=0o600, sync_folder=False)
+    except OSError as exc:
+        _warn_once("write", f"the discovery cache file {path!r} could not be written "
+                   f"({exc.strerror or exc}); the old file, if any, is unchanged, and this "
+                   f"process used a fresh scan. Free some space or fix the folder's permissions, "
+                   f"or set {ENV_CACHE}=0")
+        return False
+    _prune(folder, keep=path)
+    return True
+
+
+def _prune(folder: str, keep: str) -> None:
+    """Remove other interpreters' files unused for a month and temp files left a day."""
+    now = time.time()
+    try:
+        with os.scandir(folder) as children:
+            for child in children:
+                name = child.name
+                if child.path == keep or not _cachefile.is_cache_file(name):
+                    continue
+                limit = 24 * 3600 if name.endswith(".tmp") else STALE_FILE_AGE_S
+                try:
+                    info = child.stat(follow_symlinks=False)
+                    if stat.S_ISREG(info.st_mode) and now - info.st_mtime > limit:
+                        os.unlink(child.path)
+                except OSError:
+                    continue
+    except OSError:
+        return
+
+
+# ----------------------------------------------------------------------- info, clear
+def cache_info() -> dict[str, Any]:
+    """What the cache holds for this interpreter, without scanning.
+
+    Keys: ``enabled``, ``path`` (``None`` without a cache folder), ``exists``, ``size``
+    (bytes), ``status`` (``fresh``: a record matches this environment; else
+    ``stale``, ``missing``, ``unreadable`` (also: not a regular file, or a link),
+    ``corrupt``, ``foreign``, ``untrusted`` (the folder is not private to this user; then
+    ``untrusted`` says why and the file is not read), ``disabled`` or ``unavailable``),
+    ``valid`` (``status == "fresh"``), ``records`` (``sys.path``
+    layouts held), ``entries`` (entry points in the matching record), ``key`` (what
+    the file is keyed on) and ``other_files`` (other interpreters' files in the folder).
+    """
+    path = cache_file()
+    enabled = cache_enabled()
+    snapshot = Snapshot(sys.path)
+    meta_entries = [entry for entry, absolute, signature in snapshot.entries
+                    if not snapshot.quiet(absolute, signature)]
+    info: dict[str, Any] = {
+        "enabled": enabled,
+        "path": path,
+        "exists": False,
+        "size": 0,
+        "status": "disabled" if not enabled else "unavailable",
+        "valid": False,
+        "records": 0,
+        "entries": 0,
+        "key": {
+            "format": _cachefile.FORMAT,
+            "tilelang_hostcg": __version__,
+            "executable": sys.executable,
+            "prefix": sys.prefix,
+            "python": sys.version.split()[0],
+            "implementation": sys.implementation.name,
+            "sys_path_entries": len(snapshot.path),
+            "metadata_entries": meta_entries,
+        },
+        "other_files": 0,
+    }
+    if path is None:
+        return info
+    folder = os.path.dirname(path)
+    problem = _untrusted(folder)
+    if problem is not None:
+        info["untrusted"] = problem
+        if enabled:
+            info["status"] = "untrusted"
+        return info
+    with contextlib.suppress(OSError):
+        info["other_files"] = sum(1 for name in os.listdir(folder)
+                                  if _cachefile.is_cache_file(name)
+                                  and os.path.join(folder, name) != path)
+    try:
+        info["size"] = os.lstat(path).st_size
+        info["exists"] = True
+    except OSError:
+        pass
+    records, status = _read(path, _cachefile.ident(__version__))
+    info["records"] = len(records)
+    if status == "ok":
+        index = snapshot.first_match(records)
+        status = "stale" if index is None else "fresh"
+        if index is not None:
+            info["entries"] = len(index.entry_points)
+    if enabled:
+        info["status"] = status
+        info["valid"] = status == "fresh"
+    return info
+
+
+def clear_cache() -> list[str]:
+    """Remove every cache file in the cache folder (all interpreters); returns the
+    paths removed. Works even when the cache is disabled.
+
+    Only names inside the folder are removed, never what they point to: a symbolic
+    link named like a cache file is removed as a link, and anything that is not a
+    regular file or a link (a FIFO, a device, a folder) is left in place with a
+    :class:`PluginWarning`. Raises :class:`CacheFolderError` when the folder itself is
+    a link or is not private to this user (the reader refuses it too).
+    """
+    folder = cache_dir()
+    if folder is None:
+        return []
+    problem = _untrusted(folder)
+    if problem is not None:
+        raise CacheFolderError(
+            f"the discovery cache folder {folder!r} is not cleared: {problem}, and the cache "
+            "never follows it. Remove it yourself if it is yours, or set XDG_CACHE_HOME to "
+            "a private folder")
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
+                     | getattr(os, "O_NOFOLLOW", 0))
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        raise CacheFolderError(f"the discovery cache folder {folder!r} cannot be opened "
+                               f"({exc.strerror or exc}); it is not cleared") from exc
+    removed = []
+    try:
+        for name in sorted(os.listdir(fd)):
+            if not _cachefile.is_cache_file(name):
+                continue
+            target = os.path.join(folder, name)
+            try:
+                mode = os.lstat(name, dir_fd=fd).st_mode
+                if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+                    warnings.warn(f"{target!r} is not a regular file; it is left in place. "
+                                  "Remove it yourself if it is not needed", PluginWarning,
+                                  stacklevel=2)
+                    continue
+                os.unlink(name, dir_fd=fd)  # a link is removed itself, never followed
+            except OSError:
+                continue
+            removed.append(target)
+    finally:
+        os.close(fd)
+    with contextlib.suppress(OSError):
+        os.rmdir(folder)
+    return removed

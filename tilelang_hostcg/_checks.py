@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import __version__
-from ._discovery import ControlProblem, Controls, DiscoveryIndex, normalize_name
+from ._discovery import ControlProblem, Controls, DiscoveryIndex, declaration_problems, normalize_name
 from ._errors import AmbiguousHostCodegenError
 from ._inputs import UnknownKindError
 from ._lockfile import lock_drift, read_lock
@@ -370,3 +370,13 @@ def _other_warnings(captured: Sequence[str], problems: Sequence[Doc],
                 if s.state in ("broken", "incompatible"))
     return [_problem("plugin-warning", text, severity="warning") for text in captured
             if text not in reported and not text.startswith(bad)]
+
+
+def _check_declarations(c: _Checked) -> list[Doc]:
+    """``declaration``: a plugin declaration that cannot take effect or is unsafe (entry
+    points in a near miss of our groups, no requirement on ``tilelang-hostcg``)."""
+    return [_problem("declaration", message, severity="warning", distribution=dist)
+            for dist, message in declaration_problems(c.index)]
+
+
+_CHECKS += (_check_declarations,)

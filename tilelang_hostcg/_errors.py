@@ -5,6 +5,10 @@ from __future__ import annotations
 import sys
 import warnings
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from types import FrameType
 
 __all__ = [
     "AmbiguousHostCodegenError",
@@ -16,6 +20,7 @@ __all__ = [
     "PluginLoadError",
     "PluginWarning",
     "TargetParseError",
+    "outside_level",
     "warn_plugin",
 ]
 
@@ -100,15 +105,35 @@ class PluginWarning(UserWarning):
 
 _PACKAGE = __name__.rpartition(".")[0]
 
+# ---------------------------------------------------------------- the caller's line
+# Modules a warning looks past to reach the user's line: ours (the package and its
+# start-up hook), TileLang's (after tilelang_hostcg.tilelang.install(), TileLang calls
+# us from inside its compiler and kernel cache) and the import system's (activation
+# runs inside ``import tilelang``).
+_PASSED = (_PACKAGE, "_tilelang_hostcg_hook", "tilelang", "importlib")
+
+
+def outside_level(frame: FrameType | None, level: int = 2) -> int:
+    """The ``stacklevel`` of the first frame, from ``frame`` (at ``level``) outwards, whose
+    module is neither ours, TileLang's nor the import system's: the user's line."""
+    while frame is not None:
+        name = frame.f_globals.get("__name__")
+        if not (isinstance(name, str) and any(name == p or name.startswith(p + ".") for p in _PASSED)):
+            break
+        frame = frame.f_back
+        # ``warnings`` does not count the import system's frozen frames: neither do we.
+        while frame is not None and _bootstrap_frame(frame):
+            frame = frame.f_back
+        level += 1
+    return level
+
+
+def _bootstrap_frame(frame: FrameType) -> bool:
+    """The rule of ``warnings`` for frames it skips when counting ``stacklevel``."""
+    filename = frame.f_code.co_filename
+    return "importlib" in filename and "_bootstrap" in filename
+
 
 def warn_plugin(message: str, category: type[Warning] = PluginWarning) -> None:
-    """Warn, pointing at the first frame outside this package (the caller's own line)."""
-    frame = sys._getframe(1)
-    level = 2
-    while frame is not None:
-        name = frame.f_globals.get("__name__", "")
-        if not (isinstance(name, str) and (name == _PACKAGE or name.startswith(_PACKAGE + "."))):
-            break
-        frame = frame.f_back  # type: ignore[assignment]
-        level += 1
-    warnings.warn(message, category, stacklevel=level)
+    """Warn, pointing at the user's line (see :func:`outside_level`)."""
+    warnings.warn(message, category, stacklevel=outside_level(sys._getframe(1)))

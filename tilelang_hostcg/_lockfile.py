@@ -58,13 +58,19 @@ def format_lock(doc: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_lock(path: str, text: str) -> None:
-    """Replace the file ``path`` with ``text`` atomically; raises :class:`LockFileError`
-    (the old file, if any, is then unchanged)."""
-    from ._fileio import write_atomic
+def write_lock(path: str, text: str) -> str:
+    """Write ``text`` to ``path`` as :func:`._fileio.write_output` does: a regular file is
+    replaced atomically (``"replaced"``), a character device or FIFO written through
+    (``"written"``), never replaced. Raises :class:`LockFileError` for anything else and
+    for a failed write (a regular file is then unchanged)."""
+    from ._fileio import UnsafeFileError, write_output
 
     try:
-        write_atomic(path, text.encode("utf-8"))
+        return write_output(path, text.encode("utf-8"))
+    except UnsafeFileError as exc:
+        raise LockFileError(f"cannot write lock file: {exc}; nothing was changed. Choose a "
+                            "regular file with -o, or leave -o out to print the lock on stdout",
+                            path=path) from None
     except OSError as exc:
         raise LockFileError(
             f"cannot write lock file {path!r}: {exc.strerror or exc}; nothing was changed (an "

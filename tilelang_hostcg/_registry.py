@@ -119,6 +119,11 @@ class Registry:
         if origin is not None and origin.group is not None:
             raise ValueError("origin= describes a registration made in code: its group must be None "
                              "(entry-point origins are recorded by discovery)")
+        if origin is not None:
+            # It names where it comes from (a client's own, e.g. TileLang's defaults): it
+            # belongs there whoever registers it, even a plugin being imported (not journaled).
+            self._table.apply(group, canonical_kind(kind), kind, obj, override, origin, default)
+            return
         self._route(group, kind, obj, override, origin, default)
 
     def _route(self, group: str, kind: str, obj: HostCodegen | HostCodegenHook | str,

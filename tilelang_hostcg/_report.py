@@ -18,7 +18,7 @@ from __future__ import annotations
 import sys
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any
 
 from . import __version__, _cache
@@ -38,7 +38,7 @@ from ._registry import Registry
 from ._sources import SourceInfo
 from ._targets import canonical_kind
 from ._tvm import describe_tvm, import_tvm, tvm_document
-from .tilelang import add_defaults
+from .tilelang import UnsupportedTileLangError, add_defaults
 
 if TYPE_CHECKING:
     from ._table import Registration
@@ -83,7 +83,8 @@ class Session:
         does, where TileLang provides the TVM in use (imports TVM)."""
         import_tvm()
         if "tilelang" in sys.modules:
-            add_defaults(self.registry)
+            with suppress(UnsupportedTileLangError):  # no integration there: answer for build()
+                add_defaults(self.registry)
 
     def _plan(self, controls: Controls) -> Sequence[PlannedSource]:
         if controls.autoload:

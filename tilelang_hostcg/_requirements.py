@@ -20,19 +20,15 @@ a plugin offers a TVM to install without pinning one.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
-TYPE_CHECKING = False  # typing costs import time; type checkers treat this name as True
-if TYPE_CHECKING:
-    from typing import Any
+from ._metadata import normalize_name
+from ._names import CORE_DISTRIBUTION as CORE
+from ._names import TVM_PROVIDERS
 
-__all__ = ["TVM_PROVIDERS", "check_requirements", "installed_versions"]
-
-CORE = "tilelang-hostcg"
-APACHE_TVM = "apache-tvm"
-TILELANG = "tilelang"
-TVM_PROVIDERS = (APACHE_TVM, TILELANG)
-"""Distributions that provide a TVM."""
+__all__ = ["check_requirements", "parse_requirement", "relevant_requires"]
 
 
 def check_requirements(distribution: str, requires: Sequence[str],
@@ -44,12 +40,10 @@ def check_requirements(distribution: str, requires: Sequence[str],
     (``None`` or absent: not installed). Markers are evaluated for this interpreter;
     pre-releases and dev builds are accepted.
     """
-    from ._discovery import normalize_name
-
     tvm_reqs: list[tuple[str, Any]] = []
     for line in requires:
         try:
-            req = _parse_requirement(line)
+            req = parse_requirement(line)
         except ValueError as exc:  # packaging's InvalidRequirement
             return f"its requirement {line!r} cannot be parsed ({exc})"
         name = normalize_name(req.name)
@@ -64,8 +58,7 @@ def check_requirements(distribution: str, requires: Sequence[str],
         if have is None:
             return f"it requires {str(req)!r} but {name} is not installed"
         if not _contains(req, have):
-            return (f"it requires {str(req)!r} but {name} {have} is installed; install a "
-                    f"release of {distribution!r} built for {name} {have}")
+            return f"it requires {str(req)!r} but {name} {have} is installed"
     return _check_tvm(distribution, tvm_reqs, installed)
 
 
@@ -92,32 +85,13 @@ def _check_tvm(distribution: str, reqs: list[tuple[str, Any]],
             failed = failed or (req, name, have)
     if failed is not None:
         req, name, have = failed
-        return (f"it requires {str(req)!r} but {name} {have} is installed; install a "
-                f"release of {distribution!r} built for {name} {have}")
+        return f"it requires {str(req)!r} but {name} {have} is installed"
     if present:
         return None  # the other provider's TVM stands in for the one named
     wanted = " or ".join(repr(str(req)) for _, req in reqs)
     return (f"it requires {wanted} but no TVM is installed (neither apache-tvm nor tilelang); "
             "install one, e.g. `pip install tilelang-hostcg[tvm]` or `pip install "
             "tilelang-hostcg[tilelang]`")
-
-
-def installed_versions(core_version: str) -> dict[str, str | None]:
-    """Installed versions of the distributions plugins may require (the core and the
-    TVM providers); ``None`` for one that is not installed."""
-    from importlib.metadata import PackageNotFoundError, distribution
-
-    from ._scan import _metadata_fields
-
-    found: dict[str, str | None] = {}
-    for name in (CORE, *TVM_PROVIDERS):
-        try:
-            found[name] = _metadata_fields(distribution(name))[1]
-        except PackageNotFoundError:
-            found[name] = None
-    if found[CORE] is None:  # running from a source tree
-        found[CORE] = core_version
-    return found
 
 
 class _SimpleRequirement:
@@ -135,20 +109,15 @@ class _SimpleRequirement:
         return f"{self.name}{extras}{self.specifier}"
 
 
-_SIMPLE_REQUIREMENT: list[Any] = []
+_SIMPLE_REQUIREMENT = (r"\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*"
+                       r"(?:\[\s*([A-Za-z0-9._-]+(?:\s*,\s*[A-Za-z0-9._-]+)*)?\s*\])?\s*"
+                       r"(?:\(\s*([<>=!~][^;()@\[\]]*?)\s*\)|([<>=!~][^;()@\[\]]*?))?\s*")
 
 
-def _parse_requirement(line: str) -> Any:
+def parse_requirement(line: str) -> Any:
     """A requirement line as packaging's ``Requirement`` (or an equivalent for the
     simple forms); raises ``ValueError`` when it cannot be parsed."""
-    if not _SIMPLE_REQUIREMENT:
-        import re
-
-        _SIMPLE_REQUIREMENT.append(re.compile(
-            r"\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*"
-            r"(?:\[\s*([A-Za-z0-9._-]+(?:\s*,\s*[A-Za-z0-9._-]+)*)?\s*\])?\s*"
-            r"(?:\(\s*([<>=!~][^;()@\[\]]*?)\s*\)|([<>=!~][^;()@\[\]]*?))?\s*"))
-    match = _SIMPLE_REQUIREMENT[0].fullmatch(line)
+    match = re.fullmatch(_SIMPLE_REQUIREMENT, line)
     if match is not None:
         from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
@@ -165,10 +134,8 @@ def _parse_requirement(line: str) -> Any:
     return Requirement(line)
 
 
-def _relevant_requires(requires: Iterable[str]) -> tuple[str, ...]:
+def relevant_requires(requires: Iterable[str]) -> tuple[str, ...]:
     """The Requires-Dist lines on the core or a TVM provider (the ones to judge)."""
-    from ._discovery import normalize_name
-
     keep = []
     for line in requires:
         head = line.split(";", 1)[0]

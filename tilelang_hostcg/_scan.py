@@ -3,33 +3,35 @@
 :func:`scan_environment` is the only function that reads installed metadata (through
 the standard library's ``importlib.metadata``, the library whose view the contract
 mirrors and which a process that has imported TVM has imported already, and
-``packaging`` for the requirement checks). It is imported only by a process that scans: one with a warm discovery cache
-never imports this module. Its names are importable from :mod:`._discovery` too.
+``packaging`` for the requirement checks). It is imported only by a process that
+scans: one with a warm discovery cache never imports this module.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import warnings
 from collections.abc import Mapping, Sequence
+from typing import Any
+from urllib.parse import unquote, urlsplit
 
-from ._discovery import (
-    CORE_DISTRIBUTION,
+from ._errors import PluginWarning
+from ._metadata import (
     AdvertisedEntryPoint,
     DiscoveryIndex,
-    _describe,
-    _read_metadata_bytes,
-    _UnusableMetadata,
+    UnusableMetadata,
+    describe,
+    groups_in,
+    near_miss_group,
     normalize_name,
     parse_entry_points,
+    read_metadata_bytes,
 )
-from ._errors import PluginWarning
+from ._names import CORE_DISTRIBUTION, TVM_PROVIDERS
+from ._requirements import check_requirements, relevant_requires
 
-TYPE_CHECKING = False  # typing costs import time; type checkers treat this name as True
-if TYPE_CHECKING:
-    from typing import Any
-
-__all__ = ["scan_environment"]
+__all__ = ["installed_versions", "scan_environment"]
 
 
 def _metadata_fields(dist: Any, problems: list[str] | None = None,
@@ -61,7 +63,7 @@ def _metadata_fields(dist: Any, problems: list[str] | None = None,
         else:  # an old-style ``name.egg-info`` file is its own metadata
             text = _read_metadata_file(os.path.dirname(folder), os.path.basename(folder))
         if not text:
-            raise _UnusableMetadata(f"{_describe(folder)} has no METADATA or PKG-INFO file")
+            raise UnusableMetadata(f"{describe(folder)} has no METADATA or PKG-INFO file")
         fields = _plain_headers(text)
         # importlib.metadata falls back to requires.txt when there is no Requires-Dist.
         if fields is not None and (fields[2] or _read_metadata_file(folder, "requires.txt")
@@ -69,10 +71,10 @@ def _metadata_fields(dist: Any, problems: list[str] | None = None,
             return fields
         name, version = dist.name, dist.version
         return name, version, list(dist.requires or ())
-    except _UnusableMetadata as exc:
+    except UnusableMetadata as exc:
         message = str(exc)
     except (OSError, ValueError, LookupError, TypeError) as exc:  # the email parser's or a race's
-        message = f"{_describe(folder or '?')}: cannot read its metadata ({exc})"
+        message = f"{describe(folder or '?')}: cannot read its metadata ({exc})"
     message += ("; the distribution is ignored. Reinstall it (pip install --force-reinstall "
                 "NAME) or remove the folder")
     if problems is None:
@@ -93,16 +95,16 @@ def _local_folder(dist: Any) -> str | None:
 
 def _read_metadata_file(folder: str, name: str) -> str | None:
     """The text of ``folder/name``: ``None`` when there is no such file (as
-    ``importlib.metadata`` treats it); raises :class:`_UnusableMetadata` for anything
+    ``importlib.metadata`` treats it); raises :class:`UnusableMetadata` for anything
     that is not a readable regular UTF-8 file within :data:`METADATA_LIMIT`."""
-    data = _read_metadata_bytes(folder, name)
+    data = read_metadata_bytes(folder, name)
     if data is None:
         return None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise _UnusableMetadata(
-            f"{_describe(folder)}: {name} is not UTF-8 ({_guess_encoding(data)}; {exc.reason} "
+        raise UnusableMetadata(
+            f"{describe(folder)}: {name} is not UTF-8 ({_guess_encoding(data)}; {exc.reason} "
             f"at byte {exc.start})") from None
 
 
@@ -157,9 +159,7 @@ def scan_environment(core_version: str, path: Sequence[str] | None = None, *,
     skips that distribution alone, with a :class:`PluginWarning` naming it (when
     ``warn``) and a message in ``problems``.
     """
-    from importlib.metadata import distributions
-
-    from ._requirements import TVM_PROVIDERS, _relevant_requires, check_requirements, installed_versions
+    from importlib.metadata import distributions  # measured: about 10 ms, only a scan needs it
 
     problems: list[str] = []
     try:
@@ -172,6 +172,7 @@ def scan_environment(core_version: str, path: Sequence[str] | None = None, *,
     later: dict[str, list[_Copy]] = {}
     plugins: list[tuple[_Copy, list[tuple[str, str, str]]]] = []
     watched: list[str] = []
+    near: list[tuple[str, str, str, str]] = []
     for dist in (distributions() if path is None else distributions(path=list(path))):
         copy = _Copy(dist)
         key = copy.key(problems)
@@ -184,6 +185,8 @@ def scan_environment(core_version: str, path: Sequence[str] | None = None, *,
         if key in _WATCHED_KEYS:
             watched.append(copy.location)
         eps = copy.our_entry_points(problems)
+        near.extend((normalize_name(copy.name or key), copy.location, group, ours)
+                    for group, ours in copy.near)
         if eps is None:
             watched.append(copy.location)
         elif eps:
@@ -194,30 +197,61 @@ def scan_environment(core_version: str, path: Sequence[str] | None = None, *,
         if not name:
             watched.append(copy.location)
             continue
-        requires = _relevant_requires(requires_dist)
+        requires = relevant_requires(requires_dist)
         verdict = (None if normalize_name(name) == CORE_DISTRIBUTION
                    else check_requirements(name, requires, installed))
         found.extend(AdvertisedEntryPoint(group, kind, value, name, version or "?", requires,
                                           verdict, copy.location) for group, kind, value in eps)
     duplicates = _duplicates(first, later, problems)
     index = DiscoveryIndex(tuple(found), duplicates, tuple(sorted(installed.items())),
-                           tuple(problems), tuple(dict.fromkeys(w for w in watched if w)))
+                           tuple(problems), tuple(dict.fromkeys(w for w in watched if w)),
+                           tuple(near))
     if warn:
         index.warn(stacklevel=2)
     return index
 
 
-_WATCHED_KEYS = frozenset(("tilelang_hostcg", "apache_tvm"))
+# The distributions whose metadata every verdict depends on, whatever their install form.
+_WATCHED_KEYS = frozenset(normalize_name(name).replace("-", "_")
+                          for name in (CORE_DISTRIBUTION, *TVM_PROVIDERS))
 _GROUP_MARK = b"tilelang.host_codegen"
 # The mark in UTF-16 (LE, BE), spelled out: the codecs are not imported for it.
 _GROUP_MARK_UTF16 = (bytes(b for c in _GROUP_MARK for b in (c, 0)),
                      bytes(b for c in _GROUP_MARK for b in (0, c)))
 
 
+def _near_misses(data: bytes) -> list[tuple[str, str]]:
+    """``(group, ours)`` for each group header of ``entry_points.txt`` that is a near
+    miss of one of our groups."""
+    text = data.decode("utf-8", "replace")
+    found = []
+    for group in dict.fromkeys(groups_in(text)):
+        ours = near_miss_group(group)
+        if ours is not None:
+            found.append((group, ours))
+    return found
+
+
+def installed_versions(core_version: str) -> dict[str, str | None]:
+    """Installed versions of the distributions plugins may require (the core and the
+    TVM providers); ``None`` for one that is not installed."""
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    found: dict[str, str | None] = {}
+    for name in (CORE_DISTRIBUTION, *TVM_PROVIDERS):
+        try:
+            found[name] = _metadata_fields(distribution(name))[1]
+        except PackageNotFoundError:
+            found[name] = None
+    if found[CORE_DISTRIBUTION] is None:  # running from a source tree
+        found[CORE_DISTRIBUTION] = core_version
+    return found
+
+
 class _Copy:
     """One distribution folder found on the path, read lazily and safely."""
 
-    __slots__ = ("dist", "local", "location", "name", "text")
+    __slots__ = ("dist", "local", "location", "name", "near", "text")
 
     def __init__(self, dist: Any) -> None:
         self.dist = dist
@@ -226,6 +260,7 @@ class _Copy:
         self.location = folder if folder is not None else str(getattr(dist, "_path", ""))
         self.name: str | None = None
         self.text: str | None = None
+        self.near: list[tuple[str, str]] = []  # (group, ours) of near-miss groups
 
     def key(self, problems: list[str]) -> str | None:
         """The name ``importlib.metadata`` tells copies apart by: from the folder name
@@ -245,19 +280,21 @@ class _Copy:
         parses them; ``None`` (with a message) when the file cannot be used."""
         try:
             data = self._entry_points_bytes()
+            if data is not None and b"tilelang" in data.lower():
+                self.near = _near_misses(data)
             if data is None or _GROUP_MARK not in data:
                 if data is not None and any(m in data for m in _GROUP_MARK_UTF16):
-                    raise _UnusableMetadata(f"{_describe(self.location)}: entry_points.txt is "
+                    raise UnusableMetadata(f"{describe(self.location)}: entry_points.txt is "
                                             "not UTF-8 (it looks like UTF-16)")
                 return []
             try:
                 text = data.decode("utf-8")
             except UnicodeDecodeError as exc:
-                raise _UnusableMetadata(
-                    f"{_describe(self.location)}: entry_points.txt is not UTF-8 "
+                raise UnusableMetadata(
+                    f"{describe(self.location)}: entry_points.txt is not UTF-8 "
                     f"({_guess_encoding(data)}; {exc.reason} at byte {exc.start})") from None
             return parse_entry_points(text, self.location)
-        except _UnusableMetadata as exc:
+        except UnusableMetadata as exc:
             problems.append(f"{exc}; the distribution's entry points are ignored. Reinstall it "
                             "(pip install --force-reinstall NAME) or remove the folder")
             return None
@@ -267,10 +304,10 @@ class _Copy:
             try:
                 text = self.dist.read_text("entry_points.txt")
             except (OSError, ValueError) as exc:
-                raise _UnusableMetadata(f"{_describe(self.location)}: entry_points.txt "
+                raise UnusableMetadata(f"{describe(self.location)}: entry_points.txt "
                                         f"cannot be read ({exc})") from exc
             return None if text is None else text.encode("utf-8", "surrogatepass")
-        return _read_metadata_bytes(self.location, "entry_points.txt")
+        return read_metadata_bytes(self.location, "entry_points.txt")
 
 
 def _duplicates(first: Mapping[str, _Copy], later: Mapping[str, list[_Copy]],
@@ -320,10 +357,7 @@ def _editable_project(location: str) -> str | None:
     if not location.endswith(".dist-info"):
         return None
     try:
-        import json
-        from urllib.parse import unquote, urlsplit
-
-        data = _read_metadata_bytes(location, "direct_url.json")
+        data = read_metadata_bytes(location, "direct_url.json")
         if data is None:
             return None
         doc = json.loads(data.decode("utf-8"))
@@ -334,7 +368,7 @@ def _editable_project(location: str) -> str | None:
         if url.scheme != "file":
             return None
         return _real(unquote(url.path))
-    except (_UnusableMetadata, ValueError, OSError):
+    except (UnusableMetadata, ValueError, OSError):
         return None
 
 

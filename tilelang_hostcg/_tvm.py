@@ -5,31 +5,36 @@ TileLang bundles under ``tilelang/3rdparty/tvm/python``, which is importable onl
 after ``import tilelang`` (TileLang puts it first on ``sys.path``). The rule:
 
 1. a ``tvm`` already imported in this process is the TVM in use;
-2. else, where the ``tilelang`` package is installed, ``import tilelang`` runs first,
-   so the TVM in use is TileLang's, as in any TileLang process (importing
+2. else, where TileLang is installed -- its distribution metadata says so, as
+   ``importlib.metadata`` sees it -- the installed ``tilelang`` package is imported
+   first, so the TVM in use is TileLang's, as in any TileLang process (importing
    ``apache-tvm`` first would break a later ``import tilelang``);
 3. else ``import tvm`` (``apache-tvm``).
 
+Something merely importable under the name ``tilelang`` (an empty folder or a stray
+``tilelang.py`` in the working directory) is not TileLang: without TileLang's metadata
+it changes nothing, and with it the installed package is imported, not the stray one.
+Metadata is read only when TVM must be imported (rule 1 reads none; importing TVM
+costs about a second anyway) and something named ``tilelang`` is importable at all.
 Nothing here runs at import of :mod:`tilelang_hostcg`.
 """
 
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 from ._errors import HostCodegenError
+from ._names import APACHE_TVM, TILELANG
 from ._types import Record, init_fields
 
-TYPE_CHECKING = False  # typing costs import time on the first-use path; checkers read True
 if TYPE_CHECKING:
+    from importlib.metadata import Distribution
     from types import ModuleType
     from typing import Any
 
-__all__ = ["TVMInfo", "TVMNotFoundError", "describe_tvm", "get_global_func", "import_tvm", "tvm_document",
-           "tvm_info"]
-
-APACHE_TVM = "apache-tvm"
-TILELANG = "tilelang"
+__all__ = ["TVMInfo", "TVMNotFoundError", "describe_tvm", "get_global_func", "import_tvm",
+           "tilelang_distribution", "tvm_document", "tvm_info"]
 
 
 class TVMNotFoundError(HostCodegenError, ImportError):
@@ -77,38 +82,100 @@ class TVMInfo(Record):
 _INFO: list[TVMInfo] = []
 
 
-def _tilelang_installed() -> bool:
+def tilelang_distribution() -> Distribution | None:
+    """TileLang's installed distribution as ``importlib.metadata`` sees it (the first copy
+    on ``sys.path``), or ``None``: what is importable under the name does not count.
+
+    Where nothing named ``tilelang`` is importable, no TileLang can provide TVM and no
+    metadata is read (``importlib.metadata`` costs more than the import system's look-up).
+    """
     from importlib.util import find_spec
 
     try:
-        return find_spec(TILELANG) is not None
+        if find_spec(TILELANG) is None:
+            return None
     except (ImportError, ValueError):
-        return False
+        return None
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    try:
+        return distribution(TILELANG)
+    except PackageNotFoundError:
+        return None
+    except Exception:  # unreadable metadata: TileLang is not usable as installed
+        return None
+
+
+def _tilelang_installed() -> bool:
+    """Whether TileLang's distribution metadata is installed (see the module docstring)."""
+    return tilelang_distribution() is not None
+
+
+def _import_installed_tilelang(dist: Distribution) -> None:
+    """Import the ``tilelang`` package of ``dist``, not whatever comes first on ``sys.path``
+    under that name (a stray ``tilelang.py`` or folder in the working directory).
+
+    Where the package is not found in the distribution's folder (an editable install
+    served by an import hook), the ordinary ``import tilelang`` runs.
+    """
+    import importlib
+    import importlib.util
+    from importlib.machinery import PathFinder
+
+    spec = None
+    try:
+        spec = PathFinder.find_spec(TILELANG, [str(dist.locate_file(""))])
+    except (ImportError, ValueError, OSError):
+        spec = None
+    if spec is None or spec.loader is None or spec.origin is None:
+        importlib.import_module(TILELANG)
+        return
+    found = importlib.util.find_spec(TILELANG)
+    if found is not None and found.origin == spec.origin:
+        importlib.import_module(TILELANG)
+        return
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[TILELANG] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(TILELANG, None)
+        raise
 
 
 def import_tvm() -> ModuleType:
     """The ``tvm`` module in use, imported by the rule in this module's docstring.
 
-    Raises :class:`TVMNotFoundError` (an ``ImportError``) when no TVM can be imported.
+    Raises :class:`TVMNotFoundError` (an ``ImportError``) when no TVM can be imported,
+    naming what failed and what to install or repair.
     """
     loaded = sys.modules.get("tvm")
     if loaded is not None:
         return loaded
-    if "tilelang" not in sys.modules and _tilelang_installed():
-        try:
-            import tilelang  # noqa: F401  # puts TileLang's bundled TVM on sys.path
-        except ImportError as exc:
-            raise TVMNotFoundError(
-                f"TileLang is installed but cannot be imported ({type(exc).__name__}: {exc}), so "
-                "its bundled TVM is not usable; repair TileLang (pip install --force-reinstall "
-                "tilelang) or use apache-tvm in an environment without TileLang") from exc
+    if TILELANG not in sys.modules:
+        dist = tilelang_distribution()
+        if dist is not None:
+            try:
+                _import_installed_tilelang(dist)  # puts TileLang's bundled TVM on sys.path
+            except Exception as exc:  # any failure of TileLang's import: name it, never crash
+                raise TVMNotFoundError(
+                    f"TileLang {dist.version} is installed (at {dist.locate_file('')}) but "
+                    f"cannot be imported ({type(exc).__name__}: {exc}), so its bundled TVM is "
+                    "not usable; repair TileLang (pip install --force-reinstall "
+                    f"tilelang=={dist.version}) or use apache-tvm in an environment without "
+                    "TileLang") from exc
     try:
         import tvm
-    except ImportError as exc:
+    except Exception as exc:
+        if isinstance(exc, ImportError) and getattr(exc, "name", None) == "tvm":
+            raise TVMNotFoundError(
+                "No TVM is installed: tilelang-hostcg uses the TVM of the environment. Install "
+                "one with `pip install tilelang-hostcg[tvm]` (apache-tvm 0.27) or `pip install "
+                f"tilelang-hostcg[tilelang]` (TileLang and its bundled TVM) [{exc}]") from exc
         raise TVMNotFoundError(
-            "No TVM is installed: tilelang-hostcg uses the TVM of the environment. Install "
-            "one with `pip install tilelang-hostcg[tvm]` (apache-tvm 0.27) or `pip install "
-            f"tilelang-hostcg[tilelang]` (TileLang and its bundled TVM) [{exc}]") from exc
+            f"TVM is installed but cannot be imported ({type(exc).__name__}: {exc}); repair it "
+            "(pip install --force-reinstall apache-tvm, or tilelang where TileLang provides "
+            "TVM)") from exc
     return tvm  # type: ignore[no-any-return]  # untyped package
 
 
@@ -158,11 +225,17 @@ def tvm_info() -> TVMInfo:
 
 
 def describe_tvm() -> str:
-    """:meth:`TVMInfo.describe` of the TVM in use, or ``no TVM installed``."""
+    """:meth:`TVMInfo.describe` of the TVM in use, or what is wrong (``no TVM installed``)."""
     try:
         return tvm_info().describe()
-    except TVMNotFoundError:
-        return "no TVM installed"
+    except TVMNotFoundError as exc:
+        return _describe_missing(exc)
+
+
+def _describe_missing(exc: TVMNotFoundError) -> str:
+    """``no TVM installed``, or ``TVM cannot be imported`` when one is there but broken."""
+    return "no TVM installed" if str(exc).startswith("No TVM is installed") else \
+        "TVM cannot be imported"
 
 
 def get_global_func(name: str) -> Any:
@@ -178,7 +251,7 @@ def tvm_document(*, import_it: bool = True) -> dict[str, Any]:
         try:
             info = tvm_info()
         except TVMNotFoundError as exc:
-            return {"provider": None, "describe": "no TVM installed", "error": str(exc)}
+            return {"provider": None, "describe": _describe_missing(exc), "error": str(exc)}
         return {**info.as_dict(), "describe": info.describe()}
     if _tilelang_installed():
         version = _dist_version(TILELANG)

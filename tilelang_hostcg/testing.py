@@ -193,18 +193,23 @@ def check_plugin(distribution: str, registry: Registry | None = None) -> list[st
 
     ``registry`` (optional) is a discovering registry to check instead, e.g. one built
     with other controls; it must know the distribution's entry points. Raises
-    ``AssertionError`` listing every problem found; returns the advertised kinds, sorted.
+    ``AssertionError`` listing every problem found (pytest shows the message, not this
+    function's source); returns the advertised kinds, sorted. TVM is imported as the
+    library imports it: TileLang's bundled TVM where TileLang is installed.
     """
+    __tracebackhide__ = True  # pytest: a failure shows the caller's line and the message
     import importlib
     import warnings
 
     from . import __version__
-    from ._discovery import Controls, normalize_name, plan_sources, scan_environment
+    from ._discovery import Controls, normalize_name, plan_sources
     from ._errors import PluginWarning
     from ._global_func import GlobalFuncBuild
+    from ._names import CODEGEN_GROUP, HOOK_GROUP
     from ._registry import Registry
+    from ._scan import scan_environment
     from ._targets import is_host_target, parse_target
-    from ._types import CODEGEN_GROUP, HOOK_GROUP
+    from ._tvm import import_tvm
 
     importlib.invalidate_caches()
     wanted = normalize_name(distribution)
@@ -225,6 +230,7 @@ def check_plugin(distribution: str, registry: Registry | None = None) -> list[st
 
     problems: list[str] = []
     kinds: list[str] = []
+    import_tvm()  # before any plugin's import: TileLang's TVM is importable only after tilelang
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PluginWarning)
         registry.load_all()
@@ -243,9 +249,7 @@ def check_plugin(distribution: str, registry: Registry | None = None) -> list[st
                     if ours(r.origin.distribution)]
         hooks = [r for r in registry.registrations(HOOK_GROUP) if ours(r.origin.distribution)]
         if codegens or hooks:
-            from tvm.target import Target
-
-            known = set(Target.list_kinds())
+            known = set(import_tvm().target.Target.list_kinds())
             for reg in codegens:
                 if reg.kind not in known:
                     problems.append(f"codegen {reg.name!r} is registered for kind {reg.kind!r}, "
@@ -281,9 +285,15 @@ else:
 
     @pytest.fixture
     def hostcg_registry() -> Registry:
-        """A fresh registry reading no entry points; plugins loaded through it register here."""
-        from ._registry import Registry
+        """A fresh registry reading no entry points; plugins loaded through it register here.
 
+        TVM is imported first, as the library imports it (TileLang's bundled TVM where
+        TileLang is installed), so the test and the plugins it loads can ``import tvm``.
+        """
+        from ._registry import Registry
+        from ._tvm import import_tvm
+
+        import_tvm()
         return Registry()
 
     @pytest.fixture(scope="session")

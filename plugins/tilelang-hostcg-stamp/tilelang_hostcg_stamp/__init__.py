@@ -28,13 +28,22 @@ HOOK_SYMBOL = "tilelang_hostcg_stamp_hook"
 
 
 def add_stamp(mod: Any, target_host: Any, symbol: str) -> Any:
-    """``mod`` with an empty host function called ``symbol`` added (unchanged if present)."""
+    """``mod`` with a host function called ``symbol`` added (unchanged if present).
+
+    The function takes no argument and returns ``int32`` 0, as the host functions TVM
+    builds do, so every host code generator emits it as valid code: the ``cuda_host``
+    wrappers end each function with ``return 0;`` (a ``void`` function would not
+    compile), and C and LLVM hosts get ``int32_t symbol(void)``.
+    """
     import tvm
     from tvm import tirx
 
     if any(gvar.name_hint == symbol for gvar in mod.functions):
         return mod
-    func = tirx.PrimFunc([], tirx.Evaluate(tirx.const(0, "int32")))
+    zero = tirx.const(0, "int32")
+    # apache-tvm 0.27 has a return statement; TileLang's TVM the ret intrinsic.
+    body = tirx.Return(zero) if hasattr(tirx, "Return") else tirx.Evaluate(tirx.ret(zero))
+    func = tirx.PrimFunc([], body, ret_type=tvm.ir.PrimType("int32"))
     func = func.with_attr("global_symbol", symbol).with_attr("target", target_host)
     funcs = dict(mod.functions.items())
     funcs[tvm.ir.GlobalVar(symbol)] = func

@@ -1,0 +1,159 @@
+"""The command line and the plugin-author helpers with a real TileLang, in fresh processes.
+
+TileLang 0.1.11 (unsupported by the integration): ``list``, ``check``, ``explain`` and
+``lock`` work with its bundled TVM, never a traceback. TileLang 0.1.15: ``check_plugin()``
+and the ``hostcg_registry`` fixture import TVM as the library does, so a plugin's tests
+need not import ``tilelang`` first; a stray ``tilelang`` in the working directory changes
+nothing; every first-party plugin installed together compiles TileLang kernels.
+The environments are shared with other tests: what a test installs beyond the
+project and the stamp plugin, it uninstalls.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from .tilelang_env import KERNELS, ROOT, TileLangEnv
+
+pytestmark = [pytest.mark.slow, pytest.mark.tilelang]
+
+# TileLang 0.1.11 declares apache-tvm-ffi~=0.1.0, but its TVM aborts at import with
+# apache-tvm-ffi 0.1.12 or later: pin the release it was built against.
+FFI_FOR_0_1_11 = "apache-tvm-ffi==0.1.11"
+
+
+def _env(tmp_path_factory: pytest.TempPathFactory, version: str) -> TileLangEnv:
+    root = os.environ.get("TILELANG_HOSTCG_TEST_ENVS")
+    base = Path(root) if root else tmp_path_factory.mktemp("tilelang-envs")
+    return TileLangEnv(base / f"tilelang-{version}", version)
+
+
+@pytest.fixture(scope="module")
+def old(tmp_path_factory: pytest.TempPathFactory) -> TileLangEnv:
+    env = _env(tmp_path_factory, "0.1.11")
+    env.pip("install", "-q", FFI_FOR_0_1_11)
+    env.pip("install", "-q", str(ROOT))
+    return env
+
+
+def test_every_command_works_with_an_unsupported_tilelang(old: TileLangEnv) -> None:
+    described = "TVM 0.25.dev0 bundled with tilelang 0.1.11"
+    for argv, status in ((("list",), 0), (("list", "--load"), 0), (("check",), 0),
+                         (("explain", "c"), 0), (("explain", "cuda", "--host", "c"), 0),
+                         (("explain", "llvm"), 1)):  # no LLVM in TileLang's TVM
+        proc = old.cli(*argv)
+        assert proc.returncode == status, (argv, proc.stdout, proc.stderr)
+        assert "Traceback" not in proc.stderr, proc.stderr
+        assert "bundled with tilelang 0.1.11" in proc.stdout, (argv, proc.stdout)
+        assert "TileLang 0.1.11 is not supported by tilelang_hostcg.tilelang" in proc.stderr
+        json_proc = old.cli("--json", *argv)
+        assert json_proc.returncode == status, (argv, json_proc.stdout, json_proc.stderr)
+        doc = json.loads(json_proc.stdout)
+        assert doc["tvm"]["provider"] == "tilelang" and doc["tvm"]["provider_version"] == "0.1.11"
+        if argv != ("list",):
+            assert doc["tvm"]["describe"] == described and "3rdparty" in doc["tvm"]["path"]
+    lock = old.cli("lock")
+    assert lock.returncode == 0, lock.stderr
+    doc = json.loads(lock.stdout)
+    assert {"name": "tilelang-hostcg", "version": "0.1.0"} in doc["distributions"]
+    assert {c["name"] for c in doc["codegens"]} == {"c", "llvm"}  # no TileLang defaults
+    explain = json.loads(old.cli("--json", "explain", "c").stdout)
+    assert explain["codegen"]["name"] == "c" and explain["codegen"]["distribution"] == (
+        "tilelang-hostcg")
+
+
+@pytest.fixture(scope="module")
+def new(tmp_path_factory: pytest.TempPathFactory) -> TileLangEnv:
+    env = _env(tmp_path_factory, "0.1.15")
+    env.pip("install", "-q", str(ROOT), str(ROOT / "plugins" / "tilelang-hostcg-stamp"),
+            "pytest")
+    return env
+
+
+def test_check_plugin_imports_tilelangs_tvm(new: TileLangEnv) -> None:
+    out = new.run_json("""
+        import json, sys
+        from tilelang_hostcg.testing import check_plugin
+        assert "tilelang" not in sys.modules and "tvm" not in sys.modules
+        kinds = check_plugin("tilelang-hostcg-stamp")
+        import tvm
+        print(json.dumps({"kinds": kinds, "tvm": tvm.__file__}))
+    """)
+    assert out["kinds"] == ["c", "cuda"]
+    assert "3rdparty" in out["tvm"]
+
+
+def test_the_fixture_imports_tilelangs_tvm(new: TileLangEnv, tmp_path: Path) -> None:
+    """A plugin author's test that imports TVM inside the test, run by pytest."""
+    (tmp_path / "test_author.py").write_text(textwrap.dedent("""
+        def test_isolated(hostcg_registry):
+            import tvm
+            from tvm.target import Target
+
+            assert "3rdparty" in tvm.__file__
+            hostcg_registry.register_lazy_host_codegen("c", "tilelang_hostcg_stamp.codegen")
+            assert hostcg_registry.resolve_host_codegen(Target("c")).name == "stamp_c"
+    """))
+    proc = subprocess.run([new.python, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           str(tmp_path)], capture_output=True, text=True, cwd=tmp_path,
+                          env=new.environ(), timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "1 passed" in proc.stdout
+
+
+@pytest.mark.parametrize("stray", ["folder", "module"])
+def test_a_stray_tilelang_in_the_working_directory_changes_nothing(new: TileLangEnv, stray: str,
+                                                                    tmp_path: Path) -> None:
+    if stray == "folder":
+        (tmp_path / "tilelang").mkdir()
+    else:
+        (tmp_path / "tilelang.py").write_text("raise RuntimeError('not TileLang')\n")
+    proc = subprocess.run([new.python, "-m", "tilelang_hostcg", "--json", "explain", "c"],
+                          capture_output=True, text=True, env=new.environ(), cwd=tmp_path,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    tvm = json.loads(proc.stdout)["tvm"]
+    assert tvm["provider"] == "tilelang" and tvm["provider_version"] == "0.1.15"
+    assert str(new.path) in tvm["path"] and "3rdparty" in tvm["path"]
+
+
+FIRST_PARTY = ("tilelang-hostcg-cuda", "tilelang-hostcg-rocm", "tilelang-hostcg-template")
+
+
+@pytest.fixture
+def all_plugins(new: TileLangEnv) -> Iterator[TileLangEnv]:
+    new.pip("install", "-q", "--no-deps", *(str(ROOT / "plugins" / name) for name in FIRST_PARTY))
+    yield new
+    new.pip("uninstall", "-q", "-y", *FIRST_PARTY)
+
+
+def test_every_first_party_plugin_together_compiles_tilelang_kernels(all_plugins: TileLangEnv,
+                                                                     tmp_path: Path) -> None:
+    """Host code of a real TileLang kernel with every plugin in play: lowered with both
+    stamps, and compiled (nvcc for the device code, the C compiler for the host)."""
+    import shutil
+
+    if shutil.which("nvcc") is None:
+        pytest.skip("nvcc is not installed: TileLang cannot compile CUDA kernels here")
+    out = all_plugins.run_json(KERNELS + """
+import json
+import tilelang
+import tilelang_hostcg.tilelang as integration
+
+integration.install()
+lowered = host_source(elementwise())
+with Target(SM80):
+    kernel = tilelang.compile(elementwise(), target=Target(SM80))
+print(json.dumps({"lowered": [line for line in lowered.splitlines() if "stamp" in line],
+                  "compiled": "tilelang_hostcg_stamp_hook" in kernel.get_host_source()}))
+""", env={"TILELANG_CACHE_DIR": str(tmp_path / "kernel-cache")})
+    assert "int32_t tilelang_hostcg_stamp_codegen() {" in out["lowered"]
+    assert "int32_t tilelang_hostcg_stamp_hook() {" in out["lowered"]
+    assert out["compiled"] is True

@@ -1,0 +1,396 @@
+"""The ``TILELANG_HOSTCG_*`` environment controls: reading, judging and warning.
+
+Every value is untrusted. A control that cannot take effect (malformed, naming
+nothing installed, an unknown variable, an invalid cache setting) becomes a
+:class:`ControlProblem`: warned once per process at first use, listed by ``check``.
+Variables whose names start with :data:`RESERVED_PREFIX` belong to the project's own
+test machinery and are never judged.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+from typing import TYPE_CHECKING
+
+from ._errors import PluginWarning, outside_level
+from ._metadata import CORE_ENTRY_POINTS, normalize_name
+from ._names import CODEGEN_GROUP, CORE_DISTRIBUTION
+from ._targets import kind_spellings
+from ._types import Record, init_fields
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
+    from ._metadata import AdvertisedEntryPoint
+
+__all__ = [
+    "CONTROL_VALUE_LIMIT",
+    "ENV_AUTOLOAD_OFF",
+    "ENV_AUTO_INSTALL",
+    "ENV_CACHE",
+    "ENV_DISABLE",
+    "ENV_ONLY",
+    "ENV_PREFER",
+    "KNOWN_VARIABLES",
+    "RESERVED_PREFIX",
+    "ControlProblem",
+    "Controls",
+    "cache_setting",
+    "show_text",
+    "warn_control_problems",
+]
+
+PREFIX = "TILELANG_HOSTCG_"
+ENV_AUTOLOAD_OFF = "TILELANG_HOSTCG_DISABLE_PLUGIN_AUTOLOAD"
+ENV_DISABLE = "TILELANG_HOSTCG_DISABLE"
+ENV_ONLY = "TILELANG_HOSTCG_ONLY"
+ENV_PREFER = "TILELANG_HOSTCG_PREFER"
+ENV_CACHE = "TILELANG_HOSTCG_CACHE"
+"""Set to ``0`` (or ``false``, ``no``, ``off``) to neither read nor write the cache."""
+ENV_AUTO_INSTALL = "TILELANG_HOSTCG_AUTO_INSTALL"
+"""Set to ``0`` to turn off the automatic TileLang activation."""
+
+KNOWN_VARIABLES = (ENV_AUTOLOAD_OFF, ENV_AUTO_INSTALL, ENV_CACHE, ENV_DISABLE, ENV_ONLY,
+                   ENV_PREFER)
+RESERVED_PREFIX = "TILELANG_HOSTCG_TEST_"
+"""Variables of the project's own tests (e.g. ``TILELANG_HOSTCG_TEST_ENVS``): not judged."""
+
+CONTROL_VALUE_LIMIT = 64 * 1024
+"""Longest value of a ``TILELANG_HOSTCG_*`` variable that is read (characters)."""
+
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"", "0", "false", "no", "off"})
+_warned_controls: set[str] = set()
+
+
+class ControlProblem(Record):
+    """A ``TILELANG_HOSTCG_*`` item that cannot do what it says: malformed, or naming a
+    distribution, kind or codegen that does not exist. ``message`` says what to do."""
+
+    __slots__ = ("variable", "item", "message")  # noqa: RUF023  # fields in order
+    variable: str
+    item: str
+    message: str
+
+    def __init__(self, variable: str, item: str, message: str) -> None:
+        init_fields(self, variable, item, message)
+
+
+def show_text(text: str, limit: int = 60) -> str:
+    """``text`` as a printable, quoted, bounded string: undecodable bytes (surrogate
+    escapes) as ``\\xNN``, other non-ASCII as escapes, at most ``limit`` characters."""
+    shown = text if len(text) <= limit else text[:limit]
+    raw = shown.encode("utf-8", "surrogateescape").decode("ascii", "backslashreplace")
+    raw = "".join(ch if ch.isprintable() else f"\\x{ord(ch):02x}" for ch in raw)
+    return f"'{raw}'" if len(text) <= limit else f"'{raw}'... ({len(text)} characters)"
+
+
+def cache_setting(value: str | None) -> tuple[bool, ControlProblem | None]:
+    """Whether ``TILELANG_HOSTCG_CACHE=value`` leaves the cache on, and the problem with
+    a value that is not understood (the cache then stays on)."""
+    text = (value or "").strip().lower()
+    if text in _FALSE - {""}:
+        return False, None
+    if value is None or text in _TRUE or not text:
+        return True, None
+    return True, ControlProblem(
+        ENV_CACHE, value, f"{ENV_CACHE}={show_text(value)} is not understood; the discovery "
+        f"cache stays on. Write {ENV_CACHE}=0 (or false, no, off) to turn it off, or "
+        f"{ENV_CACHE}=1 to keep it on")
+
+
+def _is_name(text: str) -> bool:
+    """Whether ``text`` is a valid distribution name (PEP 508)."""
+    if not text or not text.isascii():
+        return False
+    ok = all(ch.isalnum() or ch in "._-" for ch in text)
+    return ok and text[0].isalnum() and text[-1].isalnum()
+
+
+def _decodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _as_utf8(text: str) -> str:
+    """``text`` decoded from the environment's raw bytes as UTF-8, or unchanged."""
+    try:
+        return os.fsencode(text).decode("utf-8")
+    except UnicodeError:
+        return text
+
+
+def nearest(word: str, candidates: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)`` for the closest candidate, or ``""``."""
+    import difflib  # measured: about 1 ms, and only a problem needs it
+
+    close = difflib.get_close_matches(word, sorted(set(candidates)), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def warn_control_problems(problems: Iterable[ControlProblem]) -> None:
+    """Warn (a :class:`PluginWarning`) about each problem, once per process, pointing at
+    the first caller outside this package (the user's line)."""
+    for problem in problems:
+        if problem.message in _warned_controls:
+            continue
+        _warned_controls.add(problem.message)
+        warnings.warn(problem.message, PluginWarning, stacklevel=_caller_level())
+
+
+def _caller_level() -> int:
+    """The ``stacklevel`` of the user's line, seen from the caller (see ``_errors.outside_level``)."""
+    return outside_level(sys._getframe(2))
+
+
+def _unknown_variables(env: Mapping[str, str], problems: list[ControlProblem]) -> None:
+    for variable in sorted(env):
+        if (not variable.startswith(PREFIX) or variable in KNOWN_VARIABLES
+                or variable.startswith(RESERVED_PREFIX)):
+            continue
+        problems.append(ControlProblem(
+            variable, env[variable][:40],
+            f"{show_text(variable)} is not a tilelang-hostcg control and has no effect"
+            f"{nearest(variable, KNOWN_VARIABLES)}; the controls are "
+            f"{', '.join(KNOWN_VARIABLES)}. Rename or unset it"))
+
+
+class Controls(Record):
+    """The plugin controls, normally read from the environment (immutable).
+
+    ``disable`` holds normalized distribution names or ``distribution:kind`` (the core's
+    own entry points too: ``tilelang-hostcg:llvm``); ``only`` is ``None`` (no
+    allowlist) or normalized names; ``prefer`` maps a kind to the codegen name that
+    wins whenever it matches. ``problems`` lists what :meth:`from_environ` could not
+    use (malformed items, unreadable values, unknown variables, a cache setting that
+    is not understood).
+
+    Names that do not exist are judged against the installed entry points by
+    :meth:`unknown_names` (distributions and kinds, at discovery) and
+    :meth:`unknown_preference` (a preferred codegen, once the kind's plugins are
+    loaded: at the kind's first resolution, and by ``check`` after loading all).
+    """
+
+    __slots__ = (  # fields in order
+        "autoload", "disable", "only", "prefer", "problems",
+    )
+    _compare = ("autoload", "disable", "only", "prefer")  # not problems
+    autoload: bool
+    disable: frozenset[str]
+    only: frozenset[str] | None
+    prefer: Mapping[str, str]
+    problems: tuple[ControlProblem, ...]
+
+    def __init__(self, autoload: bool = True, disable: frozenset[str] = frozenset(),
+                 only: frozenset[str] | None = None, prefer: Mapping[str, str] | None = None,
+                 problems: tuple[ControlProblem, ...] = ()) -> None:
+        init_fields(self, autoload, disable, only, {} if prefer is None else prefer, problems)
+
+    @classmethod
+    def from_environ(cls, environ: Mapping[str, str] | None = None) -> Controls:
+        """Read the ``TILELANG_HOSTCG_*`` variables.
+
+        Values are untrusted: an item that is not valid UTF-8, not a distribution
+        name, or malformed is dropped with a :class:`PluginWarning` naming the
+        variable (recorded in ``problems``); a value over
+        :data:`CONTROL_VALUE_LIMIT` characters is ignored whole, except
+        ``TILELANG_HOSTCG_ONLY``, which then allows no third-party distribution (an
+        allowlist fails closed). Items are separated by commas; ``DISABLE`` and
+        ``ONLY`` also accept whitespace. An unknown ``TILELANG_HOSTCG_*`` variable
+        (outside :data:`RESERVED_PREFIX`) and a ``TILELANG_HOSTCG_CACHE`` value that is
+        not understood are problems too.
+        """
+        env = os.environ if environ is None else environ
+        problems: list[ControlProblem] = []
+        autoload = _read_autoload(env.get(ENV_AUTOLOAD_OFF), problems)
+        disable_items = _items(ENV_DISABLE, env.get(ENV_DISABLE), problems, names=True)
+        disable = frozenset(filter(None, (_disable_item(item, problems)
+                                          for item in disable_items or ())))
+        only_items = _items(ENV_ONLY, env.get(ENV_ONLY), problems, names=True)
+        only = None if only_items is None else frozenset(
+            normalize_name(item) for item in only_items if _only_item(item, problems))
+        prefer: dict[str, str] = {}
+        for item in _items(ENV_PREFER, env.get(ENV_PREFER), problems, names=False) or ():
+            kind, sep, name = item.partition("=")
+            if not sep or not kind.strip() or not name.strip():
+                problems.append(ControlProblem(
+                    ENV_PREFER, item, f"{ENV_PREFER}: ignoring {show_text(item)}; write "
+                    f"kind=codegen, e.g. {ENV_PREFER}=llvm=llvm"))
+                continue
+            prefer[kind.strip()] = name.strip()
+        cache_problem = cache_setting(env.get(ENV_CACHE))[1]
+        if cache_problem is not None:
+            problems.append(cache_problem)
+        _unknown_variables(env, problems)
+        warn_control_problems(problems)
+        return cls(autoload=autoload, disable=disable, only=only, prefer=prefer,
+                   problems=tuple(problems))
+
+    def skip_control(self, distribution: str, kind: str) -> tuple[str, str] | None:
+        """The control that skips this entry point, as ``(variable, item)``, or ``None``.
+
+        The core's own entry points are skipped only by ``DISABLE`` naming the core
+        (``tilelang-hostcg`` or ``tilelang-hostcg:kind``), never by autoload or ``ONLY``.
+        """
+        dist = normalize_name(distribution)
+        if dist != CORE_DISTRIBUTION:
+            if not self.autoload:
+                return ENV_AUTOLOAD_OFF, "1"
+            if self.only is not None and dist not in self.only:
+                return ENV_ONLY, ",".join(sorted(self.only))
+        if dist in self.disable:
+            return ENV_DISABLE, dist
+        for spelling in kind_spellings(kind):  # dist:hip and dist:rocm name one kind
+            if f"{dist}:{spelling}" in self.disable:
+                return ENV_DISABLE, f"{dist}:{spelling}"
+        return None
+
+    def skip_reason(self, distribution: str, kind: str) -> str | None:
+        """Why the controls skip this entry point, or ``None`` when they let it load."""
+        control = self.skip_control(distribution, kind)
+        if control is None:
+            return None
+        variable, item = control
+        if variable == ENV_AUTOLOAD_OFF:
+            return f"plugin autoload is off ({ENV_AUTOLOAD_OFF}=1)"
+        if variable == ENV_ONLY:
+            return f"not in {ENV_ONLY}"
+        return f"disabled by {ENV_DISABLE}={item}"
+
+    def unknown_names(self, entry_points: Iterable[AdvertisedEntryPoint],
+                      ) -> list[ControlProblem]:
+        """Items of ``DISABLE``, ``ONLY`` and ``PREFER`` naming a distribution or kind
+        that no installed entry point (the core's included) advertises."""
+        if not (self.disable or self.only or self.prefer):
+            return []
+        entries = list(entry_points)
+        kinds_of: dict[str, set[str]] = {CORE_DISTRIBUTION: set()}
+        for ep in entries:
+            kinds_of.setdefault(normalize_name(ep.distribution), set()).update(
+                kind_spellings(ep.name))
+        kinds_of[CORE_DISTRIBUTION].update(name for _, name, _ in CORE_ENTRY_POINTS)
+        problems: list[ControlProblem] = []
+        for item in sorted(self.disable):
+            dist, sep, kind = item.partition(":")
+            if dist not in kinds_of:
+                problems.append(_no_distribution(ENV_DISABLE, item, dist, kinds_of))
+            elif sep and kind not in kinds_of[dist]:
+                problems.append(ControlProblem(
+                    ENV_DISABLE, item, f"{ENV_DISABLE}={item}: distribution {dist!r} advertises "
+                    f"no kind {kind!r}{nearest(kind, kinds_of[dist])}; it advertises "
+                    f"{', '.join(sorted(kinds_of[dist])) or 'nothing'}"))
+        for dist in sorted(self.only or ()):
+            if dist not in kinds_of:
+                problems.append(_no_distribution(ENV_ONLY, dist, dist, kinds_of))
+        codegen_kinds = {k for ep in entries if ep.group == CODEGEN_GROUP
+                         for k in kind_spellings(ep.name)} | set(kinds_of[CORE_DISTRIBUTION])
+        for kind in sorted(self.prefer):
+            if kind not in codegen_kinds:
+                problems.append(ControlProblem(
+                    ENV_PREFER, f"{kind}={self.prefer[kind]}",
+                    f"{ENV_PREFER}={kind}={self.prefer[kind]}: no installed distribution "
+                    f"advertises host kind {kind!r}{nearest(kind, codegen_kinds)}; the "
+                    "preference applies only if code registers a codegen for that kind"))
+        return problems
+
+    def unknown_preference(self, kind: str, names: Iterable[str]) -> ControlProblem | None:
+        """The problem with ``PREFER`` for ``kind`` when no codegen of that kind is
+        called as it says (``names``: the kind's codegens, plugins loaded), else ``None``."""
+        wanted = self.prefer.get(kind)
+        if wanted is None:
+            return None
+        present = set(names)
+        if wanted in present:
+            return None
+        listed = ", ".join(repr(n) for n in sorted(present)) or "none"
+        return ControlProblem(
+            ENV_PREFER, f"{kind}={wanted}",
+            f"{ENV_PREFER}={kind}={wanted}: kind {kind!r} has no codegen named "
+            f"{wanted!r}{nearest(wanted, present)}; its codegens: {listed}. The preference "
+            "has no effect; fix the name (see `tilelang-hostcg list --load`)")
+
+    def check_preference(self, kind: str, names: Iterable[str]) -> None:
+        """Warn once when ``PREFER`` names a codegen that ``kind`` does not have."""
+        if kind in self.prefer:
+            problem = self.unknown_preference(kind, names)
+            if problem is not None:
+                warn_control_problems([problem])
+
+
+def _no_distribution(variable: str, item: str, dist: str,
+                     kinds_of: Mapping[str, Iterable[str]]) -> ControlProblem:
+    return ControlProblem(
+        variable, item, f"{variable}={item}: no installed distribution {dist!r} advertises "
+        f"host-codegen entry points{nearest(dist, kinds_of)}; check the name with "
+        "`tilelang-hostcg list`")
+
+
+def _read_autoload(value: str | None, problems: list[ControlProblem]) -> bool:
+    if value is None:
+        return True
+    text = value.strip().lower()
+    if text in _TRUE:
+        return False
+    if text not in _FALSE:
+        problems.append(ControlProblem(
+            ENV_AUTOLOAD_OFF, value, f"{ENV_AUTOLOAD_OFF}={show_text(value)} is not understood; "
+            f"plugin autoload stays on. Write {ENV_AUTOLOAD_OFF}=1 to turn it off"))
+    return True
+
+
+def _items(variable: str, value: str | None, problems: list[ControlProblem], *,
+           names: bool) -> list[str] | None:
+    """The items of a list variable (``None`` when unset), dropping unusable ones."""
+    if value is None:
+        return None
+    if len(value) > CONTROL_VALUE_LIMIT:
+        fails_closed = variable == ENV_ONLY
+        problems.append(ControlProblem(
+            variable, value[:40], f"{variable} is {len(value)} characters long, over the limit "
+            f"of {CONTROL_VALUE_LIMIT}; it is ignored" + (
+                " and no third-party distribution is allowed" if fails_closed else "")
+            + f". Shorten {variable}"))
+        return [] if fails_closed else None
+    raw = value.replace(",", " ").split() if names else value.split(",")
+    items = []
+    for item in (part.strip() for part in raw):
+        if not item:
+            continue
+        if not _decodable(item):
+            item = _as_utf8(item)  # a UTF-8 name read under an ASCII locale (LANG=C)
+        if not _decodable(item):
+            problems.append(ControlProblem(
+                variable, item, f"{variable}: ignoring {show_text(item)}: it is not valid UTF-8 "
+                f"text; set {variable} to names separated by commas"))
+            continue
+        items.append(item)
+    return items
+
+
+def _only_item(item: str, problems: list[ControlProblem]) -> bool:
+    if _is_name(item):
+        return True
+    problems.append(ControlProblem(
+        ENV_ONLY, item, f"{ENV_ONLY}: ignoring {show_text(item)}: not a distribution name; "
+        "separate names with commas"))
+    return False
+
+
+def _disable_item(item: str, problems: list[ControlProblem]) -> str | None:
+    dist, sep, kind = item.partition(":")
+    kind = kind.strip()
+    if not _is_name(dist.strip()) or (sep and not kind) or (sep and not _is_kind(kind)):
+        problems.append(ControlProblem(
+            ENV_DISABLE, item, f"{ENV_DISABLE}: ignoring {show_text(item)}: write a distribution "
+            "name or distribution:kind, separated by commas"))
+        return None
+    return f"{normalize_name(dist)}:{kind}" if sep else normalize_name(dist)
+
+
+def _is_kind(text: str) -> bool:
+    return text.isascii() and all(ch.isalnum() or ch in "_-." for ch in text)

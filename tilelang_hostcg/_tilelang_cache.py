@@ -1,0 +1,77 @@
+"""TileLang's kernel cache key, extended by what of the plugin set decides a kernel's host code.
+
+The key is a function of the installed set and of the kernel's targets only: the
+distributions whose entry points the registry reads or skips (name, version, on or off),
+and the codegen and hooks that resolution chooses for the kernel. Never of what this
+process happens to have loaded so far: a plugin that registers a lazy module while it
+loads adds a source to the registry, not a distribution, so the key stays the same
+whichever kind a process used first.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+from ._names import CODEGEN_GROUP, HOOK_GROUP
+from ._targets import default_host, is_host_target, parse_target
+from ._tilelang_modes import State, patch
+
+if TYPE_CHECKING:
+    from ._registry import Registry
+
+__all__ = ["fingerprint", "patch_cache_key"]
+
+_OFF = ("disabled", "incompatible")
+
+
+def fingerprint(registry: Registry, target: Any = None, target_host: Any = None) -> dict[str, Any]:
+    """See :func:`tilelang_hostcg.tilelang.plugin_fingerprint`."""
+    # Per distribution, "on"/"off" rather than the loading state: which kinds this process
+    # has used so far must not change the key (a fresh process with the same set hits).
+    plugins = sorted({(s.origin.distribution, s.origin.version or "",
+                       "off" if s.state in _OFF else "on")
+                      for s in registry.sources() if s.origin.distribution is not None})
+    doc: dict[str, Any] = {"plugins": [list(p) for p in plugins]}
+    try:
+        device = parse_target(target) if target is not None and str(target) != "auto" else None
+        if target_host is not None and str(target_host) != "":
+            host = parse_target(target_host)
+        elif device is not None and device.host is not None:
+            host = device.host
+        elif device is not None and is_host_target(device):
+            host = device
+        else:
+            host = default_host()
+        doc["codegen"] = _describe(registry, CODEGEN_GROUP, registry.resolve_host_codegen(host))
+        if device is not None and not is_host_target(device):
+            doc["hooks"] = [_describe(registry, HOOK_GROUP, r.obj) for r in registry.matching_hooks(device)]
+    except Exception as exc:  # the compile itself reports it; the key records the failure
+        doc["error"] = f"{type(exc).__name__}: {exc}"
+    return doc
+
+
+def _describe(registry: Registry, group: str, obj: Any) -> list[str]:
+    for reg in registry.registrations(group):
+        if reg.obj is obj:
+            o = reg.origin
+            return [reg.kind, reg.name, str(reg.priority), o.distribution or "", o.version or "",
+                    o.entry_point or ""]
+    return ["?", getattr(obj, "name", "?")]
+
+
+def patch_cache_key(state: State) -> None:
+    """Make ``KernelCache._generate_key`` hash TileLang's key with the plugin fingerprint."""
+    cls = import_module("tilelang.cache.kernel_cache").KernelCache
+    stock = cls.__dict__["_generate_key"]
+    registry = state.registry
+
+    def _generate_key(self: Any, *args: Any, **kwargs: Any) -> str:
+        key = stock(self, *args, **kwargs)
+        doc = fingerprint(registry, kwargs.get("target"), kwargs.get("target_host"))
+        text = json.dumps({"key": key, "tilelang-hostcg": doc}, sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    patch(state, cls, "_generate_key", _generate_key)

@@ -1,0 +1,67 @@
+"""The TileLang versions the integration supports, and which of TileLang's APIs each has.
+
+"Installed" means what ``importlib.metadata`` sees (TileLang's distribution metadata),
+not whether something named ``tilelang`` happens to be importable. Versions compare as
+PEP 440 says (``packaging``): ``0.1.12rc1`` comes before ``0.1.12``, so it is refused.
+"""
+
+from __future__ import annotations
+
+from ._errors import HostCodegenError
+from ._tvm import tilelang_distribution
+
+__all__ = ["SUPPORTED", "UnsupportedTileLangError", "installed_tilelang", "mode_of", "tilelang_version"]
+
+SUPPORTED = ">=0.1.12,<0.1.16"
+"""The TileLang versions the integration supports (0.1.12 to 0.1.15)."""
+
+_MODES = (
+    # 0.1.12-0.1.13: ``tilelang.engine.lower`` imports the functions of
+    # ``tilelang.backend.host_codegen`` by name.
+    ("registry", ">=0.1.12,<0.1.14"),
+    # 0.1.14-0.1.15: ``BackendModule.get_host_codegen`` / ``preprocess_host_codegen``.
+    ("backend", ">=0.1.14,<0.1.16"),
+)
+
+
+class UnsupportedTileLangError(HostCodegenError):
+    """The installed TileLang is missing or outside :data:`SUPPORTED`."""
+
+
+def tilelang_version() -> str | None:
+    """The installed TileLang's version (its distribution metadata, the rule of
+    :func:`tilelang_hostcg._tvm.tilelang_distribution`), or ``None``."""
+    dist = tilelang_distribution()
+    return None if dist is None else str(dist.version)
+
+
+def installed_tilelang() -> str:
+    """The installed TileLang's version; :class:`UnsupportedTileLangError` when there is none."""
+    found = tilelang_version()
+    if found is None:
+        raise UnsupportedTileLangError(
+            f"TileLang is not installed; tilelang_hostcg.tilelang supports tilelang{SUPPORTED} "
+            "(0.1.12 to 0.1.15): `pip install tilelang-hostcg[tilelang]`")
+    return found
+
+
+def mode_of(version: str) -> str:
+    """Which of TileLang's APIs ``version`` has: ``"registry"`` (0.1.12-0.1.13) or
+    ``"backend"`` (0.1.14-0.1.15). Pre-releases, post-releases and local versions count
+    as PEP 440 orders them; any other version raises :class:`UnsupportedTileLangError`."""
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        parsed: Version | None = Version(version)
+    except InvalidVersion:
+        parsed = None
+    if parsed is not None:
+        for mode, versions in _MODES:
+            if SpecifierSet(versions).contains(parsed, prereleases=True):
+                return mode
+    raise UnsupportedTileLangError(
+        f"TileLang {version} is not supported by tilelang_hostcg.tilelang: it supports "
+        f"tilelang{SUPPORTED} (0.1.12 to 0.1.15). Install a supported TileLang "
+        "(`pip install 'tilelang>=0.1.12,<0.1.16'`), or use tilelang_hostcg.build() without "
+        "the integration")

@@ -1,0 +1,257 @@
+"""How the integration enters TileLang: TileLang's own codegens and hooks as registry
+defaults, and the attributes it replaces, for each of TileLang's two APIs.
+
+- ``registry`` (TileLang 0.1.12-0.1.13): ``tilelang.engine.lower`` imports
+  ``resolve_host_codegen`` and ``apply_host_codegen_hooks`` from
+  ``tilelang.backend.host_codegen`` by name; those two names in ``tilelang.engine.lower``
+  are replaced. TileLang's own registry (lazy modules included) gives the defaults; its
+  bookkeeping (which kinds it has loaded) is left to TileLang.
+- ``backend`` (TileLang 0.1.14-0.1.15): ``BackendModule.get_host_codegen`` and
+  ``BackendModule.preprocess_host_codegen`` are replaced; every registered backend's
+  ``host_codegens`` and ``host_codegen_hooks`` give the defaults.
+
+Every replaced attribute is recorded with the original object, which :func:`undo` puts
+back (``is``-identical), and every default registered is removed again.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from dataclasses import dataclass, field
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+from ._global_func import GlobalFuncBuild
+from ._names import CODEGEN_GROUP, HOOK_GROUP
+from ._types import HostCodegen, HostCodegenHook, Origin
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ._registry import Registry
+
+__all__ = ["DEFAULT_PREFIX", "State", "enter", "patch", "undo"]
+
+DEFAULT_PREFIX = "tilelang-"
+"""Names of TileLang's own codegens and hooks in the registry: ``tilelang-<kind>``."""
+
+_BACKEND: contextvars.ContextVar[Any] = contextvars.ContextVar("tilelang_hostcg_backend", default=None)
+
+
+class _StockBuild(GlobalFuncBuild):
+    """TileLang's own build callback, with the TVM global function it calls (when known)
+    so that a missing function makes the default not match."""
+
+    __slots__ = ("stock",)
+
+    def __init__(self, global_func_name: str, stock: Callable[..., Any]) -> None:
+        super().__init__(global_func_name)
+        self.stock = stock
+
+    def __call__(self, mod: Any, target_host: Any) -> Any:
+        return self.stock(mod, target_host)
+
+    def __repr__(self) -> str:
+        return f"tilelang({self.global_func_name!r})"
+
+
+@dataclass
+class State:
+    """What one :func:`enter` did: the registry, the replaced attributes, the defaults."""
+
+    registry: Registry
+    version: str
+    mode: str  # "registry" (0.1.12-0.1.13) or "backend" (0.1.14-0.1.15)
+    origin: Origin
+    patches: list[tuple[Any, str, Any]] = field(default_factory=list)
+    codegens: dict[str, HostCodegen] = field(default_factory=dict)
+    hooks: dict[str, HostCodegenHook] = field(default_factory=dict)
+    checked: dict[int, tuple[HostCodegen, HostCodegen]] = field(default_factory=dict)
+
+
+def enter(state: State, *, patch_tilelang: bool) -> None:
+    """Register TileLang's own codegens and hooks in ``state.registry`` as defaults and,
+    with ``patch_tilelang``, replace TileLang's functions so that they use the registry.
+    On failure the caller runs :func:`undo`."""
+    if state.mode == "registry":
+        _enter_registry_mode(state, patch_tilelang=patch_tilelang)
+    else:
+        _enter_backend_mode(state, patch_tilelang=patch_tilelang)
+
+
+def undo(state: State) -> None:
+    """Put TileLang's original attributes back and remove TileLang's defaults."""
+    for owner, name, original in reversed(state.patches):
+        setattr(owner, name, original)
+    state.patches.clear()
+    registry = state.registry
+    for kind, codegen in state.codegens.items():
+        if any(r.obj is codegen for r in registry.registrations(CODEGEN_GROUP, kind)):
+            registry.unregister_host_codegen(kind, codegen.name)
+    for kind, hook in state.hooks.items():
+        if any(r.obj is hook for r in registry.registrations(HOOK_GROUP, kind)):
+            registry.unregister_host_codegen_hook(kind, hook.name)
+    state.codegens.clear()
+    state.hooks.clear()
+
+
+def patch(state: State, owner: Any, name: str, value: Any) -> None:
+    """Replace ``owner.name`` with ``value`` (its ``__wrapped__`` is the original), to be
+    put back by :func:`undo`."""
+    original = owner.__dict__[name] if isinstance(owner, type) else getattr(owner, name)
+    value.__wrapped__ = original
+    state.patches.append((owner, name, original))
+    setattr(owner, name, value)
+
+
+def _closure_global_func(build: Any) -> str | None:
+    """The TVM global function a ``global_func_host_codegen`` closure of TileLang calls."""
+    code = getattr(build, "__code__", None)
+    cells = getattr(build, "__closure__", None)
+    if code is None or not cells or "global_func_name" not in code.co_freevars:
+        return None
+    value = cells[code.co_freevars.index("global_func_name")].cell_contents
+    return value if isinstance(value, str) else None
+
+
+def _add_default(state: State, kind: str, stock_build: Callable[..., Any], func_name: str | None,
+                 ) -> None:
+    """Register TileLang's own codegen for ``kind`` as a default, once. The ``origin``
+    (TileLang) keeps it TileLang's even when a plugin's import runs this."""
+    if kind in state.codegens:
+        return
+    build: Callable[..., Any] = (_StockBuild(func_name, stock_build) if func_name else stock_build)
+    codegen = HostCodegen(DEFAULT_PREFIX + kind, build)
+    state.registry.register_host_codegen(kind, codegen, origin=state.origin, default=True)
+    state.codegens[kind] = codegen
+
+
+def _add_hook(state: State, kind: str, apply: Callable[..., Any]) -> None:
+    """Register a hook that runs TileLang's own hooks of ``kind``, once."""
+    if kind in state.hooks:
+        return
+    hook = HostCodegenHook(DEFAULT_PREFIX + kind, apply)
+    state.registry.register_host_codegen_hook(kind, hook, origin=state.origin)
+    state.hooks[kind] = hook
+
+
+def _is_default(state: State, codegen: Any) -> bool:
+    return any(codegen is c for c in state.codegens.values())
+
+
+def _checked(state: State, chosen: HostCodegen) -> HostCodegen:
+    """``chosen`` as TileLang calls it (``.lower(mod, target_host)``), building through the
+    registry's ``build_host`` so that a build returning anything but a runtime ``Module``
+    is a :class:`~tilelang_hostcg.PluginCallbackError` naming the codegen and its origin,
+    before TileLang or TVM sees the value. One object per codegen."""
+    held = state.checked.get(id(chosen))
+    if held is not None and held[0] is chosen:
+        return held[1]
+    registry = state.registry
+
+    def build(mod: Any, target_host: Any) -> Any:
+        return registry.build_host(mod, target_host)
+
+    wrapper = HostCodegen(chosen.name, build, chosen.supports_target, chosen.priority)
+    state.checked[id(chosen)] = (chosen, wrapper)
+    return wrapper
+
+
+# ---------------------------------------------------------------- 0.1.12-0.1.13
+def _enter_registry_mode(state: State, *, patch_tilelang: bool) -> None:
+    # By module path: ``tilelang.engine.lower`` as an attribute is the function ``lower``.
+    hc = import_module("tilelang.backend.host_codegen")
+    lower = import_module("tilelang.engine.lower")
+
+    stock_resolve = lower.resolve_host_codegen
+    stock_apply = lower.apply_host_codegen_hooks
+    registry = state.registry
+
+    def sync_codegens(kind: str) -> None:
+        if kind in state.codegens or not (kind in hc._LAZY_HOST_CODEGENS or kind in hc._HOST_CODEGENS):
+            return
+        lazy = hc._LAZY_HOST_CODEGENS.get(kind)
+        if lazy is not None and kind not in hc._HOST_CODEGENS:
+            # TileLang's own module for the kind, imported as TileLang would at first use;
+            # which kinds TileLang has loaded (_LOADED_HOST_CODEGENS) stays TileLang's.
+            import_module(lazy)
+        names = {_closure_global_func(c.build) for c in hc._HOST_CODEGENS.get(kind, ())}
+        func_name = names.pop() if len(names) == 1 else None
+
+        def build(mod: Any, target_host: Any) -> Any:
+            return stock_resolve(target_host).lower(mod, target_host)
+
+        _add_default(state, kind, build, func_name)
+
+    def sync_hooks(kind: str) -> None:
+        if kind in state.hooks or not (kind in hc._LAZY_HOST_CODEGEN_HOOKS
+                                       or kind in hc._HOST_CODEGEN_HOOKS):
+            return
+        _add_hook(state, kind, stock_apply)
+
+    def resolve_host_codegen(target_host: Any) -> Any:
+        sync_codegens(target_host.kind.name)
+        chosen = registry.resolve_host_codegen(target_host)
+        return stock_resolve(target_host) if _is_default(state, chosen) else _checked(state, chosen)
+
+    def apply_host_codegen_hooks(mod: Any, target_host: Any, target: Any) -> Any:
+        if target is None:
+            return mod
+        sync_hooks(target.kind.name)
+        return registry.apply_host_codegen_hooks(mod, target_host, target)
+
+    for kind in sorted(set(hc._LAZY_HOST_CODEGENS) | set(hc._HOST_CODEGENS)):
+        sync_codegens(kind)
+    for kind in sorted(set(hc._LAZY_HOST_CODEGEN_HOOKS) | set(hc._HOST_CODEGEN_HOOKS)):
+        sync_hooks(kind)
+    if not patch_tilelang:
+        return
+    patch(state, lower, "resolve_host_codegen", resolve_host_codegen)
+    patch(state, lower, "apply_host_codegen_hooks", apply_host_codegen_hooks)
+
+
+# ---------------------------------------------------------------- 0.1.14-0.1.15
+def _enter_backend_mode(state: State, *, patch_tilelang: bool) -> None:
+    backend_module = import_module("tilelang.backend.module")
+    cls = backend_module.BackendModule
+    stock_get = cls.__dict__["get_host_codegen"]
+    stock_pre = cls.__dict__["preprocess_host_codegen"]
+    registry = state.registry
+
+    def run_stock_hooks(mod: Any, target_host: Any, target: Any) -> Any:
+        backend = _BACKEND.get()
+        if backend is None:  # called outside TileLang (e.g. tilelang_hostcg.build)
+            backend = next((b for b in backend_module.list_backends().values()
+                            if b.matches(target)), None)
+            if backend is None:
+                return mod
+        return stock_pre(backend, mod, target_host, target)
+
+    def sync(backend: Any) -> None:
+        for kind, codegen in backend.host_codegens.items():
+            _add_default(state, kind, codegen.build, _closure_global_func(codegen.build))
+        for kind in backend.host_codegen_hooks:
+            _add_hook(state, kind, run_stock_hooks)
+
+    def get_host_codegen(self: Any, target_host: Any) -> Any:
+        sync(self)
+        chosen = registry.resolve_host_codegen(target_host)
+        return stock_get(self, target_host) if _is_default(state, chosen) else _checked(state, chosen)
+
+    def preprocess_host_codegen(self: Any, mod: Any, target_host: Any, target: Any) -> Any:
+        sync(self)
+        require = getattr(self, "_require_target", None)
+        if require is not None:
+            require(target)
+        token = _BACKEND.set(self)
+        try:
+            return registry.apply_host_codegen_hooks(mod, target_host, target)
+        finally:
+            _BACKEND.reset(token)
+
+    for backend in backend_module.list_backends().values():
+        sync(backend)
+    if not patch_tilelang:
+        return
+    patch(state, cls, "get_host_codegen", get_host_codegen)
+    patch(state, cls, "preprocess_host_codegen", preprocess_host_codegen)
