@@ -272,7 +272,7 @@ def test_interrupt_during_import_propagates_and_can_retry(env: PluginEnvironment
         out["after"] = snapshot()
         out["markers"] = markers()[len(out["before"][1]):]
         out["source"] = [s["state"] for s in sources() if s["distribution"] == "hcgt-f-interrupt"]
-        out["stack"] = len(sys.modules["tilelang_hostcg._loading"].LOCAL.stack)
+        out["stack"] = len(sys.modules["tilelang_hostcg._attribution"].loads_here())
         out["others"] = [resolve("cuda_host"), apply_hooks("cuda")]
         out["second"] = attempt(lambda: resolve("test"))
         out["third"] = resolve("test")

@@ -55,7 +55,7 @@ def test_errors_raised_by_the_public_api_are_exported():
 
     import tilelang_hostcg
 
-    internal = {"InputError", "LockFileError", "UnknownKindError", "DeviceHostError", "CliError",
+    internal = {"InputError", "LockFileError", "UnknownKindError", "CliError",
                 "UsageError", "UnsafeFileError", "CacheFolderError",  # the command line's own
                 "UnusableMetadata"}  # caught inside a scan: one warning per skipped distribution
     for info in pkgutil.iter_modules(tilelang_hostcg.__path__):
@@ -67,3 +67,9 @@ def test_errors_raised_by_the_public_api_are_exported():
                     and not name.startswith("_") and name not in internal):
                 assert name in tilelang_hostcg.__all__, (info.name, name)
                 assert getattr(tilelang_hostcg, name) is obj
+
+
+def test_import_alone_does_not_import_typing():
+    probe = "import sys, tilelang_hostcg\nprint('typing' in sys.modules, 're' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True, text=True)
+    assert out.stdout.split() == ["False", "False"]

@@ -20,7 +20,7 @@ from tilelang_hostcg import (
     global_func_host_codegen,
 )
 from tilelang_hostcg._discovery import AdvertisedEntryPoint, PlannedSource
-from tilelang_hostcg._types import CODEGEN_GROUP, HOOK_GROUP
+from tilelang_hostcg._names import CODEGEN_GROUP, HOOK_GROUP
 
 LLVM_BUILD = global_func_host_codegen("target.build.llvm")
 C_BUILD = global_func_host_codegen("target.build.c")
@@ -498,3 +498,34 @@ def test_plugin_may_register_only_for_kinds_its_distribution_advertises(modules)
     in_code.register_lazy_host_codegen("llvm", name)
     assert in_code.resolve_host_codegen(Target("llvm")).name == "own"
     assert in_code.resolve_host_codegen(Target("c")).name == "side-door"
+
+
+def test_resolution_record_gives_every_verdict_and_the_choice():
+    def raises(target):
+        raise RuntimeError("exploded")
+
+    registry = Registry()
+    registry.register_host_codegen("llvm", codegen("one", priority=40, when=lambda t: 1))
+    registry.register_host_codegen("llvm", codegen("none", priority=30, when=lambda t: None))
+    registry.register_host_codegen("llvm", codegen("raises", priority=20, when=raises))
+    registry.register_host_codegen("llvm", codegen("false", priority=10, when=lambda t: False))
+    registry.register_host_codegen("llvm", codegen("true", when=lambda t: True))
+    registry.register_host_codegen("llvm", HostCodegen(
+        "nobuild", global_func_host_codegen("target.build.does_not_exist"), priority=50))
+    with pytest.warns(PluginWarning) as caught:
+        record = registry.resolution(Target("llvm"))
+    verdicts = {c.registration.name: (c.verdict, c.buildable) for c in record.candidates}
+    assert verdicts == {
+        "nobuild": ("missing-build", False), "one": ("not-bool", True),
+        "none": ("not-bool", True), "raises": ("raised", True), "false": ("no-match", True),
+        "true": ("match", True)}
+    assert record.choice is not None and record.choice.registration.name == "true"
+    assert record.why == "only" and record.error is None
+    assert [c.registration.name for c in record.matching] == ["true"]
+    messages = " ".join(str(w.message) for w in caught)
+    assert "'one'" in messages and "'none'" in messages and "exploded" in messages
+    # Resolution and the listing of allowed codegens give the record's answer.
+    with pytest.warns(PluginWarning):
+        assert registry.resolve_host_codegen(Target("llvm")).name == "true"
+    with pytest.warns(PluginWarning):
+        assert registry.allowed_host_codegens_for_target(Target("llvm")) == ["true"]

@@ -202,7 +202,7 @@ def test_tvm_requirements_know_both_providers(requires, installed, problem):
 
 # ------------------------------------------------------------------ build driver
 def test_build_rejects_a_device_target_as_host_with_our_error():
-    from tilelang_hostcg._build import DeviceAsHostError
+    from tilelang_hostcg import DeviceAsHostError
 
     with pytest.raises(DeviceAsHostError, match="'cuda' of 'cuda' is a device kind") as info:
         tilelang_hostcg.build(gpu_vector_add, Target("cuda", host="cuda"))

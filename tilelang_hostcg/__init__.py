@@ -8,8 +8,10 @@ from __future__ import annotations
 
 __version__ = "0.1.0"  # the distribution's version too (pyproject.toml reads it from here)
 
-TYPE_CHECKING = False  # typing costs import time; type checkers treat this name as True
-
+# Not ``from typing import TYPE_CHECKING``: ``import tilelang_hostcg`` alone stays under a
+# millisecond, where importing ``typing`` (which imports ``re``) costs several. Type
+# checkers read this name as True.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ._api import (
         allowed_host_codegens_for_target,
@@ -24,7 +26,6 @@ if TYPE_CHECKING:
         register_lazy_host_codegen_hooks,
         resolve_host_codegen,
     )
-    from ._build import DeviceAsHostError
     from ._discovery import Controls
     from ._errors import (
         AmbiguousHostCodegenError,
@@ -38,7 +39,11 @@ if TYPE_CHECKING:
         TargetParseError,
     )
     from ._global_func import global_func_host_codegen
-    from ._registry import Registration, Registry, SourceInfo
+    from ._inputs import DeviceAsHostError
+    from ._registry import Registry
+    from ._resolution import Candidate, Resolution
+    from ._sources import SourceInfo
+    from ._table import Registration
     from ._targets import parse_target
     from ._tvm import TVMNotFoundError
     from ._types import (
@@ -53,6 +58,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AmbiguousHostCodegenError",
+    "Candidate",
     "Controls",
     "DeviceAsHostError",
     "DuplicateRegistrationError",
@@ -69,6 +75,7 @@ __all__ = [
     "PluginWarning",
     "Registration",
     "Registry",
+    "Resolution",
     "SourceInfo",
     "TVMNotFoundError",
     "TargetParseError",
@@ -95,13 +102,16 @@ _WHERE = {
              "build_host", "default_registry", "refresh", "register_host_codegen",
              "register_host_codegen_hook", "register_lazy_host_codegen",
              "register_lazy_host_codegen_hooks", "resolve_host_codegen"),
-    "_build": ("DeviceAsHostError",),
     "_discovery": ("Controls",),
     "_errors": ("AmbiguousHostCodegenError", "DuplicateRegistrationError", "HostCodegenError",
                 "MissingGlobalFuncError", "NoHostCodegenError", "PluginCallbackError", "PluginLoadError",
                 "PluginWarning", "TargetParseError"),
     "_global_func": ("global_func_host_codegen",),
-    "_registry": ("Registration", "Registry", "SourceInfo"),
+    "_inputs": ("DeviceAsHostError",),
+    "_registry": ("Registry",),
+    "_resolution": ("Candidate", "Resolution"),
+    "_sources": ("SourceInfo",),
+    "_table": ("Registration",),
     "_targets": ("parse_target",),
     "_tvm": ("TVMNotFoundError",),
     "_types": ("HostCodegen", "HostCodegenFunc", "HostCodegenHook", "HostCodegenHookFunc",
@@ -115,9 +125,7 @@ def __getattr__(name: str) -> object:
     module = _MODULE_OF.get(name)
     if module is None:
         raise AttributeError(f"module 'tilelang_hostcg' has no attribute {name!r}")
-    from importlib import import_module
-
-    value = getattr(import_module(f"{__name__}.{module}"), name)
+    value = getattr(__import__(f"{__name__}.{module}", fromlist=[name]), name)
     globals()[name] = value  # later lookups skip this function
     return value
 

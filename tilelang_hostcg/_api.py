@@ -8,14 +8,12 @@ the registry that loads it (an isolated test registry included).
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING, Any
 
-from ._loading import ACTIVE, LOCAL, current_load
+from ._attribution import ACTIVE, current_load, loads_here
 from ._registry import Registry
 
-TYPE_CHECKING = False  # typing costs import time on the first-use path; checkers read True
 if TYPE_CHECKING:
-    from typing import Any
-
     from tvm.ir import IRModule
     from tvm.runtime import Module
     from tvm.target import Target
@@ -51,34 +49,30 @@ def default_registry() -> Registry:
 
 def _current() -> Registry:
     """The registry loading a plugin in this thread, else the default one."""
-    stack = LOCAL.stack
-    if stack:
-        return stack[-1].registry
+    if ACTIVE:  # a plugin is being loaded somewhere (see ACTIVE: false is never stale)
+        stack = loads_here()
+        if stack:
+            registry: Registry = stack[-1].registry
+            return registry
     return _default[0] if _default else default_registry()
 
 
 def _registering() -> Registry:
     """Where a registration goes: the registry loading a plugin in this thread, or in a
     thread that such a plugin started (and waits for), else the default one."""
-    if ACTIVE:
-        load = current_load()
-        if load is not None:
-            return load.registry
+    load = current_load()
+    if load is not None:
+        registry: Registry = load.registry
+        return registry
     return _default[0] if _default else default_registry()
 
 
 def resolve_host_codegen(target_host: Target | str | dict[str, Any]) -> HostCodegen:
     """Resolve the host codegen for ``target_host`` (a ``Target``, kind name, dict or JSON
     text; see :meth:`Registry.resolve_host_codegen`)."""
-    if ACTIVE:  # a plugin is being imported somewhere (a plain list test: the hot path)
-        stack = LOCAL.stack
-        if stack:
-            return stack[-1].registry.resolve_host_codegen(target_host)
-    try:
-        registry = _default[0]
-    except IndexError:
-        registry = default_registry()
-    return registry.resolve_host_codegen(target_host)
+    if ACTIVE:  # the hot path skips the thread-local lookup (see ACTIVE)
+        return _current().resolve_host_codegen(target_host)
+    return (_default[0] if _default else default_registry()).resolve_host_codegen(target_host)
 
 
 def allowed_host_codegens_for_target(target_host: Target | str | dict[str, Any]) -> list[str]:
@@ -119,7 +113,8 @@ def refresh() -> None:
     default_registry().refresh()
 
 
-def build_host(host_mod: IRModule, target_host: Target, target: Target | None = None) -> Module:
+def build_host(host_mod: IRModule, target_host: Target | str | dict[str, Any],
+               target: Target | str | dict[str, Any] | None = None) -> Module:
     """Apply hooks, resolve the host codegen and build ``host_mod`` (default registry)."""
     return _current().build_host(host_mod, target_host, target)
 

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
 from ._errors import HostCodegenError
+from ._inputs import DeviceAsHostError
 from ._targets import default_host, is_host_target, parse_target
+from ._tvm import describe_tvm, get_global_func, import_tvm
 
-TYPE_CHECKING = False  # typing costs import time on the first-use path; checkers read True
 if TYPE_CHECKING:
-    from typing import Any
-
     from tvm.ir import IRModule
     from tvm.runtime import Module
     from tvm.target import Target
@@ -16,22 +19,7 @@ if TYPE_CHECKING:
 
     from ._registry import Registry
 
-__all__ = ["DeviceAsHostError", "build", "build_host", "split_host_device"]
-
-
-class DeviceAsHostError(HostCodegenError):
-    """A device target (``cuda``, ``rocm``, ...) was given where a host target is needed."""
-
-    def __init__(self, message: str, *, kind: str) -> None:
-        super().__init__(message)
-        self.kind = kind
-
-
-def build_host(registry: Registry, host_mod: IRModule, target_host: Target,
-               target: Target | None = None) -> Module:
-    """Apply the hooks of ``target``'s kind to ``host_mod``, resolve the host codegen for
-    ``target_host`` and build the host module with it."""
-    return registry.build_host(host_mod, target_host, target)
+__all__ = ["build", "split_host_device"]
 
 
 def split_host_device(mod: IRModule) -> tuple[IRModule, dict[Target, IRModule]]:
@@ -56,8 +44,6 @@ def split_host_device(mod: IRModule) -> tuple[IRModule, dict[Target, IRModule]]:
 
 
 def _device_build(mod: IRModule, target: Target) -> Module:
-    from ._tvm import describe_tvm, get_global_func
-
     name = "target.build." + target.kind.name
     func = get_global_func(name)
     if func is None:
@@ -84,16 +70,12 @@ def _pipeline(tvm: Any, target: Target, pipeline: Any) -> tuple[Any, Any, Any]:
     if isinstance(got, tuple) and len(got) == 3:
         return got[0], got[1], got[2]
     try:
-        from importlib import import_module
-
         module: Any = import_module(tirx.__name__ + ".pipeline")
     except ImportError:
         module = None
     finalize_host = getattr(module, "finalize_host_passes", None)
     finalize_device = getattr(module, "finalize_device_passes", None)
     if finalize_host is None or finalize_device is None:
-        from ._tvm import describe_tvm
-
         raise HostCodegenError(
             f"the TVM in use ({describe_tvm()}) gives no finalization passes for TIR pipeline "
             f"{pipeline!r} (neither from tvm.tirx.get_tir_pipeline nor in tvm.tirx.pipeline); "
@@ -103,8 +85,6 @@ def _pipeline(tvm: Any, target: Target, pipeline: Any) -> tuple[Any, Any, Any]:
 
 def _device_key(target: Target) -> str:
     """A device target's text without its host (device functions lose the host in the split)."""
-    import json
-
     fields = dict(target.export())
     fields.pop("host", None)
     return json.dumps(fields, sort_keys=True, default=str)
@@ -130,8 +110,6 @@ def build(registry: Registry, func_or_mod: PrimFunc | IRModule, target: Any = No
     ``target`` is a ``Target``, a kind name or TVM's JSON form (text or dict); a
     device target's host is its ``host`` or TVM's default host.
     """
-    from ._tvm import import_tvm
-
     tvm = import_tvm()
     from tvm.target import Target
     from tvm.tirx import PrimFunc

@@ -8,28 +8,31 @@ order and adds the plugin warnings nothing else reported.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import __version__
 from ._discovery import ControlProblem, Controls, DiscoveryIndex, declaration_problems, normalize_name
-from ._errors import AmbiguousHostCodegenError, HostCodegenError
+from ._errors import AmbiguousHostCodegenError
 from ._inputs import UnknownKindError
 from ._lockfile import lock_drift, read_lock
-from ._registry import Registration, Registry, SourceInfo, build_available
+from ._names import CODEGEN_GROUP, HOOK_GROUP
+from ._registry import Registry
 from ._report import (
     SCHEMA,
     Doc,
-    _build_function,
-    _capture,
-    _controls,
-    _is_core,
-    _lock_from,
-    _Session,
-    _tvm_version,
+    Session,
+    capture,
+    controls_doc,
+    is_core,
+    lock_from,
+    tvm_version,
 )
-from ._targets import canonical_kind
-from ._types import CODEGEN_GROUP, HOOK_GROUP
+from ._resolution import Resolution, missing_build
+from ._sources import SourceInfo
+from ._table import Registration
+from ._targets import canonical_kind, is_host_target, parse_target
+from ._tvm import import_tvm, tvm_document
 
 __all__ = ["check_document"]
 
@@ -49,6 +52,7 @@ class _Checked:
     require_hooks: list[str]
     locked: Doc | None
     lock_path: str | None
+    resolutions: dict[str, Resolution | None] = field(default_factory=dict)
 
 
 def _problem(code: str, message: str, *, severity: str = "error", kind: str | None = None,
@@ -59,56 +63,65 @@ def _problem(code: str, message: str, *, severity: str = "error", kind: str | No
             "entry_point": entry_point}
 
 
-def problem_text(info: SourceInfo) -> str:
-    """One line on a broken or incompatible entry point."""
-    what = info.origin.describe()
-    if info.state == "incompatible":
-        return f"plugin {what} is incompatible: {info.reason}"
-    err = info.error
-    detail = f"{type(err).__name__}: {err}" if err is not None else "failed to load"
-    return f"plugin {what} failed to load: {detail}"
+def _resolution(c: _Checked, kind: str) -> Resolution | None:
+    """The resolution record of the default ``Target(kind)`` (``None`` for a kind TVM does
+    not know), computed once per run."""
+    if kind not in c.resolutions:
+        c.resolutions[kind] = (c.registry.resolution(parse_target(kind)) if kind in c.known
+                               else None)
+    return c.resolutions[kind]
 
 
 # ---------------------------------------------------------------------- one check per code
 def _check_sources(c: _Checked) -> list[Doc]:
     """``broken`` and ``incompatible``: entry points that did not load."""
-    out = []
-    for info in c.sources:
-        if info.state not in ("broken", "incompatible"):
-            continue
-        dist = info.origin.distribution
-        if info.state == "incompatible":
-            advice = (f"install a release of {dist!r} that supports the installed versions, or "
-                      f"skip it with TILELANG_HOSTCG_DISABLE={dist}")
-        elif dist is None:
-            advice = f"fix the import path {info.value!r}"
-        else:
-            advice = (f"fix or reinstall {dist!r} (pip install --force-reinstall {dist}), or "
-                      f"skip it with TILELANG_HOSTCG_DISABLE={dist}")
-        out.append(_problem(info.state, f"{problem_text(info)}; {advice}",
-                            kind=canonical_kind(info.kind), group=info.group, distribution=dist,
-                            version=info.origin.version, entry_point=info.origin.entry_point))
-    return out
+    return [_problem(info.state, f"{info.failure_text()}; {info.advice()}",
+                     kind=canonical_kind(info.kind), group=info.group,
+                     distribution=info.origin.distribution, version=info.origin.version,
+                     entry_point=info.origin.entry_point)
+            for info in c.sources if info.state in ("broken", "incompatible")]
 
 
 def _check_required(c: _Checked) -> list[Doc]:
-    """``missing-codegen`` and ``missing-hook``: a required kind nothing serves."""
+    """``missing-codegen`` and ``missing-hook``: a required kind nothing serves. A codegen
+    serves when it can build with the TVM in use, as resolution judges it."""
     out = []
-    for group, wanted, regs in ((CODEGEN_GROUP, c.require, c.codegens),
-                                (HOOK_GROUP, c.require_hooks, c.hooks)):
-        have = {r.kind for r in regs}
-        for kind in wanted:
-            canon = canonical_kind(kind)
-            if canon not in have:
-                out.append(_missing(group, kind, [s for s in c.sources if s.group == group
-                                                  and canonical_kind(s.kind) == canon]))
+    for kind in c.require:
+        canon = canonical_kind(kind)
+        resolution = _resolution(c, canon)
+        if resolution is not None:
+            unusable = [cand.registration for cand in resolution.candidates
+                        if not cand.buildable]
+            usable = len(resolution.buildable)
+        else:  # a kind only a plugin knows: its registrations, judged by the same rule
+            regs = [r for r in c.codegens if r.kind == canon]
+            unusable = [r for r in regs if missing_build(r.obj) is not None]
+            usable = len(regs) - len(unusable)
+        if not usable:
+            out.append(_missing(CODEGEN_GROUP, kind, _providers(c, CODEGEN_GROUP, canon),
+                                unusable))
+    have = {r.kind for r in c.hooks}
+    for kind in c.require_hooks:
+        canon = canonical_kind(kind)
+        if canon not in have:
+            out.append(_missing(HOOK_GROUP, kind, _providers(c, HOOK_GROUP, canon), []))
     return out
 
 
-def _missing(group: str, kind: str, providers: Sequence[SourceInfo]) -> Doc:
+def _providers(c: _Checked, group: str, kind: str) -> list[SourceInfo]:
+    return [s for s in c.sources if s.group == group and canonical_kind(s.kind) == kind]
+
+
+def _missing(group: str, kind: str, providers: Sequence[SourceInfo],
+             unusable: Sequence[Registration]) -> Doc:
     noun = "host codegen" if group == CODEGEN_GROUP else "host codegen hook"
     flag = "--require" if group == CODEGEN_GROUP else "--require-hook"
     message = f"required kind {kind!r} ({flag}) has no {noun}"
+    if unusable:
+        listed = ", ".join(f"{r.name!r} ({r.origin.describe()}) needs TVM global function "
+                           f"{missing_build(r.obj)!r}" for r in unusable)
+        message += (f" that can build with the TVM in use ({tvm_version()}): {listed}; install "
+                    "a TVM build that provides it, or a plugin whose codegen of the kind does")
     notes = []
     for info in providers:
         if info.state == "disabled":
@@ -120,7 +133,7 @@ def _missing(group: str, kind: str, providers: Sequence[SourceInfo]) -> Doc:
             notes.append(f"{info.origin.distribution!r} provides it but failed to load")
     if notes:
         message += ": " + "; ".join(notes)
-    else:
+    elif not unusable:
         message += "; install a plugin distribution that provides it"
     code = "missing-codegen" if group == CODEGEN_GROUP else "missing-hook"
     return _problem(code, message, kind=canonical_kind(kind), group=group)
@@ -135,15 +148,13 @@ def _check_unknown_kinds(c: _Checked) -> list[Doc]:
             names = ", ".join(f"{r.name!r} ({r.origin.describe()})" for r in where)
             out.append(_problem(
                 "unknown-kind", f"{names} registered for kind {kind!r}, which is not a target "
-                f"kind of the installed TVM ({_tvm_version()}); nothing can resolve to it until "
+                f"kind of the installed TVM ({tvm_version()}); nothing can resolve to it until "
                 "TVM knows the kind", severity="warning", kind=kind, group=group,
                 distribution=where[0].origin.distribution))
     return out
 
 
 def _host_kinds(c: _Checked) -> list[str]:
-    from ._targets import is_host_target, parse_target
-
     return [k for k in sorted({r.kind for r in c.codegens} & c.known)
             if is_host_target(parse_target(k))]
 
@@ -166,39 +177,39 @@ def _check_device_kinds(c: _Checked) -> list[Doc]:
 
 def _check_ambiguous(c: _Checked) -> list[Doc]:
     """``ambiguous``: a tie across distributions on the default ``Target(kind)``."""
-    from ._targets import parse_target
-
     out = []
     for kind in _host_kinds(c):
-        try:
-            c.registry.resolve_host_codegen(parse_target(kind))
-        except AmbiguousHostCodegenError as exc:
+        resolution = _resolution(c, kind)
+        error = resolution.error if resolution is not None else None
+        # No match for the default target is legitimate (variant codegens), and a plugin
+        # that failed to load is reported by _check_sources.
+        if isinstance(error, AmbiguousHostCodegenError):
             out.append(_problem(
-                "ambiguous", f"{exc} (judged on the default target {kind!r})", kind=kind,
-                group=CODEGEN_GROUP, distribution=", ".join(d for _, d in exc.candidates)))
-        except HostCodegenError:
-            # No match for the default target is legitimate (variant codegens), and a
-            # plugin that failed to load is reported by _check_sources.
-            pass
+                "ambiguous", f"{error} (judged on the default target {kind!r})", kind=kind,
+                group=CODEGEN_GROUP, distribution=", ".join(d for _, d in error.candidates)))
     return out
 
 
 def _check_build_functions(c: _Checked) -> list[Doc]:
-    """``missing-build-function``: a codegen's TVM global function is missing."""
+    """``missing-build-function``: a codegen's TVM global function is missing. For the
+    core's own codegens and a client's defaults, which follow the TVM's build options
+    (no LLVM in TileLang's TVM), it is information about the TVM in use; for a plugin's
+    own codegen, an error."""
     out = []
     for reg in c.codegens:
-        if build_available(reg.obj):
+        missing = missing_build(reg.obj)
+        if missing is None:
             continue
-        # The core's own codegens (and a client's defaults) follow TVM's build options (no
-        # LLVM in TileLang's TVM): a capability of the TVM, not a broken install.
-        core_or_default = _is_core(reg.origin.distribution) or reg.default
+        info = is_core(reg.origin.distribution) or reg.default
         out.append(_problem(
             "missing-build-function",
             f"host codegen {reg.name!r} for kind {reg.kind!r} ({reg.origin.describe()}) calls "
-            f"TVM global function {_build_function(reg)!r}, which the installed TVM "
-            f"({_tvm_version()}) does not provide; install a TVM build with it, or a release of "
-            "the plugin built for this TVM", severity="warning" if core_or_default else "error",
-            kind=reg.kind, group=CODEGEN_GROUP,
+            f"TVM global function {missing!r}, which the installed TVM ({tvm_version()}) does "
+            "not provide; " + (
+                "it is not used with this TVM (a capability of the TVM, not a problem of the "
+                "installation)" if info else
+                "install a TVM build with it, or a release of the plugin built for this TVM"),
+            severity="info" if info else "error", kind=reg.kind, group=CODEGEN_GROUP,
             distribution=reg.origin.distribution, version=reg.origin.version,
             entry_point=reg.origin.entry_point))
     return out
@@ -237,7 +248,7 @@ def _check_lock(c: _Checked) -> list[Doc]:
     """``lock-added``, ``lock-removed``, ``lock-changed``: drift from the lock file."""
     if c.locked is None or c.lock_path is None:
         return []
-    current = _lock_from(c.registry, c.sources)
+    current = lock_from(c.registry, c.sources)
     return [_problem(code, message, kind=kind, distribution=dist, version=version)
             for code, message, kind, dist, version in lock_drift(c.locked, current, c.lock_path)]
 
@@ -260,8 +271,6 @@ def split_kinds(kinds: Iterable[str]) -> list[str]:
 
 
 def _tvm_kinds() -> set[str]:
-    from ._tvm import import_tvm
-
     import_tvm()
     from tvm.target import Target
 
@@ -272,8 +281,6 @@ def validate_required(require: Sequence[str], require_hooks: Sequence[str], know
                       advertised: set[tuple[str, str]]) -> None:
     """Raise :class:`UnknownKindError` for a required kind that is unknown, or of the wrong
     sort for its option (TVM's host/device rule: device type CPU is a host kind)."""
-    from ._targets import is_host_target, parse_target
-
     for group, wanted in ((CODEGEN_GROUP, require), (HOOK_GROUP, require_hooks)):
         flag = "--require" if group == CODEGEN_GROUP else "--require-hook"
         for kind in wanted:
@@ -304,19 +311,19 @@ def check_document(*, require: Sequence[str] = (), require_hooks: Sequence[str] 
     """Load every advertised plugin and report every problem found, in one document.
 
     ``ok`` is false when any problem has severity ``error``; with ``strict`` every
-    warning counts as an error. Raises :class:`~tilelang_hostcg._inputs.UnknownKindError`
+    warning counts as an error (``info`` never does). Raises :class:`UnknownKindError`
     for a required kind that neither TVM nor any plugin knows, a device kind given to
     ``--require`` or a host kind given to ``--require-hook``, and
-    :class:`~tilelang_hostcg._inputs.LockFileError` for an unusable lock file (before
+    :class:`LockFileError` for an unusable lock file (before
     loading any plugin's code).
     """
     locked = read_lock(lock) if lock is not None else None
     kinds, hook_kinds = split_kinds(require), split_kinds(require_hooks)
-    session = _Session()
+    session = Session()
     session.add_client_defaults()
     registry = session.registry
     captured: list[str] = []
-    with _capture(captured):
+    with capture(captured):
         registry.load_all()
         sources = registry.sources()
         known = _tvm_kinds()
@@ -330,12 +337,12 @@ def check_document(*, require: Sequence[str] = (), require_hooks: Sequence[str] 
     problems += _other_warnings(captured, problems, sources)
     if strict:
         for problem in problems:
-            problem["severity"] = "error"
+            if problem["severity"] == "warning":
+                problem["severity"] = "error"
     errors = sum(p["severity"] == "error" for p in problems)
+    infos = sum(p["severity"] == "info" for p in problems)
     dists = sorted({(normalize_name(s.origin.distribution), s.origin.version or "?")
                     for s in sources if s.origin.distribution is not None})
-    from ._tvm import tvm_document
-
     return {
         "schema": SCHEMA,
         "command": "check",
@@ -345,12 +352,13 @@ def check_document(*, require: Sequence[str] = (), require_hooks: Sequence[str] 
         "strict": strict,
         "lock": checked.lock_path,
         "required": {"codegens": kinds, "hooks": hook_kinds},
-        "controls": _controls(checked.controls),
+        "controls": controls_doc(checked.controls),
         "distributions": [{"name": n, "version": v} for n, v in dists],
         "kinds": {"codegens": sorted({r.kind for r in checked.codegens}),
                   "hooks": sorted({r.kind for r in checked.hooks})},
         "problems": problems,
-        "summary": {"errors": errors, "warnings": len(problems) - errors},
+        "summary": {"errors": errors, "warnings": len(problems) - errors - infos,
+                    "info": infos},
     }
 
 

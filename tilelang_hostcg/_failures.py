@@ -1,23 +1,18 @@
-"""The errors of resolution and of the callbacks, written from the registry's state.
-
-Imported when something fails: what is registered for the kind, which provider
-failed to load or was disabled, what the TVM in use lacks, and what to do next.
-"""
-
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from ._errors import AmbiguousHostCodegenError, NoHostCodegenError, PluginCallbackError, PluginLoadError
-from ._registry import build_available
-from ._types import CODEGEN_GROUP
+from ._tvm import describe_tvm
 
-TYPE_CHECKING = False  # typing costs import time; type checkers treat this name as True
 if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
     from tvm.target import Target
 
-    from ._loading import Source
-    from ._registry import Registration, Registry
+    from ._resolution import Candidate
+    from ._sources import SourceInfo
+    from ._table import Registration
     from ._types import HostCodegen, Origin
 
 __all__ = ["ambiguous_error", "bad_build_result", "bad_hook_result", "load_error",
@@ -27,13 +22,11 @@ __all__ = ["ambiguous_error", "bad_build_result", "bad_hook_result", "load_error
 _FIRST_PARTY = {"cuda_host": "tilelang-hostcg-cuda"}
 
 
-def no_codegen_error(registry: Registry, kind: str, host: Target, problems: list[Source],
-                     ) -> Exception:
-    """The error for a host kind nothing matches: the load failure of its provider when
-    one failed, else TileLang's sentence, what is registered and what to do."""
-    if problems:
-        return load_error(f"No host codegen for target host {kind!r}", kind, problems[0])
-    names = [r.obj.name for r in registry._codegens.get(kind, ())]
+def no_codegen_error(kind: str, host: Target, candidates: Sequence[Candidate],
+                     disabled: Sequence[SourceInfo]) -> NoHostCodegenError:
+    """The error for a host kind none of whose ``candidates`` matches: TileLang's sentence,
+    what is registered, what was skipped and what to do."""
+    names = [c.registration.name for c in candidates]
     message = (f"No host codegen registered for target host '{kind}'. "
                f"Available: {', '.join(names) if names else '<none>'}. ")
     if names:
@@ -44,28 +37,22 @@ def no_codegen_error(registry: Registry, kind: str, host: Target, problems: list
         install = f"`pip install {hint}`" if hint else "a plugin that provides it"
         message += (f"Install {install} (see `tilelang-hostcg list`), or register one "
                     "with register_host_codegen()")
-    for source in registry._loader.disabled(CODEGEN_GROUP, kind):
-        message += (f". Distribution {source.origin.distribution!r} provides it but "
-                    f"{source.reason}")
-    message += missing_build_note(registry._codegens.get(kind, ()))
+    for info in disabled:
+        message += f". Distribution {info.origin.distribution!r} provides it but {info.reason}"
+    message += missing_build_note(candidates)
     return NoHostCodegenError(message + ".", kind=kind, available=names)
 
 
-def missing_build_note(regs: Sequence[Registration]) -> str:
-    """A sentence naming the codegens of ``regs`` whose TVM build function is missing."""
-    from ._global_func import required_global_func
-
-    missing = [(r.obj.name, required_global_func(getattr(r.obj, "build", None))) for r in regs
-               if not build_available(r.obj)]
+def missing_build_note(candidates: Sequence[Candidate]) -> str:
+    """A sentence naming the candidates whose TVM build function is missing."""
+    missing = [(c.registration.name, c.detail) for c in candidates if not c.buildable]
     if not missing:
         return ""
-    from ._tvm import describe_tvm
-
     listed = ", ".join(f"{name!r} needs TVM global function {func!r}" for name, func in missing)
     return f". Not usable with the TVM in use ({describe_tvm()}): {listed}"
 
 
-def load_error(what: str, kind: str, source: Source) -> PluginLoadError:
+def load_error(what: str, kind: str, source: SourceInfo) -> PluginLoadError:
     """``what`` as a :class:`PluginLoadError` caused by ``source``'s failure to load."""
     err = PluginLoadError(f"{what}: {source.failure_text()}. {source.advice()}", kind=kind,
                           origin=source.origin)

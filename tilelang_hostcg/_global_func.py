@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing costs import time on the first-use path; checkers read True
-if TYPE_CHECKING:
-    from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ._errors import MissingGlobalFuncError
+from ._tvm import describe_tvm, get_global_func
+
+if TYPE_CHECKING:
     from tvm.ir import IRModule
     from tvm.target import Target
 
 __all__ = ["GlobalFuncBuild", "global_func_host_codegen", "required_global_func"]
+
 
 class GlobalFuncBuild:
     """A ``HostCodegenFunc`` that calls the TVM global function ``global_func_name``.
@@ -29,12 +32,8 @@ class GlobalFuncBuild:
 
     def lookup(self) -> Any:
         """The TVM function; raises :class:`MissingGlobalFuncError` naming it and the TVM in use."""
-        from ._tvm import describe_tvm, get_global_func
-
         func = get_global_func(self.global_func_name)
         if func is None:
-            from ._errors import MissingGlobalFuncError
-
             raise MissingGlobalFuncError(
                 f"TVM global function {self.global_func_name!r} is not registered in the TVM in "
                 f"use ({describe_tvm()}); install a TVM build that provides it, or choose a host "
@@ -44,8 +43,6 @@ class GlobalFuncBuild:
 
     def exists(self) -> bool:
         """Whether the TVM in use provides the function."""
-        from ._tvm import get_global_func
-
         return get_global_func(self.global_func_name) is not None
 
     def __call__(self, mod: IRModule, target_host: Target) -> Any:

@@ -1,8 +1,10 @@
-"""Errors for input given by the user to the command line (exit status 2)."""
+"""Errors for input given by the user (exit status 2 on the command line)."""
 
 from __future__ import annotations
 
-__all__ = ["DeviceHostError", "InputError", "LockFileError", "UnknownKindError"]
+from ._errors import HostCodegenError
+
+__all__ = ["DeviceAsHostError", "InputError", "LockFileError", "UnknownKindError"]
 
 
 class InputError(ValueError):
@@ -27,8 +29,9 @@ class UnknownKindError(InputError):
         self.kind = kind
 
 
-class DeviceHostError(InputError):
-    """A host target (``--host``, or a target's ``host``) is a device target."""
+class DeviceAsHostError(InputError, HostCodegenError):
+    """A device target (``cuda``, ``rocm``, ...) was given where a host target is needed:
+    a target's ``host``, or ``--host`` on the command line. ``kind`` is its kind."""
 
     def __init__(self, message: str, *, kind: str) -> None:
         super().__init__(message)

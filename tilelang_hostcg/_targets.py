@@ -5,12 +5,14 @@ TVM is imported inside the functions that need it, never at module import.
 
 from __future__ import annotations
 
+import json
 import sys
+from typing import TYPE_CHECKING, Any
 
-TYPE_CHECKING = False  # typing costs import time on the first-use path; checkers read True
+from ._errors import TargetParseError
+from ._tvm import import_tvm
+
 if TYPE_CHECKING:
-    from typing import Any
-
     from tvm.target import Target
 
 __all__ = ["KIND_ALIASES", "canonical_kind", "default_host", "host_of", "is_host_target",
@@ -46,8 +48,6 @@ def is_host_target(target: Target) -> bool:
 def default_host() -> Target:
     """TVM's own default host target: ``llvm`` where TVM has LLVM, else ``c``."""
     if not _default_host:
-        from ._tvm import import_tvm
-
         tvm = import_tvm()
         from tvm.target import Target
 
@@ -68,8 +68,6 @@ def host_of(target: Target) -> Target:
 
 
 def _parse_error(message: str) -> Exception:
-    from ._errors import TargetParseError  # here: the errors are off the first-use path
-
     return TargetParseError(message)
 
 
@@ -80,9 +78,7 @@ def parse_target(spec: Any, host: Any = None) -> Target:
     :class:`TargetParseError` (a ``ValueError``) with one line saying what is wrong,
     for anything TVM cannot parse (unknown kind, malformed JSON, bad attribute).
     """
-    if "tvm" not in sys.modules:  # else it is the TVM in use: no need for ._tvm
-        from ._tvm import import_tvm
-
+    if "tvm" not in sys.modules:  # else it is the TVM in use
         import_tvm()  # finds the TVM in use (TileLang's is importable only after tilelang)
     from tvm.target import Target
 
@@ -95,8 +91,6 @@ def parse_target(spec: Any, host: Any = None) -> Target:
             raise _parse_error("empty target: give a kind name such as 'llvm' or TVM's JSON "
                                    "form such as '{\"kind\": \"llvm\"}'")
         if text.startswith("{"):
-            import json  # here, not at module import: first use stays cheaper
-
             try:
                 value = json.loads(text)
             except json.JSONDecodeError as exc:

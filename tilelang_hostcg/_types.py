@@ -4,21 +4,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import FrozenInstanceError, dataclass  # dataclasses: TVM imports it anyway
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-TYPE_CHECKING = False  # typing costs import time on the first-use path; checkers read True
+from ._names import CODEGEN_GROUP, HOOK_GROUP
+
 if TYPE_CHECKING:
-    from typing import Any, TypeAlias
-
     from tvm.ir import IRModule
     from tvm.runtime import Module
     from tvm.target import Target
 
-    from ._hooktype import HostCodegenHook
-
 __all__ = [
+    "CODEGEN_GROUP",  # from ._names, for modules outside the registry that take it from here
     "CODE_ORIGIN",
-    "CODEGEN_GROUP",
     "HOOK_GROUP",
+    "Frozen",
     "HostCodegen",
     "HostCodegenFunc",
     "HostCodegenHook",
@@ -38,32 +37,10 @@ HostCodegenHookFunc: TypeAlias = Callable[["IRModule", "Target", "Target"], "IRM
 TargetPredicate: TypeAlias = Callable[["Target"], bool]
 """Decide whether a codegen or hook serves a given target."""
 
-CODEGEN_GROUP = "tilelang.host_codegen"
-HOOK_GROUP = "tilelang.host_codegen_hooks"
-
-
-def __getattr__(name: str) -> object:
-    # HostCodegenHook is defined in ._hooktype, imported when first asked for: resolving
-    # a host codegen never needs it, and generating a dataclass costs most of a millisecond.
-    if name != "HostCodegenHook":
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from ._hooktype import HostCodegenHook
-
-    globals()[name] = HostCodegenHook  # later lookups skip this function
-    return HostCodegenHook
-
-
-def hook_type() -> type[HostCodegenHook]:
-    """:class:`HostCodegenHook`, importing its module on first use."""
-    from ._hooktype import HostCodegenHook
-
-    return HostCodegenHook
-
-
 # ------------------------------------------------------------------ internal records
 # ``@dataclass(frozen=True, slots=True)`` generates and compiles six or more methods per
 # class when its module is imported (about 0.5 ms each here, on the first-use path of
-# every process). The internal records derive from Record instead: a ``__slots__``
+# every process). The internal records derive from Frozen instead: a ``__slots__``
 # class whose fields are its ``__slots__``, in order, that behaves as a frozen
 # dataclass: equality and hashing over the compared fields (same class only), a
 # ``Name(field=value, ...)`` repr, ``FrozenInstanceError`` on assignment, pickling.
@@ -74,13 +51,13 @@ def hook_type() -> type[HostCodegenHook]:
 _set = object.__setattr__
 
 
-def init_fields(record: Record, *values: object) -> None:
+def init_fields(record: Frozen, *values: object) -> None:
     """Set the fields of a freshly made ``record`` to ``values``, in ``__slots__`` order."""
     for name, value in zip(type(record).__slots__, values, strict=True):
         _set(record, name, value)
 
 
-class Record:
+class Frozen:
     """Base of the internal immutable records (see the comment above).
 
     ``_compare`` names the fields that equality and hashing use (default: all).
@@ -95,7 +72,7 @@ class Record:
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not self.__class__:
             return NotImplemented
-        assert isinstance(other, Record)
+        assert isinstance(other, Frozen)
         return self._key() == other._key()
 
     def __hash__(self) -> int:
@@ -155,7 +132,34 @@ class HostCodegen:
         return self.build(mod, target_host)
 
 
-class Origin(Record):
+@dataclass(frozen=True, slots=True)
+class HostCodegenHook:
+    """A device backend's preparation of the host module before host codegen.
+
+    ``apply(mod, target_host, target)`` returns the (possibly new) host module.
+    Hooks of one device kind run by ``priority``, highest first, then in
+    registration order. Bad field values raise ``TypeError`` at construction.
+    """
+
+    name: str
+    apply: HostCodegenHookFunc
+    supports_target: TargetPredicate | None = None
+    priority: int = 0
+
+    def __post_init__(self) -> None:
+        _check_fields("HostCodegenHook", self.name, self.apply, "apply", self.priority,
+                      self.supports_target)
+
+    def matches(self, target: Target) -> bool:
+        """Whether this hook applies to the device ``target``."""
+        return self.supports_target is None or bool(self.supports_target(target))
+
+    def lower(self, mod: IRModule, target_host: Target, target: Target) -> IRModule:
+        """Apply the hook to ``mod``."""
+        return self.apply(mod, target_host, target)
+
+
+class Origin(Frozen):
     """Where a registration came from (immutable).
 
     ``distribution`` is ``None`` for a registration made in code. ``entry_point``
@@ -187,3 +191,7 @@ class Origin(Record):
 
 
 CODE_ORIGIN = Origin()
+"""The origin of a registration made in code."""
+
+Record = Frozen
+"""The former name of :class:`Frozen`, kept while modules outside the registry move to the new name."""

@@ -277,7 +277,7 @@ def _is_stdout(path: str) -> bool:
 
 # ---------------------------------------------------------------------- explain
 def _cmd_explain(args: argparse.Namespace) -> int:
-    from ._report import explain_document
+    from ._explain import explain_document
 
     for value, what in ((args.target, "TARGET"), (args.host, "--host")):
         if value is not None and _undecodable(value):

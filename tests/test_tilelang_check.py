@@ -1,0 +1,78 @@
+"""``check`` as a CI gate in a stock TileLang environment (TileLang's bundled TVM has no
+LLVM), with our core and a working plugin installed by ``pip``.
+
+A capability the TVM in use lacks is information for the core's own codegens and for
+TileLang's defaults (``--strict`` passes); ``--require KIND`` fails exactly when no
+codegen of the kind can build with the TVM in use, as ``explain`` and resolution judge.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .tilelang_env import ROOT, TileLangEnv
+
+pytestmark = [pytest.mark.slow, pytest.mark.tilelang]
+
+VERSIONS = ("0.1.15", "0.1.12")
+
+
+@pytest.fixture(scope="module", params=VERSIONS)
+def env(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> TileLangEnv:
+    """A TileLang environment with our core and the stamp plugin, each by ``pip install``."""
+    version = request.param
+    root = os.environ.get("TILELANG_HOSTCG_TEST_ENVS")
+    base = Path(root) if root else tmp_path_factory.mktemp("tilelang-envs")
+    environment = TileLangEnv(base / f"tilelang-{version}", version)
+    stamp = tmp_path_factory.mktemp("stamp") / "tilelang-hostcg-stamp"
+    shutil.copytree(ROOT / "plugins" / "tilelang-hostcg-stamp", stamp,
+                    ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+    environment.pip("install", "-q", str(ROOT), str(stamp))
+    return environment
+
+
+def _json(env: TileLangEnv, *argv: str, expect: int) -> Any:
+    proc = env.cli(*argv, "--json")
+    assert proc.returncode == expect, (argv, proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_strict_check_passes_with_a_working_plugin(env: TileLangEnv) -> None:
+    doc = _json(env, "check", "--strict", expect=0)
+    assert doc["ok"] is True and doc["summary"]["errors"] == 0
+    assert "bundled with tilelang" in doc["tvm"]["describe"]
+    assert {"name": "tilelang-hostcg-stamp", "version": "0.1.0"} in doc["distributions"]
+    # TVM's missing LLVM is shown, as information about the TVM in use, for the core's
+    # own llvm codegen; it counts neither as an error nor as a warning.
+    missing = [p for p in doc["problems"] if p["code"] == "missing-build-function"]
+    assert missing, doc["problems"]
+    assert {p["severity"] for p in missing} == {"info"}
+    assert any(p["distribution"] == "tilelang-hostcg" and p["kind"] == "llvm" for p in missing)
+    assert doc["summary"]["info"] == len([p for p in doc["problems"] if p["severity"] == "info"])
+    assert all(p["severity"] == "info" for p in doc["problems"]), doc["problems"]
+
+
+def test_require_means_a_codegen_that_builds_with_the_tvm_in_use(env: TileLangEnv) -> None:
+    # c: TileLang's TVM builds C host code (the stamp plugin's codegen and TileLang's own).
+    ok = _json(env, "check", "--strict", "--require", "c", expect=0)
+    assert ok["ok"] is True
+    explain_c = _json(env, "explain", "c", expect=0)
+    assert explain_c["codegen"]["buildable"] is True
+    # llvm: registered (the core's, TileLang's default where it has one) but nothing can
+    # build it with this TVM: --require fails, and explain agrees that nothing resolves.
+    failed = _json(env, "check", "--require", "llvm", expect=1)
+    (problem,) = [p for p in failed["problems"] if p["code"] == "missing-codegen"]
+    assert problem["kind"] == "llvm" and problem["severity"] == "error"
+    assert "can build with the TVM in use" in problem["message"]
+    assert "target.build.llvm" in problem["message"]
+    explain_llvm = _json(env, "explain", "llvm", expect=1)
+    assert explain_llvm["codegen"] is None
+    assert explain_llvm["candidates"]
+    assert {c["buildable"] for c in explain_llvm["candidates"] if c["name"]} == {False}

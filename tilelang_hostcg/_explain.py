@@ -1,0 +1,253 @@
+"""The ``explain`` document: the resolution record of one target, formatted.
+
+Every verdict, tier and choice comes from :meth:`Registry.resolution` (and
+:meth:`Registry.hook_candidates` for hooks); this module only words them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from . import __version__
+from ._discovery import ENV_PREFER, Controls
+from ._inputs import DeviceAsHostError
+from ._names import CODEGEN_GROUP, HOOK_GROUP
+from ._report import (
+    SCHEMA,
+    Doc,
+    Session,
+    capture,
+    error_doc,
+    registration_doc,
+    source_doc,
+    tvm_version,
+)
+from ._resolution import MATCH, MISSING_BUILD, NO_MATCH, NOT_BOOL, RAISED, Candidate, Resolution
+from ._targets import canonical_kind, host_of, is_host_target, parse_target
+from ._tvm import tvm_document
+
+if TYPE_CHECKING:
+    from tvm.target import Target
+
+    from ._registry import Registry
+    from ._sources import SourceInfo
+
+__all__ = ["explain_document", "verdict_text"]
+
+
+def _target_json(target: Target) -> Any:
+    text = str(target)
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def explain_document(target: str, host: str | None = None) -> Doc:
+    """Why ``target`` resolves to the codegen it does, and which hooks apply in order.
+
+    ``target``/``host`` are kind names or TVM's JSON form. Raises
+    :class:`~tilelang_hostcg.TargetParseError` when TVM cannot parse them and
+    :class:`~tilelang_hostcg.DeviceAsHostError` when the host target is a device target.
+    The document's ``codegen`` is ``null`` and ``error`` says why whenever nothing
+    resolves; ``controls`` lists every ``TILELANG_HOSTCG_*`` item that touched the answer.
+    """
+    parsed = parse_target(target, host=host)
+    device = not is_host_target(parsed)
+    target_host = host_of(parsed)
+    if device and not is_host_target(target_host):
+        where = "--host" if host is not None else "the target's \"host\""
+        raise DeviceAsHostError(
+            f"host {target_host.kind.name!r} ({where}) is a device kind; host code is built for "
+            "a host target (TVM device type CPU): give --host llvm, c or cuda_host",
+            kind=target_host.kind.name)
+    session = Session()
+    session.add_client_defaults()
+    registry = session.registry
+    captured: list[str] = []
+    with capture(captured):
+        resolution = registry.resolution(target_host)
+        controls = registry.controls
+        hooks = _hook_docs(registry, parsed) if device else []
+    kind = resolution.kind
+    candidates = _codegen_docs(resolution, registry.sources())
+    selected = next((c for c in candidates if c["selected"]), None)
+    error = error_doc(resolution.error)
+    if resolution.error is not None and resolution.error.__cause__ is not None and error:
+        error["cause"] = error_doc(resolution.error.__cause__)
+    return {
+        "schema": SCHEMA,
+        "command": "explain",
+        "version": __version__,
+        "tvm": tvm_document(),
+        "target": _target_json(parsed),
+        "device": device,
+        "host": _target_json(target_host),
+        "host_kind": kind,
+        "host_from": ("target" if not device else
+                      "target.host" if parsed.host is not None else "tvm-default"),
+        "prefer": resolution.preferred,
+        "codegen": selected,
+        "error": error,
+        "candidates": candidates,
+        "hook_kind": canonical_kind(parsed.kind.name) if device else None,
+        "hooks": hooks,
+        "controls": _applied_controls(controls, resolution, [*candidates, *hooks]),
+        "warnings": captured,
+    }
+
+
+def verdict_text(candidate: Candidate) -> str:
+    """Why a candidate does not serve the target, from its verdict (empty when it does)."""
+    if candidate.verdict == MISSING_BUILD:
+        return (f"its TVM build function {candidate.detail!r} is missing from the TVM in use "
+                f"({tvm_version()})")
+    if candidate.verdict == RAISED:
+        return f"supports_target raised {candidate.detail} (fix the plugin's predicate)"
+    if candidate.verdict == NOT_BOOL:
+        return (f"supports_target returned {candidate.detail}, not a bool (fix the plugin's "
+                "predicate to return True or False)")
+    if candidate.verdict == NO_MATCH:
+        return "its supports_target returned False for this target"
+    return ""
+
+
+def _selected_text(resolution: Resolution, reg: Any) -> str:
+    why = resolution.why
+    if why == "preferred":
+        return f"selected: preferred by TILELANG_HOSTCG_PREFER={resolution.kind}={reg.name}"
+    if why == "default":
+        return (f"selected: the default of {reg.origin.describe()} (no other codegen of the "
+                "kind matches)")
+    if why == "only":
+        return "selected: the only codegen that matches"
+    if why == "order":
+        return (f"selected: highest priority {reg.priority}, registered before the others of "
+                "equal priority (same distribution or code)")
+    return f"selected: highest priority ({reg.priority}) among the matches"
+
+
+def _passed_over(resolution: Resolution, c: Candidate) -> str:
+    """Why a matching candidate was not chosen."""
+    reg, kind = c.registration, resolution.kind
+    chosen = resolution.choice
+    if chosen is None:  # an ambiguity
+        matching = [m for m in resolution.candidates if m.matches]
+        best = min(m.tier or 0 for m in matching)
+        top = max(m.registration.priority for m in matching if m.tier == best)
+        if c.tier == best and reg.priority == top:
+            return (f"ambiguous: equal top priority {reg.priority} with a codegen of another "
+                    f"distribution; choose with TILELANG_HOSTCG_PREFER={kind}={reg.name}")
+        return f"passed over: priority {reg.priority} is lower than the top match ({top})"
+    winner = chosen.registration
+    if resolution.why == "preferred":
+        return f"passed over: TILELANG_HOSTCG_PREFER={kind}={winner.name} chose {winner.name!r}"
+    if (c.tier or 0) > (chosen.tier or 0):
+        if reg.default:
+            return (f"passed over: a default ({reg.origin.describe()}), used only when no other "
+                    "codegen of the kind matches")
+        return (f"passed over: the core's own codegen; {kind!r} has a client default, which "
+                "supersedes it")
+    if reg.priority < winner.priority:
+        return f"passed over: priority {reg.priority} is lower than {winner.name!r} ({winner.priority})"
+    return f"passed over: equal priority {reg.priority}, registered after {winner.name!r}"
+
+
+def _codegen_docs(resolution: Resolution, sources: Sequence[SourceInfo]) -> list[Doc]:
+    out = []
+    for c in resolution.candidates:
+        reg = c.registration
+        doc = registration_doc(reg, CODEGEN_GROUP)
+        selected = c is resolution.choice
+        doc.update(matches=c.matches, verdict=c.verdict, buildable=c.buildable,
+                   selected=selected, state="loaded")
+        if selected:
+            why = _selected_text(resolution, reg)
+        elif c.verdict != MATCH:
+            why = "passed over: " + verdict_text(c)
+        else:
+            why = _passed_over(resolution, c)
+        if doc["replaces_core"]:
+            why += f"; replaces the core's {reg.name!r} codegen"
+        elif doc["extends_core"]:
+            why += f"; extends the core's {resolution.kind!r} kind"
+        doc["reason"] = why
+        out.append(doc)
+    out += _source_docs(resolution.kind, CODEGEN_GROUP, sources, "passed over")
+    return out
+
+
+def _source_docs(kind: str, group: str, sources: Sequence[SourceInfo], verb: str) -> list[Doc]:
+    """Entries for the kind's sources that did not load (broken, disabled, incompatible)."""
+    out = []
+    for info in sources:
+        if info.group != group or canonical_kind(info.kind) != kind:
+            continue
+        if info.state not in ("broken", "disabled", "incompatible"):
+            continue
+        src = source_doc(info)
+        doc: Doc = {
+            "kind": kind, "name": None, "priority": None,
+            "distribution": src["distribution"], "version": src["version"],
+            "entry_point": src["entry_point"], "core": src["core"],
+            "extends_core": src["extends_core"] if group == CODEGEN_GROUP else False,
+            "replaces_core": False,
+        }
+        if group == CODEGEN_GROUP:
+            doc.update(build_function=None, matches=None, verdict=None, buildable=None,
+                       selected=False)
+        else:
+            doc.update(applies=False, order=None)
+        doc["state"] = info.state
+        doc["reason"] = f"{verb}: {info.state}: " + (
+            info.reason or (f"{type(info.error).__name__}: {info.error}"
+                            if info.error else info.state))
+        out.append(doc)
+    return out
+
+
+def _hook_docs(registry: Registry, target: Target) -> list[Doc]:
+    kind = canonical_kind(target.kind.name)
+    candidates = registry.hook_candidates(target)
+    out = []
+    order = 0
+    for c in candidates:
+        doc = registration_doc(c.registration, HOOK_GROUP)
+        if c.matches:
+            order += 1
+            reason = f"applies, #{order} (priority {c.registration.priority})"
+        else:
+            reason = "skipped: " + verdict_text(c)
+        doc.update(applies=c.matches, order=order if c.matches else None, verdict=c.verdict,
+                   state="loaded", reason=reason)
+        out.append(doc)
+    out.sort(key=lambda d: (d["order"] is None, d["order"] or 0))
+    return out + _source_docs(kind, HOOK_GROUP, registry.sources(), "skipped")
+
+
+def _applied_controls(controls: Controls, resolution: Resolution,
+                      entries: Sequence[Doc]) -> list[Doc]:
+    """Every control that touched an explain answer: ``{"variable", "item", "effect"}``."""
+    out: list[Doc] = []
+    kind, prefer = resolution.kind, resolution.preferred
+    if prefer is not None:
+        names = [c.registration.name for c in resolution.candidates]
+        if resolution.why == "preferred":
+            effect = f"chose {prefer!r} over priority and ties"
+        elif prefer in names:
+            effect = f"{prefer!r} does not match this target; resolution went by priority"
+        else:
+            effect = (f"no effect: kind {kind!r} has no codegen named {prefer!r}; its codegens: "
+                      + (", ".join(repr(n) for n in sorted(set(names))) or "none"))
+        out.append({"variable": ENV_PREFER, "item": f"{kind}={prefer}", "effect": effect})
+    for entry in entries:
+        if entry["state"] != "disabled" or entry["distribution"] is None:
+            continue
+        control = controls.skip_control(entry["distribution"], entry["kind"])
+        if control is not None:
+            out.append({"variable": control[0], "item": control[1],
+                        "effect": f"skipped entry point '{entry['entry_point']}' of "
+                                  f"{entry['distribution']!r}"})
+    return out

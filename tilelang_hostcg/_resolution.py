@@ -1,0 +1,208 @@
+"""Resolution as a record of its reasoning: the one place that decides "matches",
+"can build with the TVM in use" and "chosen".
+
+:func:`decide` judges each registration of a host kind against a host target and
+returns a :class:`Resolution`: every candidate with its verdict and tier, the sources
+that failed or were skipped, and the choice or the error. Resolution raises that
+error or returns that choice; ``explain``, ``check`` and the error messages format the
+same record.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ._failures import ambiguous_error, load_error, no_codegen_error
+from ._global_func import required_global_func
+from ._names import CORE_DISTRIBUTION
+from ._sources import text_of
+from ._tvm import get_global_func
+from ._types import Frozen, init_fields
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from tvm.target import Target
+
+    from ._errors import HostCodegenError
+    from ._sources import SourceInfo
+    from ._table import Registration
+
+__all__ = ["MATCH", "MISSING_BUILD", "NOT_BOOL", "NO_MATCH", "RAISED", "Candidate", "Resolution",
+           "decide", "judge", "missing_build"]
+
+MATCH = "match"
+"""The predicate returned ``True`` (or there is none) and the build function exists."""
+NO_MATCH = "no-match"
+"""The predicate returned ``False``."""
+RAISED = "raised"
+"""The predicate raised; treated as not matching."""
+NOT_BOOL = "not-bool"
+"""The predicate returned something other than a bool; treated as not matching."""
+MISSING_BUILD = "missing-build"
+"""The TVM global function the codegen builds with is missing from the TVM in use."""
+
+TIERS = ("first", "default", "superseded")
+"""The tiers resolution tries in turn: registrations that are neither client defaults nor
+superseded; then client defaults; then the core's own codegens, which a client default
+registered for the kind supersedes."""
+
+
+def missing_build(obj: object) -> str | None:
+    """The TVM global function ``obj``'s build calls when the TVM in use lacks it, else
+    ``None`` (also when the build is not a :func:`global_func_host_codegen`)."""
+    name = required_global_func(getattr(obj, "build", None))
+    if name is None:
+        return None
+    return name if get_global_func(name) is None else None
+
+
+def judge(reg: Registration, target: Target) -> tuple[str, str | None]:
+    """The verdict on ``reg`` for ``target`` and its detail (the missing function, the
+    predicate's exception or odd value). Only a predicate returning ``True`` matches."""
+    missing = missing_build(reg.obj)
+    if missing is not None:
+        return MISSING_BUILD, missing
+    predicate = reg.obj.supports_target
+    if predicate is None:
+        return MATCH, None
+    try:
+        ok = predicate(target)
+    except Exception as exc:  # a plugin's predicate must not break resolution
+        return RAISED, f"{type(exc).__name__}: {text_of(exc)}"
+    if ok is True:
+        return MATCH, None
+    if ok is False:
+        return NO_MATCH, None
+    try:
+        shown = f"{ok!r:.60}"
+    except Exception:
+        shown = "<unprintable>"
+    return NOT_BOOL, f"{type(ok).__name__} {shown}"
+
+
+class Candidate(Frozen):
+    """One registration judged for one target (immutable).
+
+    ``verdict`` is one of :data:`MATCH`, :data:`NO_MATCH`, :data:`RAISED`,
+    :data:`NOT_BOOL`, :data:`MISSING_BUILD`; ``detail`` says more (the missing
+    function, the exception, the odd value); ``tier`` is the index in :data:`TIERS` of
+    a matching codegen (``None`` when it does not match).
+    """
+
+    __slots__ = ("registration", "verdict", "detail", "tier")  # noqa: RUF023  # fields in order
+    registration: Registration
+    verdict: str
+    detail: str | None
+    tier: int | None
+
+    def __init__(self, registration: Registration, verdict: str, detail: str | None,
+                 tier: int | None) -> None:
+        init_fields(self, registration, verdict, detail, tier)
+
+    @property
+    def matches(self) -> bool:
+        """Whether it serves the target."""
+        return self.verdict == MATCH
+
+    @property
+    def buildable(self) -> bool:
+        """Whether it can build with the TVM in use (whatever the target)."""
+        return self.verdict != MISSING_BUILD
+
+
+class Resolution(Frozen):
+    """How a host target resolves (immutable): the record that resolution, ``explain``,
+    ``check`` and the error messages share.
+
+    ``kind`` is the canonical host kind and ``host`` the host target judged;
+    ``candidates`` every registration of the kind in resolution order, judged;
+    ``failed`` the kind's sources that failed to load and ``disabled`` those skipped by
+    a control; ``preferred`` the ``TILELANG_HOSTCG_PREFER`` name for the kind. ``choice``
+    is the chosen candidate and ``why`` says why (``preferred``, ``default``, ``only``,
+    ``order`` or ``priority``); else ``error`` is the error resolution raises.
+    """
+
+    __slots__ = (  # noqa: RUF023  # fields in order
+        "kind", "host", "candidates", "failed", "disabled", "preferred", "choice", "why",
+        "error",
+    )
+    kind: str
+    host: Target
+    candidates: tuple[Candidate, ...]
+    failed: tuple[SourceInfo, ...]
+    disabled: tuple[SourceInfo, ...]
+    preferred: str | None
+    choice: Candidate | None
+    why: str | None
+    error: HostCodegenError | None
+
+    def __init__(self, kind: str, host: Target, candidates: tuple[Candidate, ...],
+                 failed: tuple[SourceInfo, ...], disabled: tuple[SourceInfo, ...],
+                 preferred: str | None, choice: Candidate | None, why: str | None,
+                 error: HostCodegenError | None) -> None:
+        init_fields(self, kind, host, candidates, failed, disabled, preferred, choice, why,
+                    error)
+
+    @property
+    def matching(self) -> list[Candidate]:
+        """The candidates that match, best first (as ``allowed_host_codegens_for_target``)."""
+        found = sorted((c for c in self.candidates if c.matches),
+                       key=lambda c: c.tier or 0)  # stable: resolution order within a tier
+        if self.choice is not None and self.why == "preferred":
+            found.remove(self.choice)
+            found.insert(0, self.choice)
+        return found
+
+    @property
+    def buildable(self) -> list[Candidate]:
+        """The candidates that can build with the TVM in use (``check --require``)."""
+        return [c for c in self.candidates if c.buildable]
+
+
+def _tier(reg: Registration, superseding: bool) -> int:
+    if reg.default:
+        return 1
+    if superseding and reg.origin.distribution == CORE_DISTRIBUTION:
+        return 2
+    return 0
+
+
+def decide(kind: str, host: Target, regs: Sequence[Registration],
+           failed: Sequence[SourceInfo], disabled: Sequence[SourceInfo],
+           preferred: str | None) -> Resolution:
+    """Judge ``regs`` (the kind's registrations, in order) for ``host`` and choose."""
+    superseding = any(r.default for r in regs)
+    candidates = []
+    for reg in regs:
+        verdict, detail = judge(reg, host)
+        tier = _tier(reg, superseding) if verdict == MATCH else None
+        candidates.append(Candidate(reg, verdict, detail, tier))
+    matching = [c for c in candidates if c.matches]
+    choice: Candidate | None = None
+    why: str | None = None
+    error: HostCodegenError | None = None
+    if not matching:
+        error = (load_error(f"No host codegen for target host {kind!r}", kind, failed[0])
+                 if failed else no_codegen_error(kind, host, candidates, disabled))
+    else:
+        choice = next((c for c in matching if c.registration.name == preferred), None)
+        if choice is not None:
+            why = "preferred"
+        else:
+            best = min(c.tier or 0 for c in matching)
+            tiered = [c for c in matching if c.tier == best]
+            top = [c for c in tiered if c.registration.priority == tiered[0].registration.priority]
+            dists: dict[str, Registration] = {}
+            for c in top:
+                dist = c.registration.origin.distribution
+                if dist is not None:
+                    dists.setdefault(dist, c.registration)
+            if len(dists) > 1:
+                error = ambiguous_error(kind, tiered[0].registration.priority, dists)
+            else:
+                choice = top[0]
+                why = ("default" if best == 1 else "only" if len(matching) == 1
+                       else "order" if len(top) > 1 else "priority")
+    return Resolution(kind, host, tuple(candidates), tuple(failed), tuple(disabled), preferred,
+                      choice, why, error)

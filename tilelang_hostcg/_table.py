@@ -1,0 +1,201 @@
+"""The registration table: what is registered under each kind, with its lock.
+
+Both :class:`~tilelang_hostcg.Registry` (registrations made in code) and the loader
+(registrations made by plugins) write here, and only through these methods: apply one
+registration and get back how to undo it (an :class:`Undo`), roll a list of those back,
+drop what came from distributions, invalidate the resolution caches.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from typing import TYPE_CHECKING, Any
+
+from ._errors import DuplicateRegistrationError
+from ._names import CODEGEN_GROUP, HOOK_GROUP
+from ._types import Frozen, HostCodegen, HostCodegenHook, Origin, init_fields
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+__all__ = ["NOUN", "Registration", "RegistrationTable", "Undo"]
+
+NOUN = {CODEGEN_GROUP: "host codegen", HOOK_GROUP: "host codegen hook"}
+"""What a registration of each group is called in messages."""
+
+
+class Registration(Frozen):
+    """A codegen or hook registered under a kind, with where it came from (immutable).
+
+    ``seq`` is the registration order (an ``override`` registers anew, as in TileLang:
+    the new one comes after the kind's other registrations of equal priority).
+    ``default`` marks a client's own codegen (TileLang's, registered by
+    :mod:`tilelang_hostcg.tilelang`): it serves only when no other registration matches.
+    """
+
+    __slots__ = (  # noqa: RUF023  # fields in order
+        "kind", "obj", "origin", "seq", "default",
+    )
+    kind: str
+    obj: HostCodegen | HostCodegenHook
+    origin: Origin
+    seq: int
+    default: bool
+
+    def __init__(self, kind: str, obj: HostCodegen | HostCodegenHook, origin: Origin, seq: int,
+                 default: bool = False) -> None:
+        init_fields(self, kind, obj, origin, seq, default)
+
+    @property
+    def name(self) -> str:
+        """The codegen's or hook's name."""
+        return self.obj.name
+
+    @property
+    def priority(self) -> int:
+        """The codegen's or hook's priority."""
+        return self.obj.priority
+
+
+class Undo(Frozen):
+    """How to take back one change to the table (immutable): remove ``new`` from the
+    kind's registrations of ``group`` and put ``old`` back (``None``: nothing to put back)."""
+
+    __slots__ = ("group", "kind", "old", "new")  # noqa: RUF023  # fields in order
+    group: str
+    kind: str
+    old: Registration | None
+    new: Registration
+
+    def __init__(self, group: str, kind: str, old: Registration | None,
+                 new: Registration) -> None:
+        init_fields(self, group, kind, old, new)
+
+
+def _sort_key(reg: Registration) -> tuple[int, int]:
+    return (-reg.obj.priority, reg.seq)
+
+
+def _inserted(current: Sequence[Registration], old: Registration | None,
+              new: Registration) -> list[Registration]:
+    """``current`` without ``old``, with ``new`` placed last among its priority."""
+    updated = [r for r in current if r is not old]
+    # ``updated`` is in order and ``new`` comes last among its priority: insert it
+    # there rather than sort.
+    at, priority = len(updated), new.obj.priority
+    while at and updated[at - 1].obj.priority < priority:
+        at -= 1
+    updated.insert(at, new)
+    return updated
+
+
+class RegistrationTable:
+    """Registrations of codegens and hooks by canonical kind, in resolution order.
+
+    ``lock`` (re-entrant) guards every change; readers take a kind's list as a snapshot
+    (a list is replaced, never changed in place). ``resolved`` and ``by_kind`` are the
+    resolution caches of the registry: every change replaces them with new, empty dicts,
+    so a reader holding the old ones keeps a consistent view.
+    """
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self._seq = itertools.count()
+        self._groups: dict[str, dict[str, list[Registration]]] = {
+            CODEGEN_GROUP: {}, HOOK_GROUP: {}}
+        self.resolved: dict[Any, HostCodegen] = {}
+        self.by_kind: dict[str, HostCodegen] = {}
+
+    def of(self, group: str, kind: str) -> Sequence[Registration]:
+        """The registrations of ``group`` for canonical ``kind``, in order (a snapshot)."""
+        return self._groups[group].get(kind, ())
+
+    def all(self, group: str) -> list[Registration]:
+        """Every registration of ``group``, by kind, each kind in order."""
+        table = self._groups[group]
+        with self.lock:
+            return [r for key in sorted(table) for r in table[key]]
+
+    def invalidate(self) -> None:
+        """Forget every resolution cached so far."""
+        self.resolved = {}
+        self.by_kind = {}
+
+    def apply(self, group: str, canon: str, kind: str, obj: HostCodegen | HostCodegenHook,
+              override: bool, origin: Origin, default: bool = False) -> Undo:
+        """Add one registration, replacing one of the same name when ``override`` (else
+        :class:`DuplicateRegistrationError`); returns how to undo it."""
+        with self.lock:
+            current = self.of(group, canon)
+            old = next((r for r in current if r.obj.name == obj.name), None)
+            return self._place(group, canon, kind, obj, override, origin, old, default)
+
+    def apply_in_load(self, group: str, canon: str, kind: str,
+                      obj: HostCodegen | HostCodegenHook, override: bool,
+                      origin: Origin) -> Undo | None:
+        """Apply a registration a plugin's load makes. The very object registered already
+        is counted (``None``: nothing to undo) or, when it was registered in code (its
+        module imported by hand), adopted by the plugin; else as :meth:`apply`."""
+        with self.lock:
+            current = self.of(group, canon)
+            old = None
+            for reg in current:
+                if reg.obj is obj:
+                    if reg.origin.distribution is None and origin.distribution is not None:
+                        # Ordered as if registered now: the plugin's place in load order.
+                        new = Registration(canon, obj, origin, next(self._seq))
+                        regs = [new if r is reg else r for r in current]
+                        regs.sort(key=_sort_key)
+                        self._groups[group][canon] = regs
+                        self.invalidate()
+                        # Undone, it goes: the plugin's failure takes its objects with it.
+                        return Undo(group, canon, None, new)
+                    return None
+                if old is None and reg.obj.name == obj.name:
+                    old = reg
+            return self._place(group, canon, kind, obj, override, origin, old)
+
+    def _place(self, group: str, canon: str, kind: str, obj: HostCodegen | HostCodegenHook,
+               override: bool, origin: Origin, old: Registration | None,
+               default: bool = False) -> Undo:
+        if old is not None and not override:
+            raise DuplicateRegistrationError(
+                f"{NOUN[group].capitalize()} {obj.name!r} is already registered for "
+                f"target kind {kind!r} ({old.origin.describe()}); pass override=True to "
+                "replace it, or give the new one another name", kind=kind, name=obj.name)
+        new = Registration(canon, obj, origin, next(self._seq), default)
+        self._groups[group][canon] = _inserted(self.of(group, canon), old, new)
+        self.invalidate()
+        return Undo(group, canon, old, new)
+
+    def remove(self, group: str, canon: str, name: str) -> Registration | None:
+        """Remove the registration called ``name``; returns it (``None``: there is none)."""
+        with self.lock:
+            regs = self.of(group, canon)
+            gone = next((r for r in regs if r.obj.name == name), None)
+            if gone is not None:
+                self._groups[group][canon] = [r for r in regs if r is not gone]
+                self.invalidate()
+            return gone
+
+    def rollback(self, undo: Sequence[Undo]) -> None:
+        """Take back ``undo``'s changes, last first."""
+        with self.lock:
+            for item in reversed(undo):
+                regs = [r for r in self.of(item.group, item.kind) if r is not item.new]
+                if item.old is not None:  # put the overridden one back
+                    regs.append(item.old)
+                    regs.sort(key=_sort_key)
+                self._groups[item.group][item.kind] = regs
+            self.invalidate()
+
+    def drop_distributions(self) -> None:
+        """Remove what distributions' entry points registered; registrations made in code
+        (those given an ``origin=`` naming a client such as TileLang included) stay."""
+        with self.lock:
+            for table in self._groups.values():
+                for kind, regs in list(table.items()):
+                    table[kind] = [r for r in regs
+                                   if r.origin.distribution is None or r.origin.group is None]
+            self.invalidate()
