@@ -18,7 +18,7 @@ from ._errors import PluginWarning, outside_level
 from ._metadata import CORE_ENTRY_POINTS, normalize_name
 from ._names import CODEGEN_GROUP, CORE_DISTRIBUTION
 from ._targets import kind_spellings
-from ._types import Record, init_fields
+from ._types import Frozen, init_fields
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -65,7 +65,7 @@ _FALSE = frozenset({"", "0", "false", "no", "off"})
 _warned_controls: set[str] = set()
 
 
-class ControlProblem(Record):
+class ControlProblem(Frozen):
     """A ``TILELANG_HOSTCG_*`` item that cannot do what it says: malformed, or naming a
     distribution, kind or codegen that does not exist. ``message`` says what to do."""
 
@@ -160,7 +160,7 @@ def _unknown_variables(env: Mapping[str, str], problems: list[ControlProblem]) -
             f"{', '.join(KNOWN_VARIABLES)}. Rename or unset it"))
 
 
-class Controls(Record):
+class Controls(Frozen):
     """The plugin controls, normally read from the environment (immutable).
 
     ``disable`` holds normalized distribution names or ``distribution:kind`` (the core's

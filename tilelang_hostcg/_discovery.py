@@ -20,7 +20,7 @@ from ._metadata import (
     normalize_name,
 )
 from ._names import CORE_DISTRIBUTION
-from ._types import Record, init_fields
+from ._types import Frozen, init_fields
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 
-class PlannedSource(Record):
+class PlannedSource(Frozen):
     """An entry point with the state discovery gives it: ``lazy``, ``disabled`` or
     ``incompatible`` (then ``reason`` says why)."""
 

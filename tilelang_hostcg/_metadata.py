@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from ._errors import PluginWarning
 from ._fileio import UnsafeFileError, read_regular_file
 from ._names import CODEGEN_GROUP, CORE_DISTRIBUTION, GROUPS
-from ._types import Record, init_fields
+from ._types import Frozen, init_fields
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -56,7 +56,7 @@ def normalize_name(name: str) -> str:
     return text
 
 
-class AdvertisedEntryPoint(Record):
+class AdvertisedEntryPoint(Frozen):
     """One installed entry point of our groups, with its distribution's verdict (immutable).
 
     ``incompatible`` says why the distribution's requirements on ``tilelang-hostcg``
@@ -87,7 +87,7 @@ class AdvertisedEntryPoint(Record):
         return f"{self.name} = {self.value}"
 
 
-class DiscoveryIndex(Record):
+class DiscoveryIndex(Frozen):
     """What one scan of the environment found (immutable).
 
     ``duplicates`` maps a distribution installed more than once on ``sys.path``

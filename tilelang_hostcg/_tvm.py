@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from ._errors import HostCodegenError
 from ._names import APACHE_TVM, TILELANG
-from ._types import Record, init_fields
+from ._types import Frozen, init_fields
 
 if TYPE_CHECKING:
     from importlib.metadata import Distribution
@@ -41,7 +41,7 @@ class TVMNotFoundError(HostCodegenError, ImportError):
     """No TVM can be imported: neither ``apache-tvm`` nor TileLang is installed."""
 
 
-class TVMInfo(Record):
+class TVMInfo(Frozen):
     """Which TVM is in use and what it can do (immutable).
 
     ``provider`` is ``apache-tvm`` or ``tilelang`` (the distribution that ships it),

@@ -23,7 +23,6 @@ __all__ = [
     "HostCodegenHook",
     "HostCodegenHookFunc",
     "Origin",
-    "Record",
     "TargetPredicate",
     "init_fields",
 ]
@@ -192,6 +191,3 @@ class Origin(Frozen):
 
 CODE_ORIGIN = Origin()
 """The origin of a registration made in code."""
-
-Record = Frozen
-"""The former name of :class:`Frozen`, kept while modules outside the registry move to the new name."""
