@@ -6,17 +6,13 @@ from collections.abc import Callable
 from dataclasses import FrozenInstanceError, dataclass  # dataclasses: TVM imports it anyway
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from ._names import CODEGEN_GROUP, HOOK_GROUP
-
 if TYPE_CHECKING:
     from tvm.ir import IRModule
     from tvm.runtime import Module
     from tvm.target import Target
 
 __all__ = [
-    "CODEGEN_GROUP",  # from ._names, for modules outside the registry that take it from here
     "CODE_ORIGIN",
-    "HOOK_GROUP",
     "Frozen",
     "HostCodegen",
     "HostCodegenFunc",
