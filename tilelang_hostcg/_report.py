@@ -2,7 +2,7 @@
 documents of explain (:mod:`._explain`) and check (:mod:`._checks`) share.
 
 Each public function builds one JSON-ready ``dict`` (``"schema": 1``) from a fresh,
-discovering :class:`~tilelang_hostcg.Registry`; ``cli.py`` only formats them. The
+discovering :class:`~tilelang_hostcg.Registry`; the command line only formats them. The
 documents are described in ``docs/cli.md``; changing their shape means a new schema.
 
 User errors (a target TVM cannot parse, an unknown kind, a device kind given as host,

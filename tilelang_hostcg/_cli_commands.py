@@ -1,0 +1,272 @@
+"""The command line's commands: ``list``, ``check``, ``lock``, ``explain``, ``cache info``
+and ``cache clear``, each a ``cmd_*`` function that takes the parsed arguments and
+returns the exit status.
+
+The commands only format what :mod:`tilelang_hostcg._report`, :mod:`~tilelang_hostcg._checks`
+and :mod:`~tilelang_hostcg._explain` return; those modules (and TVM) are imported when a
+command runs, so that importing the command line stays cheap.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+from typing import TYPE_CHECKING, Any
+
+from ._cli_errors import PROG, CliError, UsageError
+from ._cli_output import (
+    describe_distribution,
+    describe_flags,
+    describe_state,
+    err,
+    note_tilelang,
+    out,
+    quietly,
+    shown,
+    warn_all,
+    write_json,
+    write_mapping,
+)
+from ._names import CODEGEN_GROUP, HOOK_GROUP
+
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable, Sequence
+
+__all__ = ["cmd_cache_clear", "cmd_cache_info", "cmd_check", "cmd_explain", "cmd_list",
+           "cmd_lock"]
+
+
+# ---------------------------------------------------------------------- list
+def cmd_list(args: argparse.Namespace) -> int:
+    """``list``: every advertised kind with its entry points (and, with ``--load``, names)."""
+    from ._report import list_document
+
+    if args.load:  # plugins that import TVM get the TVM in use (TileLang's needs tilelang first)
+        from ._tvm import TVMNotFoundError, import_tvm
+
+        with contextlib.suppress(TVMNotFoundError):  # the document says what is wrong
+            quietly(import_tvm)
+    doc = quietly(list_document, load=args.load)
+    if args.json:
+        write_json(doc)
+        return 0
+    out(f"TVM in use: {doc['tvm']['describe']}")
+    for title, key, noun in (("Host codegens", "codegens", "codegen"),
+                             ("Host codegen hooks", "hooks", "hook")):
+        group = CODEGEN_GROUP if key == "codegens" else HOOK_GROUP
+        out(f"{title} (entry-point group {group}):")
+        if not doc[key]:
+            out("  (none)")
+        for kind in doc[key]:
+            out(f"  {kind['kind']}" + ("  [overrides/extends core]" if kind["extends_core"]
+                                        else ""))
+            for entry in kind["entry_points"]:
+                out(f"    {describe_distribution(entry)}  {entry['entry_point']}  "
+                    f"{describe_state(entry)}{describe_flags(entry)}")
+            for reg in kind["registrations"] or ():
+                out(f"      {noun} {reg['name']!r} priority {reg['priority']}  from "
+                    f"{describe_distribution(reg)}{describe_flags(reg)}")
+    for dup in doc["duplicates"]:
+        locations = dup["locations"]
+        err(f"warning: distribution {dup['distribution']!r} is installed {len(locations)} "
+            f"times: {locations[0]} (used), " + ", ".join(locations[1:]))
+    warn_all(doc["warnings"])
+    note_tilelang(doc)
+    return 0
+
+
+# ---------------------------------------------------------------------- check
+def cmd_check(args: argparse.Namespace) -> int:
+    """``check``: load every plugin and report every problem; 1 when there is any."""
+    from ._checks import check_document
+
+    _required(args.require, "--require")
+    _required(args.require_hook, "--require-hook")
+    doc = quietly(check_document, require=args.require, require_hooks=args.require_hook,
+                  lock=args.lock, strict=args.strict)
+    if args.json:
+        write_json(doc)
+        return 0 if doc["ok"] else 1
+    note_tilelang(doc)
+    kinds = doc["kinds"]
+    out(f"TVM in use: {doc['tvm']['describe']}")
+    out(f"Checked {len(doc['distributions'])} distribution(s); host kinds: "
+        f"{', '.join(kinds['codegens']) or '(none)'}; hook kinds: "
+        f"{', '.join(kinds['hooks']) or '(none)'}"
+        + (f"; lock file: {doc['lock']}" if doc["lock"] else ""))
+    for problem in doc["problems"]:
+        out(f"{problem['severity']} [{problem['code']}] {problem['message']}")
+    errors, warnings = doc["summary"]["errors"], doc["summary"]["warnings"]
+    if doc["ok"]:
+        out("check passed" + (f" with {warnings} warning(s)" if warnings else ""))
+        return 0
+    out(f"check failed: {errors} error(s), {warnings} warning(s)")
+    return 1
+
+
+def _required(values: Sequence[str], option: str) -> list[str]:
+    """``values`` of a repeatable, comma-separated option; one that names no kind is a
+    usage error (``--require ,`` would otherwise pass while requiring nothing)."""
+    from ._checks import split_kinds
+
+    for value in values:
+        if not split_kinds([value]):
+            raise UsageError(f"{option} {value!r} names no kind; give a kind name such as "
+                             f"{'llvm' if option == '--require' else 'cuda'} (see '{PROG} check "
+                             "--help')", prog=f"{PROG} check")
+    return list(values)
+
+
+# ---------------------------------------------------------------------- lock
+def cmd_lock(args: argparse.Namespace) -> int:
+    """``lock``: write the installed plugin set as a lock file (default: stdout)."""
+    from ._lockfile import write_lock
+    from ._report import format_lock, lock_document
+
+    doc, notes = quietly(lock_document)
+    text = format_lock(doc)
+    warn_all(notes)
+    if args.output in (None, "-") or _is_stdout(args.output):
+        sys.stdout.write(text)
+        return 0
+    written = write_lock(args.output, text)  # a regular file: atomic, the old one intact
+    summary = (f"{len(doc['distributions'])} distribution(s), {len(doc['codegens'])} codegen(s), "
+               f"{len(doc['hooks'])} hook(s)")
+    if written == "replaced":
+        out(f"Wrote {args.output}: {summary}")
+    else:  # a device or FIFO: written through, never replaced; stdout may be what it is
+        err(f"Wrote {args.output} (written through, not replaced): {summary}")
+    return 0
+
+
+def _is_stdout(path: str) -> bool:
+    """Whether ``path`` names this process's standard output (``/dev/stdout``,
+    ``/dev/fd/1``, ``/proc/self/fd/1``): written to as stdout, as shells do."""
+    return os.path.normpath(path) in ("/dev/stdout", "/dev/fd/1", "/proc/self/fd/1")
+
+
+# ---------------------------------------------------------------------- explain
+def cmd_explain(args: argparse.Namespace) -> int:
+    """``explain``: the codegen and hooks a target resolves to, and why; 1 when none."""
+    from ._explain import explain_document
+
+    for value, what in ((args.target, "TARGET"), (args.host, "--host")):
+        if value is not None and _undecodable(value):
+            raise UsageError(f"{what} {shown(repr(value))} is not valid UTF-8 text; give a kind "
+                             "name such as 'llvm' or TVM's JSON form", prog=f"{PROG} explain")
+    if args.host is not None:
+        _host_needs_device_target(args.target, args.host)
+    doc = quietly(explain_document, args.target, host=args.host)
+    if args.json:
+        write_json(doc)
+        return 0 if doc["codegen"] is not None else 1
+    out(f"tvm:      {doc['tvm']['describe']}")
+    out(f"target:   {json.dumps(doc['target'], separators=(',', ':'))}")
+    where = {"target": "the target is a host target",
+             "target.host": "the target's host",
+             "tvm-default": "TVM's default host; give another with --host"}[doc["host_from"]]
+    out(f"host:     {json.dumps(doc['host'], separators=(',', ':'))}  ({where})")
+    chosen = doc["codegen"]
+    if chosen is not None:
+        out(f"codegen:  {chosen['name']!r} from {describe_distribution(chosen)}"
+            + (f" ({chosen['entry_point']})" if chosen.get("entry_point") else ""))
+    else:
+        error = doc["error"]
+        out(f"codegen:  none resolves: {error['type']}: {error['message']}")
+    out()
+    out(f"Host codegens for kind {doc['host_kind']!r}:")
+    if not doc["candidates"]:
+        out("  (none registered)")
+    for cand in doc["candidates"]:
+        mark = "*" if cand["selected"] else "-"
+        if cand["name"] is None:
+            out(f"  {mark} ({cand['state']}) {describe_distribution(cand)} "
+                f"({cand['entry_point']})  {cand['reason']}")
+        else:
+            out(f"  {mark} {cand['name']!r} priority {cand['priority']}  "
+                f"{describe_distribution(cand)}  {cand['reason']}")
+    if doc["hook_kind"] is not None:
+        out()
+        out(f"Hooks for device kind {doc['hook_kind']!r}, in the order they run:")
+        if not doc["hooks"]:
+            out("  (none registered)")
+        for hook in doc["hooks"]:
+            mark = f"{hook['order']}." if hook["applies"] else "-"
+            label = (f"{hook['name']!r} priority {hook['priority']}" if hook["name"] is not None
+                     else f"({hook['state']}) ({hook['entry_point']})")
+            out(f"  {mark} {label}  {describe_distribution(hook)}  {hook['reason']}")
+    if doc["controls"]:
+        out()
+        out("Controls that touched the answer:")
+        for control in doc["controls"]:
+            out(f"  {control['variable']}={control['item']}: {control['effect']}")
+    warn_all(doc["warnings"])
+    note_tilelang(doc)
+    return 0 if chosen is not None else 1
+
+
+def _undecodable(text: str) -> bool:
+    """Whether ``text`` holds bytes that were not UTF-8 (surrogate escapes)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _host_needs_device_target(target: str, host: str) -> None:
+    """``--host`` serves a device TARGET only: a host target is its own host, so a
+    ``--host`` beside it would be ignored; say so (exit 2) instead."""
+    from ._targets import is_host_target, parse_target
+
+    parsed = quietly(parse_target, target)
+    if is_host_target(parsed):
+        kind = parsed.kind.name
+        raise UsageError(
+            f"--host {host!r} given for {kind!r}, a host target: a host target builds its own "
+            f"host code, so --host applies only to a device TARGET (e.g. `explain cuda --host "
+            f"{host}`); to see how {host!r} resolves, run `explain {host}`",
+            prog=f"{PROG} explain")
+
+
+# ---------------------------------------------------------------------- cache
+def _cache_function(name: str) -> Callable[[], Any]:
+    from . import _cache
+
+    func = getattr(_cache, name, None)
+    if func is None:
+        raise CliError(f"this tilelang-hostcg has no discovery cache to manage ({name} is "
+                       "missing); upgrade tilelang-hostcg")
+    return func  # type: ignore[no-any-return]
+
+
+def cmd_cache_info(args: argparse.Namespace) -> int:
+    """``cache info``: where the discovery cache is and what it holds."""
+    info = dict(quietly(_cache_function("cache_info")))
+    if args.json:
+        from ._report import SCHEMA
+
+        write_json({"schema": SCHEMA, "command": "cache info", "cache": info})
+        return 0
+    write_mapping(info)
+    return 0
+
+
+def cmd_cache_clear(args: argparse.Namespace) -> int:
+    """``cache clear``: delete the discovery cache's files."""
+    try:
+        removed = [str(p) for p in quietly(_cache_function("clear_cache"))]
+    except OSError as exc:  # the folder is a link or not private: refused, nothing removed
+        raise CliError(str(exc), exit_code=getattr(exc, "exit_code", 1)) from None
+    if args.json:
+        from ._report import SCHEMA
+
+        write_json({"schema": SCHEMA, "command": "cache clear", "removed": removed})
+        return 0
+    for path in removed:
+        out(f"removed {path}")
+    out(f"Cleared the discovery cache ({len(removed)} file(s) removed)")
+    return 0
