@@ -66,19 +66,9 @@ def test_install_without_plugins_keeps_tilelang_stock(tl):
     out = tl["env"].run_json(KERNELS + """
 import json
 import tilelang_hostcg, tilelang_hostcg.tilelang as integration
-from tilelang.cache.kernel_cache import KernelCache
 
 stock = [host_source(elementwise()), host_source(gemm())]
-try:
-    import tilelang.backend.module as m
-    owners = [(m.BackendModule, "get_host_codegen"), (m.BackendModule, "preprocess_host_codegen")]
-except ImportError:
-    import importlib
-    m = importlib.import_module("tilelang.engine.lower")
-    owners = [(m, "resolve_host_codegen"), (m, "apply_host_codegen_hooks")]
-owners.append((KernelCache, "_generate_key"))
-def current():
-    return [o.__dict__[n] if isinstance(o, type) else getattr(o, n) for o, n in owners]
+current = integration_points
 originals = current()
 integration.install()
 integration.install()

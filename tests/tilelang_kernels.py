@@ -43,3 +43,20 @@ def host_source(func):
     target = Target(SM80)
     with target:
         return tilelang.lower(func, target=target, enable_host_codegen=True).host_mod.inspect_source()
+
+
+def integration_points():
+    """The attributes through which TileLang resolves host codegens, runs hooks and keys
+    its kernel cache (what the integration replaces), as they are now: for 0.1.14+
+    ``BackendModule``'s methods, for 0.1.12-0.1.13 ``tilelang.engine.lower``'s functions,
+    and ``KernelCache._generate_key``."""
+    from tilelang.cache.kernel_cache import KernelCache
+    try:
+        import tilelang.backend.module as m
+        owners = [(m.BackendModule, "get_host_codegen"), (m.BackendModule, "preprocess_host_codegen")]
+    except ImportError:
+        import importlib
+        m = importlib.import_module("tilelang.engine.lower")
+        owners = [(m, "resolve_host_codegen"), (m, "apply_host_codegen_hooks")]
+    owners.append((KernelCache, "_generate_key"))
+    return [o.__dict__[n] if isinstance(o, type) else getattr(o, n) for o, n in owners]
