@@ -50,36 +50,20 @@ def modules(tmp_path: Path) -> Iterator[ModuleFolder]:
 
 
 # ------------------------------------------------------------ plugin environments
-TILELANG_ENV_VERSIONS = ("0.1.15", "0.1.12")
-"""The TileLang environments ``.ci/run`` builds; the first serves tests that name none."""
-
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark ``slow`` every test whose fixtures build a plugin environment, and group the
-    tests for ``pytest-xdist``'s ``--dist loadgroup`` (as ``.ci/run`` runs them).
+    """Mark ``slow`` every test whose fixtures build a plugin environment.
 
-    A test file stays in one worker, where its module-scoped environment is built once
-    and its tests run in order. The ``tilelang`` tests are grouped by the TileLang
-    environment they install into and run in (``0.1.15``, the default, or ``0.1.12``),
-    never by file: two workers never change one TileLang environment at once. Those
-    groups, the longest, come first, so that the other files fill in beside them.
+    Under ``pytest-xdist`` with ``--dist loadgroup`` (as ``.ci/run`` runs it), each test
+    file stays in one worker, where its module-scoped environment is built once and its
+    tests run in order. (``.ci/run`` runs the ``tilelang`` tests apart, in one process:
+    they share the TileLang environments.)
     """
     grouping = config.pluginmanager.hasplugin("xdist")
     for item in items:
         if "environments" in getattr(item, "fixturenames", ()) and not item.get_closest_marker("slow"):
             item.add_marker(pytest.mark.slow)
         if grouping:
-            item.add_marker(pytest.mark.xdist_group(_group_of(item)))
-    if grouping:
-        items.sort(key=lambda item: item.get_closest_marker("tilelang") is None)  # stable
-
-
-def _group_of(item: pytest.Item) -> str:
-    """The ``xdist_group`` of ``item``: its TileLang environment, or its file."""
-    if item.get_closest_marker("tilelang") is None:
-        return item.nodeid.split("::", 1)[0]
-    params = getattr(getattr(item, "callspec", None), "params", {})
-    versions = [v for v in params.values() if isinstance(v, str) and v in TILELANG_ENV_VERSIONS]
-    return f"tilelang-{versions[0] if versions else TILELANG_ENV_VERSIONS[0]}"
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
 
 
 class Environments:
