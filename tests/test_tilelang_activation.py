@@ -15,7 +15,7 @@ import pytest
 
 from tilelang_hostcg.testing import write_distribution
 
-from .tilelang_env import KERNELS, ROOT, TileLangEnv
+from .tilelang_env import INTEGRATION_POINTS, KERNELS, ROOT, TileLangEnv
 
 pytestmark = [pytest.mark.slow, pytest.mark.tilelang]
 
@@ -35,7 +35,9 @@ def stamps(source):
     return [s in source for s in STAMPS]
 
 
-replaced = integration_points  # from the kernels' text, which every script starts with
+{INTEGRATION_POINTS}
+
+replaced = integration_points
 
 
 def tilelang_state():

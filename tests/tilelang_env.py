@@ -100,3 +100,7 @@ class TileLangEnv:
 
 KERNELS = (Path(__file__).resolve().parent / "tilelang_kernels.py").read_text()
 """Kernels and helpers that scripts run in a TileLang environment start with."""
+
+INTEGRATION_POINTS = KERNELS[KERNELS.index("\ndef integration_points"):]
+"""The text of ``integration_points()`` alone, for scripts that must not import TileLang
+before they choose to (it imports TileLang's modules only when called)."""
