@@ -151,10 +151,11 @@ def _is_stdout(path: str) -> bool:
 # ---------------------------------------------------------------------- explain
 def cmd_explain(args: argparse.Namespace) -> int:
     """``explain``: the codegen and hooks a target resolves to, and why; 1 when none."""
+    from ._controls import is_utf8_text
     from ._explain import explain_document
 
     for value, what in ((args.target, "TARGET"), (args.host, "--host")):
-        if value is not None and _undecodable(value):
+        if value is not None and not is_utf8_text(value):
             raise UsageError(f"{what} {shown(repr(value))} is not valid UTF-8 text; give a kind "
                              "name such as 'llvm' or TVM's JSON form", prog=f"{PROG} explain")
     if args.host is not None:
@@ -206,15 +207,6 @@ def cmd_explain(args: argparse.Namespace) -> int:
     warn_all(doc["warnings"])
     note_tilelang(doc)
     return 0 if chosen is not None else 1
-
-
-def _undecodable(text: str) -> bool:
-    """Whether ``text`` holds bytes that were not UTF-8 (surrogate escapes)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
 
 
 def _host_needs_device_target(target: str, host: str) -> None:

@@ -38,6 +38,7 @@ __all__ = [
     "ControlProblem",
     "Controls",
     "cache_setting",
+    "is_utf8_text",
     "show_text",
     "warn_control_problems",
 ]
@@ -109,7 +110,9 @@ def _is_name(text: str) -> bool:
     return ok and text[0].isalnum() and text[-1].isalnum()
 
 
-def _decodable(text: str) -> bool:
+def is_utf8_text(text: str) -> bool:
+    """Whether ``text`` holds no bytes that were not UTF-8 (no surrogate escapes): the
+    test of environment controls and of command-line arguments."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -361,9 +364,9 @@ def _items(variable: str, value: str | None, problems: list[ControlProblem], *,
     for item in (part.strip() for part in raw):
         if not item:
             continue
-        if not _decodable(item):
+        if not is_utf8_text(item):
             item = _as_utf8(item)  # a UTF-8 name read under an ASCII locale (LANG=C)
-        if not _decodable(item):
+        if not is_utf8_text(item):
             problems.append(ControlProblem(
                 variable, item, f"{variable}: ignoring {show_text(item)}: it is not valid UTF-8 "
                 f"text; set {variable} to names separated by commas"))
