@@ -14,6 +14,7 @@ from tilelang_hostcg import HostCodegen, Registry, global_func_host_codegen
 from tilelang_hostcg.testing import PluginEnvironment, write_distribution
 
 from .conftest import Environments
+from .plugin_factory import install_sources
 
 pytestmark = pytest.mark.slow
 
@@ -27,7 +28,7 @@ def env(tmp_path_factory: pytest.TempPathFactory, environments: Environments) ->
     root = tmp_path_factory.mktemp("testing-env")
     src = root / "src"
     environment = environments.new("testing-plugin")
-    environment.install(
+    install_sources(environment, root / "wheels", [
         write_distribution(src, "hcgp-good", "1.0", requires=REQUIRES, entry_points={
             CG: {"cuda_host": "hcgp_good:CODEGEN"},
             HOOKS: {"hip": "hcgp_good:hooks"},
@@ -52,7 +53,7 @@ def env(tmp_path_factory: pytest.TempPathFactory, environments: Environments) ->
         write_distribution(src, "hcgp-old", "1.0", requires=["tilelang-hostcg<0.1"],
                            entry_points={CG: {"c": "hcgp_old"}},
                            files={"hcgp_old/__init__.py": "raise SystemExit('imported')\n"}),
-    )
+    ])
     return environment
 
 
