@@ -90,3 +90,25 @@ def environments(tmp_path_factory: pytest.TempPathFactory) -> Environments:
     """The factory of throwaway plugin environments (marks its users ``slow``)."""
     return Environments(tmp_path_factory.mktemp("environments"))
 
+
+
+# ------------------------------------------------------------ first-party plugin wheels
+@pytest.fixture(scope="session")
+def first_party_wheels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The wheel of each plugin under ``plugins/``, by distribution name: built once per
+    run, from copies of the source trees (building writes into the tree), for the tests
+    that install them. ``tests/test_plugin_builds.py`` builds them as ``pip`` does."""
+    import shutil
+
+    from .plugin_factory import build_source_wheels
+
+    root = tmp_path_factory.mktemp("first-party-wheels")
+    plugins = sorted(p for p in (Path(__file__).resolve().parents[1] / "plugins").iterdir()
+                     if (p / "pyproject.toml").exists())
+    for plugin in plugins:
+        shutil.copytree(plugin, root / "src" / plugin.name,
+                        ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+    wheels = build_source_wheels(root / "wheels", [root / "src" / p.name for p in plugins])
+    by_name = {wheel.name.split("-")[0].replace("_", "-"): wheel for wheel in wheels}
+    assert sorted(by_name) == [p.name for p in plugins], wheels
+    return by_name

@@ -28,9 +28,11 @@ __all__ = [
     "HOOK_GROUP",
     "MARKERS_ENV",
     "Plugin",
+    "build_source_wheels",
     "build_wheels",
     "codegen_module",
     "install",
+    "install_sources",
     "module",
     "read_markers",
     "run",
@@ -117,6 +119,14 @@ def build_wheels(root: Path, plugins: Iterable[Plugin]) -> list[Path]:
     (into a fresh folder under ``root``); returns the wheels."""
     folders = [plugin.write(root / "src") for plugin in plugins]
     wheels_dir = root / f"wheels-{len(list(root.glob('wheels-*')))}"
+    return build_source_wheels(wheels_dir, folders)
+
+
+def build_source_wheels(wheels_dir: Path, folders: Sequence[Path]) -> list[Path]:
+    """Build the wheels of the source trees ``folders`` (setuptools projects) into the
+    new folder ``wheels_dir``, all in one interpreter; returns the wheels, sorted.
+
+    The trees get setuptools' ``build/`` and ``*.egg-info`` folders, as with ``pip``."""
     wheels_dir.mkdir(parents=True)
     proc = subprocess.run([sys.executable, "-c", _BUILD_WHEELS, str(wheels_dir),
                            *map(str, folders)], capture_output=True, text=True)
@@ -132,6 +142,16 @@ def install(env: PluginEnvironment, root: Path, plugins: Iterable[Plugin],
     """Build ``plugins`` (see :func:`build_wheels`) and ``pip install`` them into ``env``
     in one call (extra ``pip_args``, e.g. ``--target DIR``). Returns the wheels."""
     wheels = build_wheels(root, plugins)
+    env.pip("install", "-q", "--no-deps", "--no-index", *pip_args, *map(str, wheels))
+    return wheels
+
+
+def install_sources(env: PluginEnvironment, wheels_dir: Path, folders: Sequence[Path],
+                    *pip_args: str) -> list[Path]:
+    """Build the wheels of the source trees ``folders`` into ``wheels_dir`` (see
+    :func:`build_source_wheels`) and ``pip install`` them into ``env`` in one call: what
+    ``env.install(*folders)`` installs, without a build process per tree."""
+    wheels = build_source_wheels(wheels_dir, folders)
     env.pip("install", "-q", "--no-deps", "--no-index", *pip_args, *map(str, wheels))
     return wheels
 

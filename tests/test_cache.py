@@ -22,6 +22,7 @@ from tilelang_hostcg._scan import scan_environment
 from tilelang_hostcg.testing import PluginEnvironment, write_distribution
 
 from .conftest import Environments
+from .plugin_factory import build_source_wheels
 
 pytestmark = pytest.mark.slow
 
@@ -63,6 +64,7 @@ class CacheEnv:
         self.cwd = root / "cwd"
         self.cwd.mkdir()
         self.installed: tuple[str, tuple[tuple[str, str], ...], tuple[str, ...]] | None = None
+        self.wheels: dict[tuple[str, tuple[tuple[str, str], ...], tuple[str, ...]], Path] = {}
 
     # -------------------------------------------------------------- processes
     def probe(self, extra: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -117,9 +119,13 @@ class CacheEnv:
         if version is None:
             self.env.uninstall(DIST)
         else:
-            self.env.pip("install", "-q", "--force-reinstall", "--no-deps",
-                         "--no-build-isolation", "--no-index",
-                         str(self.write(version, kinds or {}, requires)))
+            assert wanted is not None
+            if wanted not in self.wheels:  # each state's wheel is built once
+                (self.wheels[wanted],) = build_source_wheels(
+                    self.sources / f"wheels-{len(self.wheels)}",
+                    [self.write(version, kinds or {}, requires)])
+            self.env.pip("install", "-q", "--force-reinstall", "--no-deps", "--no-index",
+                         str(self.wheels[wanted]))
         self.installed = wanted
 
 

@@ -130,12 +130,41 @@ class Site:
         return self.marker.read_text().split() if self.marker.exists() else []
 
 
+class Sites:
+    """Hands each test a site of its own, written two tests ahead of its use: by then it
+    is mostly older than the cache's racy window, so that ``warm()`` waits less for it."""
+
+    AHEAD = 2
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.made = 0
+        self.ready: list[Site] = []
+
+    def _make(self) -> Site:
+        folder = self.root / f"site-{self.made}"
+        self.made += 1
+        folder.mkdir()
+        s = Site(folder)
+        s.plugin("safe-plugin", {"safekind": "safe_plugin:CG"})
+        (s.site / "evil_module.py").write_text(PLUGIN)  # advertised by no distribution
+        return s
+
+    def take(self) -> Site:
+        while len(self.ready) <= self.AHEAD:
+            self.ready.append(self._make())
+        return self.ready.pop(0)
+
+
+@pytest.fixture(scope="module")
+def sites(tmp_path_factory: pytest.TempPathFactory) -> Sites:
+    return Sites(tmp_path_factory.mktemp("cache-safety"))
+
+
 @pytest.fixture
-def site(tmp_path: Path) -> Site:
-    s = Site(tmp_path)
-    s.plugin("safe-plugin", {"safekind": "safe_plugin:CG"})
-    (s.site / "evil_module.py").write_text(PLUGIN)  # advertised by no distribution
-    return s
+def site(sites: Sites) -> Site:
+    """A folder with one plugin distribution and a module no distribution advertises."""
+    return sites.take()
 
 
 # ------------------------------------------------------------------ special files

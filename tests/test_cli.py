@@ -23,6 +23,7 @@ from tilelang_hostcg.cli import main
 from tilelang_hostcg.testing import PluginEnvironment, write_distribution
 
 from .conftest import Environments
+from .plugin_factory import install_sources
 
 pytestmark = pytest.mark.slow
 
@@ -142,7 +143,7 @@ class Installed:
 def installed(tmp_path_factory: pytest.TempPathFactory, environments: Environments) -> Installed:
     root = tmp_path_factory.mktemp("cli-env")
     env = environments.new("cli")
-    env.install(*_distributions(root / "src"))
+    install_sources(env, root / "wheels", _distributions(root / "src"))
     work = root / "work"
     work.mkdir()
     return Installed(env, root, work)

@@ -248,16 +248,46 @@ def test_explain_shows_every_control_that_touched_the_answer(env: Env) -> None:
     assert b"TILELANG_HOSTCG_PREFER=test=nope" in proc.stdout
 
 
+# ``check`` (which imports TVM) once per variable, in one fresh process per value: the
+# value arrives as raw bytes in the process environment, and each run has it under one
+# variable, the others as before (set through ``os.environb``, which decodes it as the
+# interpreter does at start). ``list`` runs in a fresh process per variable.
+CHECK_EACH = """
+import contextlib, io, json, os, sys
+from tilelang_hostcg.cli import main
+value = os.environb.pop(b"HCG_CONTROL_VALUE")
+docs = {}
+for variable in sys.argv[1:]:
+    key = os.fsencode(variable)
+    before = os.environb.get(key)
+    os.environb[key] = value
+    stdout = io.StringIO()
+    with contextlib.redirect_stdout(stdout):
+        status = main(["check", "--json"])
+    if before is None:
+        del os.environb[key]
+    else:
+        os.environb[key] = before
+    docs[variable] = [status, stdout.getvalue()]
+print(json.dumps(docs))
+"""
+VARIABLES = ("TILELANG_HOSTCG_DISABLE", "TILELANG_HOSTCG_ONLY", "TILELANG_HOSTCG_PREFER")
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("value", [
     b"hcgc-alpha,\xff\xfe", b"\xc3\x28", b"a" * 100_000, b"hcgc-alpha;;;hcgc-beta",
     b"  ,\t,\n", b"hcgc-alpha:\xe9",
 ])
 def test_any_bytes_in_a_control_give_a_clear_message(env: Env, value: bytes) -> None:
-    for variable in ("TILELANG_HOSTCG_DISABLE", "TILELANG_HOSTCG_ONLY", "TILELANG_HOSTCG_PREFER"):
-        proc = env.run(["-m", "tilelang_hostcg", "check", "--json"], {variable: value})
-        assert proc.returncode in (0, 1), proc.stderr
-        doc = json.loads(proc.stdout)
+    proc = env.run(["-c", CHECK_EACH, *VARIABLES], {"HCG_CONTROL_VALUE": value})
+    assert proc.returncode == 0, proc.stderr
+    checked = json.loads(proc.stdout)
+    assert sorted(checked) == sorted(VARIABLES)
+    for variable in VARIABLES:
+        status, stdout = checked[variable]
+        assert status in (0, 1), (variable, stdout)
+        doc = json.loads(stdout)
         text = " ".join(p["message"] for p in doc["problems"] if p["code"] == "control")
         if value.strip(b" ,\t\n"):
             assert variable in text, (variable, value[:20], doc["problems"])

@@ -1,10 +1,11 @@
 """The first-party plugins under plugins/, installed with pip and checked in fresh processes.
 
 One throwaway environment for this module (layered over the running one) gets the
-three distributions, each from a copy of its source tree (pip builds in the tree
-it installs). Every check runs in a new interpreter, so it sees exactly what a user
-gets after ``pip install``. A separate environment checks that uninstalling removes
-them, discovery cache included.
+three distributions from their wheels (built once per run, see ``first_party_wheels``
+in ``conftest.py``), with one ``pip install``. Every check runs in a new interpreter,
+so it sees exactly what a user gets after ``pip install``. A separate environment
+checks that uninstalling removes them, discovery cache included. (Their own tests run
+from a copy of the source trees.)
 """
 
 from __future__ import annotations
@@ -39,10 +40,14 @@ def sources(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     return _copy_plugins(tmp_path_factory.mktemp("first-party-src"))
 
 
+def _install(env: PluginEnvironment, wheels: dict[str, Path]) -> None:
+    env.pip("install", "-q", "--no-deps", "--no-index", *(str(wheels[name]) for name in PLUGINS))
+
+
 @pytest.fixture(scope="module")
-def env(environments: Environments, sources: list[Path]) -> PluginEnvironment:
+def env(environments: Environments, first_party_wheels: dict[str, Path]) -> PluginEnvironment:
     environment = environments.new("first-party")
-    environment.install(*sources)
+    _install(environment, first_party_wheels)
     return environment
 
 
@@ -278,9 +283,9 @@ def _installed_outside_the_test_environment() -> list[str]:
 @pytest.mark.skipif(bool(_installed_outside_the_test_environment()),
                     reason="the first-party plugins are installed in the environment running the "
                            "tests, so uninstalling them from a layer over it cannot remove them")
-def test_uninstalling_removes_them(environments, sources):
+def test_uninstalling_removes_them(environments, first_party_wheels):
     env = environments.new("first-party-uninstall")  # its own: it uninstalls
-    env.install(*sources)
+    _install(env, first_party_wheels)
     probe = """
         import importlib.util, json
         import tvm

@@ -26,6 +26,8 @@ from typing import Any
 
 import pytest
 
+from tilelang_hostcg._cache import RACY_WINDOW_NS
+
 # Libraries that only a scan, a requirement check, an error message or the command line
 # needs: each costs milliseconds to import.
 HEAVY = ("importlib.metadata", "importlib_metadata", "packaging", "email", "zipp", "argparse")
@@ -112,6 +114,13 @@ def place(tmp_path_factory: pytest.TempPathFactory) -> Path:
     fresh one costs a wait of seconds)."""
     root = tmp_path_factory.mktemp("first-use")
     _write_plugin(root)
+    # Modification times can be set back, change times cannot: wait until these are
+    # older than the racy window too, so that the first run's cache serves the next run
+    # (rather than each warm run scanning again, a TVM import each).
+    newest = max(path.stat().st_ctime for path in [root, *root.rglob("*")])
+    wait = newest + RACY_WINDOW_NS / 1e9 + 0.1 - time.time()
+    if wait > 0:
+        time.sleep(wait)
     return root
 
 

@@ -2,6 +2,9 @@
 requirements it declares: a fresh virtual environment gets the declared minimum
 version of each requirement and nothing else, then ``pip wheel
 --no-build-isolation --no-deps`` builds the plugin, as distro and offline builds do.
+
+The environment has no ``pip`` of its own: the running one's drives it (``pip
+--python``), which runs the build with the environment's interpreter.
 """
 
 from __future__ import annotations
@@ -9,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import sys
 import venv
 import zipfile
 from pathlib import Path
@@ -65,11 +69,13 @@ def test_plugins_build_with_their_declared_minimums(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     for n, (pins, plugins) in enumerate(sorted(groups.items())):
         folder = tmp_path / f"build-{n}"
-        venv.EnvBuilder(with_pip=True).create(folder / "venv")
+        venv.EnvBuilder(with_pip=False).create(folder / "venv")
         python = str(folder / "venv" / "bin" / "python")
-        pip = [python, "-m", "pip", "--disable-pip-version-check", "--no-input", "-q"]
+        pip_list = [sys.executable, "-m", "pip", "--python", python,
+                    "--disable-pip-version-check", "--no-input"]
+        pip = [*pip_list, "-q"]
         subprocess.run([*pip, "install", *pins], check=True, capture_output=True, env=env)
-        listed = subprocess.run([python, "-m", "pip", "list", "--format=freeze"], check=True,
+        listed = subprocess.run([*pip_list, "list", "--format=freeze"], check=True,
                                 capture_output=True, text=True, env=env).stdout
         for pin in pins:  # exactly the declared minimum, nothing newer
             assert pin.lower() in listed.lower(), listed

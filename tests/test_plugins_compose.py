@@ -1,11 +1,12 @@
 """All first-party plugins installed together build host code that compiles and runs.
 
 One throwaway environment (layered over the running one, apache-tvm) gets every
-distribution under ``plugins/`` from pip. Host code is then built in fresh processes
-for ``llvm``, ``c`` and ``cuda_host`` hosts with every plugin's codegens and hooks in
-play (the stamp plugin's ``cuda`` hook and ``c`` codegen among them): CPU modules run,
-the ``c`` host's C compiles and runs, and the ``cuda_host`` translation unit compiles
-with ``nvcc -c`` where nvcc exists (no GPU is needed to compile).
+distribution under ``plugins/``, its wheel (``first_party_wheels``) installed by pip.
+Host code is then built in fresh processes for ``llvm``, ``c`` and ``cuda_host`` hosts
+with every plugin's codegens and hooks in play (the stamp plugin's ``cuda`` hook and
+``c`` codegen among them): CPU modules run, the ``c`` host's C compiles and runs, and the
+``cuda_host`` translation unit compiles with ``nvcc -c`` where nvcc exists (no GPU is
+needed to compile).
 """
 
 from __future__ import annotations
@@ -25,15 +26,11 @@ PLUGINS = sorted(p.name for p in (ROOT / "plugins").iterdir() if (p / "pyproject
 
 
 @pytest.fixture(scope="module")
-def env(tmp_path_factory: pytest.TempPathFactory) -> PluginEnvironment:
-    root = tmp_path_factory.mktemp("compose")
-    sources = []
-    for name in PLUGINS:
-        sources.append(root / "src" / name)
-        shutil.copytree(ROOT / "plugins" / name, sources[-1],
-                        ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
-    environment = PluginEnvironment(root / "venv")
-    environment.install(*sources)
+def env(tmp_path_factory: pytest.TempPathFactory,
+        first_party_wheels: dict[str, Path]) -> PluginEnvironment:
+    environment = PluginEnvironment(tmp_path_factory.mktemp("compose") / "venv")
+    environment.pip("install", "-q", "--no-deps", "--no-index",
+                    *(str(first_party_wheels[name]) for name in PLUGINS))
     return environment
 
 

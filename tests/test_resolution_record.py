@@ -14,6 +14,8 @@ import pytest
 
 from tilelang_hostcg.testing import PluginEnvironment, write_distribution
 
+from .plugin_factory import install_sources
+
 pytestmark = pytest.mark.slow
 
 CG = "tilelang.host_codegen"
@@ -81,13 +83,13 @@ print(json.dumps(result))
 def result(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("record")
     env = PluginEnvironment(root / "venv")
-    env.install(
+    install_sources(env, root / "wheels", [
         write_distribution(root / "src", "hcg-odd", "1.0", requires=REQUIRES,
                            entry_points={CG: {"test": "hcg_odd:CODEGENS"}},
                            files={"hcg_odd/__init__.py": ODD}),
         write_distribution(root / "src", "hcg-nobuild", "1.0", requires=REQUIRES,
                            entry_points={CG: {"cuda_host": "hcg_nobuild:CODEGEN"}},
-                           files={"hcg_nobuild/__init__.py": NOBUILD}))
+                           files={"hcg_nobuild/__init__.py": NOBUILD})])
     out: dict[str, Any] = env.run_json(PROBE, env={"TILELANG_HOSTCG_ONLY": "hcg-odd,hcg-nobuild"})
     return out
 

@@ -14,6 +14,7 @@ from tilelang_hostcg import HostCodegen, Registry, global_func_host_codegen
 from tilelang_hostcg.testing import PluginEnvironment, write_distribution
 
 from .conftest import Environments
+from .plugin_factory import install_sources
 
 pytestmark = pytest.mark.slow
 
@@ -27,7 +28,7 @@ def env(tmp_path_factory: pytest.TempPathFactory, environments: Environments) ->
     root = tmp_path_factory.mktemp("testing-env")
     src = root / "src"
     environment = environments.new("testing-plugin")
-    environment.install(
+    install_sources(environment, root / "wheels", [
         write_distribution(src, "hcgp-good", "1.0", requires=REQUIRES, entry_points={
             CG: {"cuda_host": "hcgp_good:CODEGEN"},
             HOOKS: {"hip": "hcgp_good:hooks"},
@@ -52,29 +53,40 @@ def env(tmp_path_factory: pytest.TempPathFactory, environments: Environments) ->
         write_distribution(src, "hcgp-old", "1.0", requires=["tilelang-hostcg<0.1"],
                            entry_points={CG: {"c": "hcgp_old"}},
                            files={"hcgp_old/__init__.py": "raise SystemExit('imported')\n"}),
-    )
+    ])
     return environment
 
 
-def _check(env: PluginEnvironment, distribution: str) -> dict[str, object]:
-    return env.run_json(f"""
+CHECKED = ("hcgp-good", "HCGP_Good", "hcgp-bad", "hcgp-old", "hcgp-not-installed")
+
+
+@pytest.fixture(scope="module")
+def checked(env: PluginEnvironment) -> dict[str, dict[str, object]]:
+    """``check_plugin`` of each name in ``CHECKED``, called in turn in one fresh process
+    of the environment, as a plugin's test session calls it (it reads the installed
+    metadata afresh at each call)."""
+    result: dict[str, dict[str, object]] = env.run_json(f"""
         import json
         from tilelang_hostcg.testing import check_plugin
-        try:
-            result = {{"kinds": check_plugin({distribution!r})}}
-        except AssertionError as exc:
-            result = {{"error": str(exc)}}
-        print(json.dumps(result))
+        results = {{}}
+        for distribution in {CHECKED!r}:
+            try:
+                results[distribution] = {{"kinds": check_plugin(distribution)}}
+            except AssertionError as exc:
+                results[distribution] = {{"error": str(exc)}}
+        print(json.dumps(results))
     """)
+    assert sorted(result) == sorted(CHECKED)
+    return result
 
 
-def test_check_plugin_accepts_a_good_plugin(env: PluginEnvironment) -> None:
-    assert _check(env, "hcgp-good") == {"kinds": ["cuda_host", "hip"]}
-    assert _check(env, "HCGP_Good") == {"kinds": ["cuda_host", "hip"]}  # PEP 503 names
+def test_check_plugin_accepts_a_good_plugin(checked: dict[str, dict[str, object]]) -> None:
+    assert checked["hcgp-good"] == {"kinds": ["cuda_host", "hip"]}
+    assert checked["HCGP_Good"] == {"kinds": ["cuda_host", "hip"]}  # PEP 503 names
 
 
-def test_check_plugin_lists_every_problem(env: PluginEnvironment) -> None:
-    error = str(_check(env, "hcgp-bad")["error"])
+def test_check_plugin_lists_every_problem(checked: dict[str, dict[str, object]]) -> None:
+    error = str(checked["hcgp-bad"]["error"])
     assert error.startswith("plugin distribution 'hcgp-bad' breaks the contract")
     assert "'cuda_host = hcgp_bad.empty' is broken" in error
     assert "registered no host codegen for kind 'cuda_host'" in error
@@ -84,13 +96,15 @@ def test_check_plugin_lists_every_problem(env: PluginEnvironment) -> None:
     assert "'lost' is registered for kind 'nosuchdev'" in error
 
 
-def test_check_plugin_reports_incompatible_without_importing(env: PluginEnvironment) -> None:
-    error = str(_check(env, "hcgp-old")["error"])
+def test_check_plugin_reports_incompatible_without_importing(
+        checked: dict[str, dict[str, object]]) -> None:
+    error = str(checked["hcgp-old"]["error"])  # importing it would have ended the process
     assert "is incompatible" in error and "tilelang-hostcg<0.1" in error
 
 
-def test_check_plugin_needs_an_installed_distribution(env: PluginEnvironment) -> None:
-    error = str(_check(env, "hcgp-not-installed")["error"])
+def test_check_plugin_needs_an_installed_distribution(
+        checked: dict[str, dict[str, object]]) -> None:
+    error = str(checked["hcgp-not-installed"]["error"])
     assert "advertises no entry point" in error
 
 
