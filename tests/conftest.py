@@ -1,5 +1,6 @@
-"""Shared fixtures: an isolated registry, a folder of importable lazy modules, and the
-throwaway plugin environments of the slow tests.
+"""Shared fixtures: an isolated registry, a folder of importable lazy modules, the
+throwaway plugin environments of the slow tests, and the TileLang environments of the
+``tilelang`` tests.
 
 Markers (``--strict-markers``): ``slow`` for a test that builds or installs into a
 virtual environment, ``tilelang`` for one that runs a real TileLang. A test that uses
@@ -19,6 +20,8 @@ from pathlib import Path
 import pytest
 
 from tilelang_hostcg.testing import PluginEnvironment
+
+from .tilelang_env import TileLangEnvs
 
 
 class ModuleFolder:
@@ -51,19 +54,43 @@ def modules(tmp_path: Path) -> Iterator[ModuleFolder]:
 
 # ------------------------------------------------------------ plugin environments
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark ``slow`` every test whose fixtures build a plugin environment.
+    """Mark ``slow`` every test whose fixtures build a plugin environment, and check that
+    every ``tilelang`` test names its one TileLang environment (an ``xdist_group``
+    ``tilelang-VERSION``, see ``tests/tilelang_env.py``).
 
     Under ``pytest-xdist`` with ``--dist loadgroup`` (as ``.ci/run`` runs it), each test
     file stays in one worker, where its module-scoped environment is built once and its
-    tests run in order. (``.ci/run`` runs the ``tilelang`` tests apart, in one process:
-    they share the TileLang environments.)
+    tests run in order; the ``tilelang`` tests are grouped by TileLang environment
+    instead, as they install into and uninstall from it. Those groups come first, the
+    largest first (``.ci/run`` passes ``--no-loadscope-reorder`` to keep this order):
+    they are the longest, and the other files fill the other worker around them.
     """
     grouping = config.pluginmanager.hasplugin("xdist")
     for item in items:
         if "environments" in getattr(item, "fixturenames", ()) and not item.get_closest_marker("slow"):
             item.add_marker(pytest.mark.slow)
-        if grouping:
+        groups = [m.args[0] if m.args else m.kwargs.get("name") for m in item.iter_markers("xdist_group")]
+        if item.get_closest_marker("tilelang") and (
+                len(groups) != 1 or not str(groups[0]).startswith("tilelang-")):
+            raise pytest.UsageError(f"{item.nodeid}: a tilelang test needs exactly one xdist_group "
+                                    f"'tilelang-VERSION' (tests/tilelang_env.py: group, params), "
+                                    f"not {groups}")
+        if grouping and not groups:
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+    if grouping:
+        sizes: dict[str, int] = {}
+        for item in items:
+            if item.get_closest_marker("tilelang"):
+                name = _group_of(item)
+                sizes[name] = sizes.get(name, 0) + 1
+        # A stable sort: each group's tests, and the other files, keep their order.
+        items.sort(key=lambda item: (-sizes.get(_group_of(item), 0),
+                                     _group_of(item) if _group_of(item) in sizes else ""))
+
+
+def _group_of(item: pytest.Item) -> str:
+    marker = item.get_closest_marker("xdist_group")
+    return str(marker.args[0]) if marker and marker.args else ""
 
 
 class Environments:
@@ -90,3 +117,9 @@ def environments(tmp_path_factory: pytest.TempPathFactory) -> Environments:
     """The factory of throwaway plugin environments (marks its users ``slow``)."""
     return Environments(tmp_path_factory.mktemp("environments"))
 
+
+
+@pytest.fixture(scope="session")
+def tilelang_envs(tmp_path_factory: pytest.TempPathFactory) -> TileLangEnvs:
+    """The TileLang environments, each with the project installed once this session."""
+    return TileLangEnvs(tmp_path_factory)

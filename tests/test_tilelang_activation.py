@@ -7,15 +7,13 @@ plugin's import keeps TileLang's defaults TileLang's."""
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tilelang_hostcg.testing import write_distribution
 
-from .tilelang_env import INTEGRATION_POINTS, KERNELS, ROOT, TileLangEnv
+from .tilelang_env import INTEGRATION_POINTS, KERNELS, ROOT, TileLangEnv, TileLangEnvs, params
 
 pytestmark = [pytest.mark.slow, pytest.mark.tilelang]
 
@@ -62,13 +60,10 @@ UNTOUCHED = {"ours": [False, False, False], "loader": "SourceFileLoader", "spec_
              "hook_left": [], "installed": False}
 
 
-@pytest.fixture(scope="module", params=VERSIONS)
-def env(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> TileLangEnv:
+@pytest.fixture(scope="module", params=params(*VERSIONS))
+def env(request: pytest.FixtureRequest, tilelang_envs: TileLangEnvs) -> TileLangEnv:
     """A TileLang environment with tilelang-hostcg installed by a plain ``pip install``."""
-    base = TileLangEnv.base_folder(tmp_path_factory)
-    tl = TileLangEnv(base / f"tilelang-{request.param}", request.param)
-    tl.pip("install", "-q", str(ROOT))
-    return tl
+    return tilelang_envs[request.param].env
 
 
 def copy_plugin(tmp_path: Path) -> Path:
@@ -79,13 +74,10 @@ def copy_plugin(tmp_path: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def stamp_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The example plugin's wheel, built once (installing a wheel is much faster than a
-    source tree)."""
-    root = tmp_path_factory.mktemp("stamp")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-                    "-w", str(root / "wheel"), str(copy_plugin(root))], check=True, capture_output=True)
-    return next((root / "wheel").glob("tilelang_hostcg_stamp-*.whl"))
+def stamp_wheel(tilelang_envs: TileLangEnvs) -> Path:
+    """The example plugin's wheel, built once per session (installing a wheel is much
+    faster than a source tree)."""
+    return tilelang_envs.wheels["tilelang-hostcg-stamp"]
 
 
 @pytest.fixture(scope="module")
@@ -322,7 +314,7 @@ print(json.dumps({"module": name, "names": sorted(held),
     assert all(out["same"].values()) and all(out["equal"].values()), out
 
 
-def test_editable_installs_activate_too(env, stock, tmp_path):
+def test_editable_installs_activate_too(env, stock, tmp_path, tilelang_envs):
     plugin = copy_plugin(tmp_path)
     env.pip("install", "-q", "-e", str(ROOT))
     try:
@@ -336,7 +328,7 @@ def test_editable_installs_activate_too(env, stock, tmp_path):
         finally:
             env.pip("uninstall", "-q", "-y", "tilelang-hostcg-stamp")
     finally:
-        env.pip("install", "-q", str(ROOT))  # the plain install the other tests expect
+        tilelang_envs.restore(env.version)  # the plain install the other tests expect
     assert where == [str(ROOT / "_tilelang_hostcg_hook.py"),
                      str(plugin / "tilelang_hostcg_stamp" / "__init__.py")]
     assert [stamps_of(s) for s in out["sources"]] == [[True, True], [True, True]]

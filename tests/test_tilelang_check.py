@@ -9,32 +9,26 @@ codegen of the kind can build with the TVM in use, as ``explain`` and resolution
 from __future__ import annotations
 
 import json
-import os
-import shutil
-from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from .tilelang_env import ROOT, TileLangEnv
+from .tilelang_env import TileLangEnv, TileLangEnvs, params
 
 pytestmark = [pytest.mark.slow, pytest.mark.tilelang]
 
 VERSIONS = ("0.1.15", "0.1.12")
 
 
-@pytest.fixture(scope="module", params=VERSIONS)
-def env(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> TileLangEnv:
-    """A TileLang environment with our core and the stamp plugin, each by ``pip install``."""
-    version = request.param
-    root = os.environ.get("TILELANG_HOSTCG_TEST_ENVS")
-    base = Path(root) if root else tmp_path_factory.mktemp("tilelang-envs")
-    environment = TileLangEnv(base / f"tilelang-{version}", version)
-    stamp = tmp_path_factory.mktemp("stamp") / "tilelang-hostcg-stamp"
-    shutil.copytree(ROOT / "plugins" / "tilelang-hostcg-stamp", stamp,
-                    ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
-    environment.pip("install", "-q", str(ROOT), str(stamp))
-    return environment
+@pytest.fixture(scope="module", params=params(*VERSIONS))
+def env(request: pytest.FixtureRequest, tilelang_envs: TileLangEnvs) -> Iterator[TileLangEnv]:
+    """A TileLang environment with our core and the stamp plugin, each by ``pip install``
+    (of its wheel); the stamp plugin is removed afterwards."""
+    environment = tilelang_envs[request.param].env
+    environment.pip("install", "-q", str(tilelang_envs.wheels["tilelang-hostcg-stamp"]))
+    yield environment
+    environment.pip("uninstall", "-q", "-y", "tilelang-hostcg-stamp")
 
 
 def _json(env: TileLangEnv, *argv: str, expect: int) -> Any:

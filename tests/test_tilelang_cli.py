@@ -6,13 +6,12 @@ and the ``hostcg_registry`` fixture import TVM as the library does, so a plugin'
 need not import ``tilelang`` first; a stray ``tilelang`` in the working directory changes
 nothing; every first-party plugin installed together compiles TileLang kernels.
 The environments are shared with other tests: what a test installs beyond the
-project and the stamp plugin, it uninstalls.
+project (and pytest, which other tests need there too), it uninstalls.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import textwrap
 from collections.abc import Iterator
@@ -20,29 +19,19 @@ from pathlib import Path
 
 import pytest
 
-from .tilelang_env import KERNELS, ROOT, TileLangEnv
+from .tilelang_env import KERNELS, TileLangEnv, TileLangEnvs, group
 
 pytestmark = [pytest.mark.slow, pytest.mark.tilelang]
 
-# TileLang 0.1.11 declares apache-tvm-ffi~=0.1.0, but its TVM aborts at import with
-# apache-tvm-ffi 0.1.12 or later: pin the release it was built against.
-FFI_FOR_0_1_11 = "apache-tvm-ffi==0.1.11"
-
-
-def _env(tmp_path_factory: pytest.TempPathFactory, version: str) -> TileLangEnv:
-    root = os.environ.get("TILELANG_HOSTCG_TEST_ENVS")
-    base = Path(root) if root else tmp_path_factory.mktemp("tilelang-envs")
-    return TileLangEnv(base / f"tilelang-{version}", version)
-
 
 @pytest.fixture(scope="module")
-def old(tmp_path_factory: pytest.TempPathFactory) -> TileLangEnv:
-    env = _env(tmp_path_factory, "0.1.11")
-    env.pip("install", "-q", FFI_FOR_0_1_11)
-    env.pip("install", "-q", str(ROOT))
-    return env
+def old(tilelang_envs: TileLangEnvs) -> TileLangEnv:
+    """TileLang 0.1.11 (its base pins the apache-tvm-ffi it was built against) and the
+    project."""
+    return tilelang_envs["0.1.11"].env
 
 
+@group("0.1.11")
 def test_every_command_works_with_an_unsupported_tilelang(old: TileLangEnv) -> None:
     described = "TVM 0.25.dev0 bundled with tilelang 0.1.11"
     for argv, status in ((("list",), 0), (("list", "--load"), 0), (("check",), 0),
@@ -70,13 +59,15 @@ def test_every_command_works_with_an_unsupported_tilelang(old: TileLangEnv) -> N
 
 
 @pytest.fixture(scope="module")
-def new(tmp_path_factory: pytest.TempPathFactory) -> TileLangEnv:
-    env = _env(tmp_path_factory, "0.1.15")
-    env.pip("install", "-q", str(ROOT), str(ROOT / "plugins" / "tilelang-hostcg-stamp"),
-            "pytest")
-    return env
+def new(tilelang_envs: TileLangEnvs) -> Iterator[TileLangEnv]:
+    """TileLang 0.1.15, the project, the stamp plugin (removed afterwards) and pytest."""
+    env = tilelang_envs["0.1.15"].env
+    env.pip("install", "-q", str(tilelang_envs.wheels["tilelang-hostcg-stamp"]), "pytest")
+    yield env
+    env.pip("uninstall", "-q", "-y", "tilelang-hostcg-stamp")
 
 
+@group("0.1.15")
 def test_check_plugin_imports_tilelangs_tvm(new: TileLangEnv) -> None:
     out = new.run_json("""
         import json, sys
@@ -90,6 +81,7 @@ def test_check_plugin_imports_tilelangs_tvm(new: TileLangEnv) -> None:
     assert "3rdparty" in out["tvm"]
 
 
+@group("0.1.15")
 def test_the_fixture_imports_tilelangs_tvm(new: TileLangEnv, tmp_path: Path) -> None:
     """A plugin author's test that imports TVM inside the test, run by pytest."""
     (tmp_path / "test_author.py").write_text(textwrap.dedent("""
@@ -108,6 +100,7 @@ def test_the_fixture_imports_tilelangs_tvm(new: TileLangEnv, tmp_path: Path) -> 
     assert "1 passed" in proc.stdout
 
 
+@group("0.1.15")
 @pytest.mark.parametrize("stray", ["folder", "module"])
 def test_a_stray_tilelang_in_the_working_directory_changes_nothing(new: TileLangEnv, stray: str,
                                                                     tmp_path: Path) -> None:
@@ -128,12 +121,13 @@ FIRST_PARTY = ("tilelang-hostcg-cuda", "tilelang-hostcg-rocm", "tilelang-hostcg-
 
 
 @pytest.fixture
-def all_plugins(new: TileLangEnv) -> Iterator[TileLangEnv]:
-    new.pip("install", "-q", "--no-deps", *(str(ROOT / "plugins" / name) for name in FIRST_PARTY))
+def all_plugins(new: TileLangEnv, tilelang_envs: TileLangEnvs) -> Iterator[TileLangEnv]:
+    new.pip("install", "-q", "--no-deps", *(str(tilelang_envs.wheels[name]) for name in FIRST_PARTY))
     yield new
     new.pip("uninstall", "-q", "-y", *FIRST_PARTY)
 
 
+@group("0.1.15")
 def test_every_first_party_plugin_together_compiles_tilelang_kernels(all_plugins: TileLangEnv,
                                                                      tmp_path: Path) -> None:
     """Host code of a real TileLang kernel with every plugin in play: lowered with both
