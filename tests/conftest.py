@@ -16,12 +16,13 @@ import textwrap
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tilelang_hostcg.testing import PluginEnvironment
 
-from .tilelang_env import TileLangEnvs
+from .tilelang_env import TileLangEnvs, group_in
 
 
 class ModuleFolder:
@@ -55,42 +56,54 @@ def modules(tmp_path: Path) -> Iterator[ModuleFolder]:
 # ------------------------------------------------------------ plugin environments
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark ``slow`` every test whose fixtures build a plugin environment, and check that
-    every ``tilelang`` test names its one TileLang environment (an ``xdist_group``
-    ``tilelang-VERSION``, see ``tests/tilelang_env.py``).
+    every ``tilelang`` test names its one TileLang environment (``tilelang-VERSION``, in
+    an ``xdist_group`` and in its id: ``params`` of ``tests/tilelang_env.py``).
 
-    Under ``pytest-xdist`` with ``--dist loadgroup`` (as ``.ci/run`` runs it), each test
-    file stays in one worker, where its module-scoped environment is built once and its
-    tests run in order; the ``tilelang`` tests are grouped by TileLang environment
-    instead, as they install into and uninstall from it. Those groups come first, the
-    largest first (``.ci/run`` passes ``--no-loadscope-reorder`` to keep this order):
-    they are the longest, and the other files fill the other worker around them.
+    Under ``pytest-xdist`` the ``tilelang`` tests come first, the largest group first:
+    they are the longest, and the other files fill the other worker around them
+    (``.ci/run`` passes ``--no-loadscope-reorder`` to keep this order; see
+    :func:`pytest_xdist_make_scheduler`).
     """
-    grouping = config.pluginmanager.hasplugin("xdist")
+    sizes: dict[str, int] = {}
     for item in items:
         if "environments" in getattr(item, "fixturenames", ()) and not item.get_closest_marker("slow"):
             item.add_marker(pytest.mark.slow)
-        groups = [m.args[0] if m.args else m.kwargs.get("name") for m in item.iter_markers("xdist_group")]
-        if item.get_closest_marker("tilelang") and (
-                len(groups) != 1 or not str(groups[0]).startswith("tilelang-")):
-            raise pytest.UsageError(f"{item.nodeid}: a tilelang test needs exactly one xdist_group "
-                                    f"'tilelang-VERSION' (tests/tilelang_env.py: group, params), "
-                                    f"not {groups}")
-        if grouping and not groups:
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
-    if grouping:
-        sizes: dict[str, int] = {}
-        for item in items:
-            if item.get_closest_marker("tilelang"):
-                name = _group_of(item)
-                sizes[name] = sizes.get(name, 0) + 1
-        # A stable sort: each group's tests, and the other files, keep their order.
-        items.sort(key=lambda item: (-sizes.get(_group_of(item), 0),
-                                     _group_of(item) if _group_of(item) in sizes else ""))
+        if item.get_closest_marker("tilelang"):
+            groups = [m.args[0] if m.args else m.kwargs.get("name")
+                      for m in item.iter_markers("xdist_group")]
+            if groups != [group_in(item.nodeid)] or groups[0] is None:
+                raise pytest.UsageError(
+                    f"{item.nodeid}: a tilelang test uses one TileLang environment, named by "
+                    f"the xdist_group and the id tilelang-VERSION (tests/tilelang_env.py: "
+                    f"params), not by {groups}")
+            sizes[groups[0]] = sizes.get(groups[0], 0) + 1
+    if config.pluginmanager.hasplugin("xdist"):
+        def rank(item: pytest.Item) -> tuple[int, str]:
+            name = group_in(item.nodeid) if item.get_closest_marker("tilelang") else None
+            return (-sizes[name], name) if name else (0, "")
+
+        items.sort(key=rank)  # stable: each group's tests, and the other files, keep their order
 
 
-def _group_of(item: pytest.Item) -> str:
-    marker = item.get_closest_marker("xdist_group")
-    return str(marker.args[0]) if marker and marker.args else ""
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadgroup``, as ``.ci/run`` runs it: each TileLang environment's tests
+    (they install into and uninstall from it) in one worker, and each other test file
+    in one worker, where its module-scoped environments are built once and its tests
+    run in order.
+
+    The group is read from a test's id, as pytest-xdist's own ``loadgroup`` cannot mark
+    a test's id with its ``xdist_group`` under the pytest this project tests with.
+    """
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupScheduling(LoadScopeScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            return group_in(nodeid) or nodeid.split("::", 1)[0]
+
+    return GroupScheduling(config, log)
 
 
 class Environments:

@@ -17,9 +17,9 @@ import pytest
 
 from .test_docs import BLOCKS, Plugin
 from .test_docs import test_every_block_of_the_guide_runs as _every_block_runs
-from .tilelang_env import TileLangEnv, TileLangEnvs, group
+from .tilelang_env import TileLangEnv, TileLangEnvs, params
 
-pytestmark = [pytest.mark.slow, pytest.mark.tilelang, group("0.1.15")]
+pytestmark = [pytest.mark.slow, pytest.mark.tilelang]
 
 
 class _TileLangPluginEnv:
@@ -48,10 +48,10 @@ class _TileLangPluginEnv:
                               text=True, env=self.environ(), cwd=cwd, timeout=600)
 
 
-@pytest.fixture(scope="module")
-def tilelang_plugin(tmp_path_factory: pytest.TempPathFactory,
+@pytest.fixture(scope="module", params=params("0.1.15"))
+def tilelang_plugin(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
                     tilelang_envs: TileLangEnvs) -> Iterator[Plugin]:
-    env = tilelang_envs["0.1.15"].env
+    env = tilelang_envs[request.param].env
     # What the guide's commands need beside TileLang: the project (installed), pytest,
     # and the build requirement its pyproject.toml declares (built without isolation).
     env.pip("install", "-q", "pytest", "setuptools>=77.0.1", "wheel")

@@ -52,12 +52,10 @@ def test_plain_install_changes_no_other_package(tl):
 
 
 def test_cli_names_tilelangs_tvm(tl):
-    env = tl["env"]
-    for argv in (("list",), ("check",), ("explain", "c")):
-        proc = env.cli(*argv)
-        assert proc.returncode == 0, (argv, proc.stdout, proc.stderr)
-        assert f"bundled with tilelang {tl['version']}" in proc.stdout, (argv, proc.stdout)
-    explain = env.cli("explain", "llvm")
+    *runs, explain = tl["env"].cli_each(("list",), ("check",), ("explain", "c"), ("explain", "llvm"))
+    for proc in runs:
+        assert proc.returncode == 0, (proc.args, proc.stdout, proc.stderr)
+        assert f"bundled with tilelang {tl['version']}" in proc.stdout, (proc.args, proc.stdout)
     assert explain.returncode == 1  # TileLang's TVM has no LLVM: nothing resolves, and it says so
     assert "target.build.llvm" in explain.stdout + explain.stderr
 

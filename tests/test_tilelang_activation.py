@@ -97,18 +97,19 @@ def test_without_a_plugin_tilelang_is_untouched(env, stock):
 def test_an_unchanged_program_picks_up_a_pip_installed_plugin(env, stock, stamp_wheel):
     env.pip("install", "-q", "--no-deps", str(stamp_wheel))
     try:
-        on = env.run_json(UNCHANGED)
-        off = env.run_json(UNCHANGED, env=OFF)
-        no_autoload = env.run_json(UNCHANGED, env={"TILELANG_HOSTCG_DISABLE_PLUGIN_AUTOLOAD": "1"})
-        # uninstall() undoes an automatic activation: TileLang's very objects come back.
-        undone = env.run_json(KERNELS + PROBE + """
+        # The unchanged program, then, in the same process, uninstall(): it undoes the
+        # automatic activation, and TileLang's very objects come back.
+        on, undone = env.run_json(KERNELS + PROBE + """
+on = {"sources": [host_source(elementwise()), host_source(gemm())], "state": tilelang_state()}
 import tilelang_hostcg.tilelang as integration
 active = replaced()
 integration.uninstall()
 back = replaced()
-print(json.dumps({"back": [b is a.__wrapped__ for a, b in zip(active, back)],
-                  "source": host_source(elementwise()), "state": tilelang_state()}))
+print(json.dumps([on, {"back": [b is a.__wrapped__ for a, b in zip(active, back)],
+                       "source": host_source(elementwise()), "state": tilelang_state()}]))
 """)
+        off = env.run_json(UNCHANGED, env=OFF)
+        no_autoload = env.run_json(UNCHANGED, env={"TILELANG_HOSTCG_DISABLE_PLUGIN_AUTOLOAD": "1"})
     finally:
         env.pip("uninstall", "-q", "-y", "tilelang-hostcg-stamp")
     removed = env.run_json(UNCHANGED)
@@ -316,18 +317,15 @@ print(json.dumps({"module": name, "names": sorted(held),
 
 def test_editable_installs_activate_too(env, stock, tmp_path, tilelang_envs):
     plugin = copy_plugin(tmp_path)
-    env.pip("install", "-q", "-e", str(ROOT))
     try:
-        env.pip("install", "-q", "-e", str(plugin))
-        try:
-            out = env.run_json(UNCHANGED)
-            where = env.run_json("""
-                import json, _tilelang_hostcg_hook, tilelang_hostcg_stamp
-                print(json.dumps([_tilelang_hostcg_hook.__file__, tilelang_hostcg_stamp.__file__]))
-            """)
-        finally:
-            env.pip("uninstall", "-q", "-y", "tilelang-hostcg-stamp")
+        env.pip("install", "-q", "-e", str(ROOT), "-e", str(plugin))
+        out = env.run_json(UNCHANGED)
+        where = env.run_json("""
+            import json, _tilelang_hostcg_hook, tilelang_hostcg_stamp
+            print(json.dumps([_tilelang_hostcg_hook.__file__, tilelang_hostcg_stamp.__file__]))
+        """)
     finally:
+        env.pip("uninstall", "-q", "-y", "tilelang-hostcg-stamp")
         tilelang_envs.restore(env.version)  # the plain install the other tests expect
     assert where == [str(ROOT / "_tilelang_hostcg_hook.py"),
                      str(plugin / "tilelang_hostcg_stamp" / "__init__.py")]

@@ -19,55 +19,56 @@ from pathlib import Path
 
 import pytest
 
-from .tilelang_env import KERNELS, TileLangEnv, TileLangEnvs, group
+from .tilelang_env import KERNELS, TileLangEnv, TileLangEnvs, params
 
 pytestmark = [pytest.mark.slow, pytest.mark.tilelang]
 
 
-@pytest.fixture(scope="module")
-def old(tilelang_envs: TileLangEnvs) -> TileLangEnv:
+@pytest.fixture(scope="module", params=params("0.1.11"))
+def old(request: pytest.FixtureRequest, tilelang_envs: TileLangEnvs) -> TileLangEnv:
     """TileLang 0.1.11 (its base pins the apache-tvm-ffi it was built against) and the
     project."""
-    return tilelang_envs["0.1.11"].env
+    return tilelang_envs[request.param].env
 
 
-@group("0.1.11")
 def test_every_command_works_with_an_unsupported_tilelang(old: TileLangEnv) -> None:
     described = "TVM 0.25.dev0 bundled with tilelang 0.1.11"
-    for argv, status in ((("list",), 0), (("list", "--load"), 0), (("check",), 0),
-                         (("explain", "c"), 0), (("explain", "cuda", "--host", "c"), 0),
-                         (("explain", "llvm"), 1)):  # no LLVM in TileLang's TVM
-        proc = old.cli(*argv)
+    commands = ((("list",), 0), (("list", "--load"), 0), (("check",), 0),
+                (("explain", "c"), 0), (("explain", "cuda", "--host", "c"), 0),
+                (("explain", "llvm"), 1))  # no LLVM in TileLang's TVM
+    runs = iter(old.cli_each(*((*argv,) for argv, _ in commands),
+                             *(("--json", *argv) for argv, _ in commands), ("lock",)))
+    plain = [next(runs) for _ in commands]
+    json_runs = [next(runs) for _ in commands]
+    for (argv, status), proc, json_proc in zip(commands, plain, json_runs, strict=True):
         assert proc.returncode == status, (argv, proc.stdout, proc.stderr)
         assert "Traceback" not in proc.stderr, proc.stderr
         assert "bundled with tilelang 0.1.11" in proc.stdout, (argv, proc.stdout)
         assert "TileLang 0.1.11 is not supported by tilelang_hostcg.tilelang" in proc.stderr
-        json_proc = old.cli("--json", *argv)
         assert json_proc.returncode == status, (argv, json_proc.stdout, json_proc.stderr)
         doc = json.loads(json_proc.stdout)
         assert doc["tvm"]["provider"] == "tilelang" and doc["tvm"]["provider_version"] == "0.1.11"
         if argv != ("list",):
             assert doc["tvm"]["describe"] == described and "3rdparty" in doc["tvm"]["path"]
-    lock = old.cli("lock")
+        if argv == ("explain", "c"):
+            assert doc["codegen"]["name"] == "c" and doc["codegen"]["distribution"] == (
+                "tilelang-hostcg")
+    lock = next(runs)
     assert lock.returncode == 0, lock.stderr
     doc = json.loads(lock.stdout)
     assert {"name": "tilelang-hostcg", "version": "0.1.0"} in doc["distributions"]
     assert {c["name"] for c in doc["codegens"]} == {"c", "llvm"}  # no TileLang defaults
-    explain = json.loads(old.cli("--json", "explain", "c").stdout)
-    assert explain["codegen"]["name"] == "c" and explain["codegen"]["distribution"] == (
-        "tilelang-hostcg")
 
 
-@pytest.fixture(scope="module")
-def new(tilelang_envs: TileLangEnvs) -> Iterator[TileLangEnv]:
+@pytest.fixture(scope="module", params=params("0.1.15"))
+def new(request: pytest.FixtureRequest, tilelang_envs: TileLangEnvs) -> Iterator[TileLangEnv]:
     """TileLang 0.1.15, the project, the stamp plugin (removed afterwards) and pytest."""
-    env = tilelang_envs["0.1.15"].env
+    env = tilelang_envs[request.param].env
     env.pip("install", "-q", str(tilelang_envs.wheels["tilelang-hostcg-stamp"]), "pytest")
     yield env
     env.pip("uninstall", "-q", "-y", "tilelang-hostcg-stamp")
 
 
-@group("0.1.15")
 def test_check_plugin_imports_tilelangs_tvm(new: TileLangEnv) -> None:
     out = new.run_json("""
         import json, sys
@@ -81,7 +82,6 @@ def test_check_plugin_imports_tilelangs_tvm(new: TileLangEnv) -> None:
     assert "3rdparty" in out["tvm"]
 
 
-@group("0.1.15")
 def test_the_fixture_imports_tilelangs_tvm(new: TileLangEnv, tmp_path: Path) -> None:
     """A plugin author's test that imports TVM inside the test, run by pytest."""
     (tmp_path / "test_author.py").write_text(textwrap.dedent("""
@@ -100,7 +100,6 @@ def test_the_fixture_imports_tilelangs_tvm(new: TileLangEnv, tmp_path: Path) -> 
     assert "1 passed" in proc.stdout
 
 
-@group("0.1.15")
 @pytest.mark.parametrize("stray", ["folder", "module"])
 def test_a_stray_tilelang_in_the_working_directory_changes_nothing(new: TileLangEnv, stray: str,
                                                                     tmp_path: Path) -> None:
@@ -127,7 +126,6 @@ def all_plugins(new: TileLangEnv, tilelang_envs: TileLangEnvs) -> Iterator[TileL
     new.pip("uninstall", "-q", "-y", *FIRST_PARTY)
 
 
-@group("0.1.15")
 def test_every_first_party_plugin_together_compiles_tilelang_kernels(all_plugins: TileLangEnv,
                                                                      tmp_path: Path) -> None:
     """Host code of a real TileLang kernel with every plugin in play: lowered with both

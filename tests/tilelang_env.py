@@ -13,7 +13,7 @@ the project into each TileLang environment once (:class:`TileLangEnvs`), by a pl
 ``pip install`` of that wheel, dependencies resolved. Every test module of one
 environment shares that installation; what a module or test installs beyond it, it
 uninstalls. A TileLang test uses one environment only, named by its ``xdist_group``
-(:func:`group`): ``.ci/run`` runs each environment's tests in one worker.
+and its id (:func:`params`): ``.ci/run`` runs each environment's tests in one worker.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -46,14 +47,21 @@ PLUGINS = ("tilelang-hostcg-stamp", "tilelang-hostcg-cuda", "tilelang-hostcg-roc
 PINS = {"0.1.11": ("apache-tvm-ffi==0.1.11",)}
 
 
-def group(version: str) -> pytest.MarkDecorator:
-    """The ``xdist_group`` of the tests that use TileLang ``version``'s environment."""
-    return pytest.mark.xdist_group(f"tilelang-{version}")
-
-
 def params(*versions: str) -> list[Any]:
-    """Parameters of a fixture over TileLang ``versions``, each in its version's group."""
-    return [pytest.param(version, marks=group(version)) for version in versions]
+    """Parameters of a fixture over TileLang ``versions``: each marks its tests with the
+    ``xdist_group`` ``tilelang-VERSION`` and puts that name in their ids, where the
+    scheduler of ``.ci/run``'s workers reads it (see :func:`group_in`)."""
+    return [pytest.param(version, marks=pytest.mark.xdist_group(f"tilelang-{version}"),
+                         id=f"tilelang-{version}") for version in versions]
+
+
+_GROUP = re.compile(r"[\[-](tilelang-[0-9][^-\]]*)[-\]]")
+
+
+def group_in(nodeid: str) -> str | None:
+    """The ``tilelang-VERSION`` group a test id names in its parameters, if any."""
+    match = _GROUP.search(nodeid[nodeid.find("["):]) if "[" in nodeid else None
+    return match[1] if match else None
 
 
 class TileLangEnv:
@@ -133,6 +141,48 @@ class TileLangEnv:
         return subprocess.run([self.python, "-m", "tilelang_hostcg", *argv], capture_output=True,
                               text=True, env=self.environ(), cwd=self.path, timeout=300)
 
+    def cli_each(self, *argvs: tuple[str, ...]) -> list[subprocess.CompletedProcess[str]]:
+        """``python -m tilelang_hostcg ARGV`` for each of ``argvs``, as :meth:`cli` runs
+        it, each in a process of its own: forked, one after the other, from an
+        interpreter of this environment that has imported ``torch`` and nothing else.
+
+        ``torch`` is TileLang's heaviest import (most of the ~2.5 s a command takes here)
+        and nothing of ours looks at it; every other module, TileLang and ours included,
+        each command imports afresh, from the start-up hook on, as a new interpreter.
+        """
+        runs = self.run_json(_CLI_EACH.replace("ARGVS", repr([list(argv) for argv in argvs])))
+        return [subprocess.CompletedProcess(["-m", "tilelang_hostcg", *argv], code, out, err)
+                for argv, (code, out, err) in zip(argvs, runs, strict=True)]
+
+
+_CLI_EACH = """
+import json, os, runpy, sys, tempfile
+
+import torch  # noqa: F401  (loaded once, for every command)
+
+results, child = [], None
+for argv in ARGVS:
+    out, err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        os.dup2(out.fileno(), 1)
+        os.dup2(err.fileno(), 2)
+        child = argv
+        break
+    status = os.waitpid(pid, 0)[1]
+    out.seek(0)
+    err.seek(0)
+    results.append([os.waitstatus_to_exitcode(status), out.read().decode(), err.read().decode()])
+
+if child is None:
+    print(json.dumps(results))
+else:  # as `python -m tilelang_hostcg ARGV`, and the interpreter's own exit after it
+    sys.argv = ["-m", *child]
+    sys.path[0] = os.getcwd()
+    runpy.run_module("tilelang_hostcg", run_name="__main__", alter_sys=True)
+"""
 
 KERNELS = (Path(__file__).resolve().parent / "tilelang_kernels.py").read_text()
 """Kernels and helpers that scripts run in a TileLang environment start with."""
