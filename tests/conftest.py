@@ -1,5 +1,6 @@
-"""Shared fixtures: an isolated registry, a folder of importable lazy modules, and the
-throwaway plugin environments of the slow tests.
+"""Shared fixtures: an isolated registry, a folder of importable lazy modules, the
+throwaway plugin environments of the slow tests, and the TileLang environments of the
+``tilelang`` tests.
 
 Markers (``--strict-markers``): ``slow`` for a test that builds or installs into a
 virtual environment, ``tilelang`` for one that runs a real TileLang. A test that uses
@@ -15,10 +16,13 @@ import textwrap
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tilelang_hostcg.testing import PluginEnvironment
+
+from .tilelang_env import PLUGINS, TileLangEnvs, group_in, session_wheels
 
 
 class ModuleFolder:
@@ -51,19 +55,55 @@ def modules(tmp_path: Path) -> Iterator[ModuleFolder]:
 
 # ------------------------------------------------------------ plugin environments
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark ``slow`` every test whose fixtures build a plugin environment.
+    """Mark ``slow`` every test whose fixtures build a plugin environment, and check that
+    every ``tilelang`` test names its one TileLang environment (``tilelang-VERSION``, in
+    an ``xdist_group`` and in its id: ``params`` of ``tests/tilelang_env.py``).
 
-    Under ``pytest-xdist`` with ``--dist loadgroup`` (as ``.ci/run`` runs it), each test
-    file stays in one worker, where its module-scoped environment is built once and its
-    tests run in order. (``.ci/run`` runs the ``tilelang`` tests apart, in one process:
-    they share the TileLang environments.)
+    Under ``pytest-xdist`` the ``tilelang`` tests come first, the largest group first:
+    they are the longest, and the other files fill the other worker around them
+    (``.ci/run`` passes ``--no-loadscope-reorder`` to keep this order; see
+    :func:`pytest_xdist_make_scheduler`).
     """
-    grouping = config.pluginmanager.hasplugin("xdist")
+    sizes: dict[str, int] = {}
     for item in items:
         if "environments" in getattr(item, "fixturenames", ()) and not item.get_closest_marker("slow"):
             item.add_marker(pytest.mark.slow)
-        if grouping:
-            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+        if item.get_closest_marker("tilelang"):
+            groups = [m.args[0] if m.args else m.kwargs.get("name")
+                      for m in item.iter_markers("xdist_group")]
+            if groups != [group_in(item.nodeid)] or groups[0] is None:
+                raise pytest.UsageError(
+                    f"{item.nodeid}: a tilelang test uses one TileLang environment, named by "
+                    f"the xdist_group and the id tilelang-VERSION (tests/tilelang_env.py: "
+                    f"params), not by {groups}")
+            sizes[groups[0]] = sizes.get(groups[0], 0) + 1
+    if config.pluginmanager.hasplugin("xdist"):
+        def rank(item: pytest.Item) -> tuple[int, str]:
+            name = group_in(item.nodeid) if item.get_closest_marker("tilelang") else None
+            return (-sizes[name], name) if name else (0, "")
+
+        items.sort(key=rank)  # stable: each group's tests, and the other files, keep their order
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadgroup``, as ``.ci/run`` runs it: each TileLang environment's tests
+    (they install into and uninstall from it) in one worker, and each other test file
+    in one worker, where its module-scoped environments are built once and its tests
+    run in order.
+
+    The group is read from a test's id, as pytest-xdist's own ``loadgroup`` cannot mark
+    a test's id with its ``xdist_group`` under the pytest this project tests with.
+    """
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupScheduling(LoadScopeScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            return group_in(nodeid) or nodeid.split("::", 1)[0]
+
+    return GroupScheduling(config, log)
 
 
 class Environments:
@@ -96,19 +136,17 @@ def environments(tmp_path_factory: pytest.TempPathFactory) -> Environments:
 @pytest.fixture(scope="session")
 def first_party_wheels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """The wheel of each plugin under ``plugins/``, by distribution name: built once per
-    run, from copies of the source trees (building writes into the tree), for the tests
-    that install them. ``tests/test_plugin_builds.py`` builds them as ``pip`` does."""
-    import shutil
-
-    from .plugin_factory import build_source_wheels
-
-    root = tmp_path_factory.mktemp("first-party-wheels")
-    plugins = sorted(p for p in (Path(__file__).resolve().parents[1] / "plugins").iterdir()
+    run and shared by the workers of one run (see ``tests/tilelang_env.py``:
+    ``session_wheels``), for the tests that install them.
+    ``tests/test_plugin_builds.py`` builds them as ``pip`` does."""
+    wheels = session_wheels(tmp_path_factory)
+    plugins = sorted(p.name for p in (Path(__file__).resolve().parents[1] / "plugins").iterdir()
                      if (p / "pyproject.toml").exists())
-    for plugin in plugins:
-        shutil.copytree(plugin, root / "src" / plugin.name,
-                        ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
-    wheels = build_source_wheels(root / "wheels", [root / "src" / p.name for p in plugins])
-    by_name = {wheel.name.split("-")[0].replace("_", "-"): wheel for wheel in wheels}
-    assert sorted(by_name) == [p.name for p in plugins], wheels
-    return by_name
+    assert plugins == sorted(PLUGINS), (plugins, PLUGINS)
+    return {name: wheels[name] for name in plugins}
+
+
+@pytest.fixture(scope="session")
+def tilelang_envs(tmp_path_factory: pytest.TempPathFactory) -> TileLangEnvs:
+    """The TileLang environments, each with the project installed once this session."""
+    return TileLangEnvs(tmp_path_factory)

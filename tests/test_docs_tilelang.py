@@ -8,7 +8,6 @@ commands run there, and its tests run under pytest with the project's pytest plu
 
 from __future__ import annotations
 
-import os
 import subprocess
 import textwrap
 from collections.abc import Iterator, Mapping
@@ -18,7 +17,7 @@ import pytest
 
 from .test_docs import BLOCKS, Plugin
 from .test_docs import test_every_block_of_the_guide_runs as _every_block_runs
-from .tilelang_env import ROOT, TileLangEnv
+from .tilelang_env import TileLangEnv, TileLangEnvs, params
 
 pytestmark = [pytest.mark.slow, pytest.mark.tilelang]
 
@@ -49,14 +48,13 @@ class _TileLangPluginEnv:
                               text=True, env=self.environ(), cwd=cwd, timeout=600)
 
 
-@pytest.fixture(scope="module")
-def tilelang_plugin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Plugin]:
-    root = os.environ.get("TILELANG_HOSTCG_TEST_ENVS")
-    base = Path(root) if root else tmp_path_factory.mktemp("tilelang-envs")
-    env = TileLangEnv(base / "tilelang-0.1.15", "0.1.15")
-    # What the guide's commands need beside TileLang: the project, pytest, and the
-    # build requirement its pyproject.toml declares (built without isolation).
-    env.pip("install", "-q", str(ROOT), "pytest", "setuptools>=77.0.1", "wheel")
+@pytest.fixture(scope="module", params=params("0.1.15"))
+def tilelang_plugin(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+                    tilelang_envs: TileLangEnvs) -> Iterator[Plugin]:
+    env = tilelang_envs[request.param].env
+    # What the guide's commands need beside TileLang: the project (installed), pytest,
+    # and the build requirement its pyproject.toml declares (built without isolation).
+    env.pip("install", "-q", "pytest", "setuptools>=77.0.1", "wheel")
     folder = tmp_path_factory.mktemp("guide-tilelang") / "acme-hostcg"
     for block in BLOCKS:
         if block.file is not None:

@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from .tilelang_env import KERNELS, ROOT, TileLangEnv
+from .tilelang_env import KERNELS, TileLangEnvs, params
 
 pytestmark = [pytest.mark.slow, pytest.mark.tilelang]
 
@@ -18,14 +18,14 @@ OUR_DEPENDENCIES = {"importlib-metadata", "packaging"}
 STAMPS = ("tilelang_hostcg_stamp_codegen", "tilelang_hostcg_stamp_hook")
 
 
-@pytest.fixture(scope="module", params=VERSIONS)
-def tl(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict:
-    """A TileLang environment with the project installed by a plain ``pip install``."""
+@pytest.fixture(scope="module", params=params(*VERSIONS))
+def tl(request: pytest.FixtureRequest, tilelang_envs: TileLangEnvs) -> dict:
+    """A TileLang environment with the project installed by a plain ``pip install`` (of
+    its wheel, dependencies resolved), and the installed set before and after."""
     version = request.param
-    env = TileLangEnv(TileLangEnv.base_folder(tmp_path_factory) / f"tilelang-{version}", version)
-    before = env.freeze()
-    env.pip("install", "-q", str(ROOT))
-    return {"env": env, "version": version, "before": before, "after": env.freeze()}
+    install = tilelang_envs[version]
+    return {"env": install.env, "version": version, "before": install.before, "after": install.after,
+            "wheels": tilelang_envs.wheels}
 
 
 def changes(before: dict[str, str], after: dict[str, str]) -> dict[str, tuple]:
@@ -52,12 +52,10 @@ def test_plain_install_changes_no_other_package(tl):
 
 
 def test_cli_names_tilelangs_tvm(tl):
-    env = tl["env"]
-    for argv in (("list",), ("check",), ("explain", "c")):
-        proc = env.cli(*argv)
-        assert proc.returncode == 0, (argv, proc.stdout, proc.stderr)
-        assert f"bundled with tilelang {tl['version']}" in proc.stdout, (argv, proc.stdout)
-    explain = env.cli("explain", "llvm")
+    *runs, explain = tl["env"].cli_each(("list",), ("check",), ("explain", "c"), ("explain", "llvm"))
+    for proc in runs:
+        assert proc.returncode == 0, (proc.args, proc.stdout, proc.stderr)
+        assert f"bundled with tilelang {tl['version']}" in proc.stdout, (proc.args, proc.stdout)
     assert explain.returncode == 1  # TileLang's TVM has no LLVM: nothing resolves, and it says so
     assert "target.build.llvm" in explain.stdout + explain.stderr
 
@@ -102,14 +100,12 @@ print(json.dumps({
 
 
 @pytest.fixture
-def with_stamp(tl, tmp_path):
-    """The example plugin, installed by a plain ``pip install``; removed afterwards."""
+def with_stamp(tl):
+    """The example plugin, installed by a plain ``pip install`` (of its wheel); removed
+    afterwards."""
     env = tl["env"]
-    source = tmp_path / "tilelang-hostcg-stamp"
-    shutil.copytree(ROOT / "plugins" / "tilelang-hostcg-stamp", source,
-                    ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
     before = env.freeze()
-    env.pip("install", "-q", str(source))
+    env.pip("install", "-q", str(tl["wheels"]["tilelang-hostcg-stamp"]))
     try:
         yield changes(before, env.freeze())
     finally:
@@ -155,9 +151,7 @@ print(json.dumps({"stamped": [s in kernel.get_host_source() for s in STAMPS], "e
 def test_kernel_cache_follows_the_plugin_set(tl, tmp_path):
     env = tl["env"]
     cache = {"TILELANG_CACHE_DIR": str(tmp_path / "kernel-cache")}
-    source = tmp_path / "tilelang-hostcg-stamp"
-    shutil.copytree(ROOT / "plugins" / "tilelang-hostcg-stamp", source)
-    env.pip("install", "-q", str(source))
+    env.pip("install", "-q", str(tl["wheels"]["tilelang-hostcg-stamp"]))
     try:
         first = env.run_json(COMPILE, env=cache)
         hit = env.run_json(COMPILE, env=cache)  # fresh process, same plugin set

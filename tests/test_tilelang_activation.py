@@ -7,15 +7,14 @@ plugin's import keeps TileLang's defaults TileLang's."""
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tilelang_hostcg.testing import write_distribution
 
-from .tilelang_env import INTEGRATION_POINTS, KERNELS, ROOT, TileLangEnv
+from .tilelang_env import INTEGRATION_POINTS, KERNELS, ROOT, TileLangEnv, TileLangEnvs, params
 
 pytestmark = [pytest.mark.slow, pytest.mark.tilelang]
 
@@ -62,13 +61,10 @@ UNTOUCHED = {"ours": [False, False, False], "loader": "SourceFileLoader", "spec_
              "hook_left": [], "installed": False}
 
 
-@pytest.fixture(scope="module", params=VERSIONS)
-def env(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> TileLangEnv:
+@pytest.fixture(scope="module", params=params(*VERSIONS))
+def env(request: pytest.FixtureRequest, tilelang_envs: TileLangEnvs) -> TileLangEnv:
     """A TileLang environment with tilelang-hostcg installed by a plain ``pip install``."""
-    base = TileLangEnv.base_folder(tmp_path_factory)
-    tl = TileLangEnv(base / f"tilelang-{request.param}", request.param)
-    tl.pip("install", "-q", str(ROOT))
-    return tl
+    return tilelang_envs[request.param].env
 
 
 def copy_plugin(tmp_path: Path) -> Path:
@@ -79,13 +75,10 @@ def copy_plugin(tmp_path: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def stamp_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The example plugin's wheel, built once (installing a wheel is much faster than a
-    source tree)."""
-    root = tmp_path_factory.mktemp("stamp")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-                    "-w", str(root / "wheel"), str(copy_plugin(root))], check=True, capture_output=True)
-    return next((root / "wheel").glob("tilelang_hostcg_stamp-*.whl"))
+def stamp_wheel(tilelang_envs: TileLangEnvs) -> Path:
+    """The example plugin's wheel, built once per session (installing a wheel is much
+    faster than a source tree)."""
+    return tilelang_envs.wheels["tilelang-hostcg-stamp"]
 
 
 @pytest.fixture(scope="module")
@@ -105,18 +98,19 @@ def test_without_a_plugin_tilelang_is_untouched(env, stock):
 def test_an_unchanged_program_picks_up_a_pip_installed_plugin(env, stock, stamp_wheel):
     env.pip("install", "-q", "--no-deps", str(stamp_wheel))
     try:
-        on = env.run_json(UNCHANGED)
-        off = env.run_json(UNCHANGED, env=OFF)
-        no_autoload = env.run_json(UNCHANGED, env={"TILELANG_HOSTCG_DISABLE_PLUGIN_AUTOLOAD": "1"})
-        # uninstall() undoes an automatic activation: TileLang's very objects come back.
-        undone = env.run_json(KERNELS + PROBE + """
+        # The unchanged program, then, in the same process, uninstall(): it undoes the
+        # automatic activation, and TileLang's very objects come back.
+        on, undone = env.run_json(KERNELS + PROBE + """
+on = {"sources": [host_source(elementwise()), host_source(gemm())], "state": tilelang_state()}
 import tilelang_hostcg.tilelang as integration
 active = replaced()
 integration.uninstall()
 back = replaced()
-print(json.dumps({"back": [b is a.__wrapped__ for a, b in zip(active, back)],
-                  "source": host_source(elementwise()), "state": tilelang_state()}))
+print(json.dumps([on, {"back": [b is a.__wrapped__ for a, b in zip(active, back)],
+                       "source": host_source(elementwise()), "state": tilelang_state()}]))
 """)
+        off = env.run_json(UNCHANGED, env=OFF)
+        no_autoload = env.run_json(UNCHANGED, env={"TILELANG_HOSTCG_DISABLE_PLUGIN_AUTOLOAD": "1"})
     finally:
         env.pip("uninstall", "-q", "-y", "tilelang-hostcg-stamp")
     removed = env.run_json(UNCHANGED)
@@ -135,22 +129,27 @@ def stamps_of(source: str) -> list[bool]:
     return [s in source for s in STAMPS]
 
 
-def test_the_off_switch_imports_nothing_of_ours(env, stamp_wheel):
+@pytest.fixture(scope="class")
+def stamp_installed(env: TileLangEnv, stamp_wheel: Path) -> Iterator[None]:
     env.pip("install", "-q", "--no-deps", str(stamp_wheel))
-    try:
+    yield
+    env.pip("uninstall", "-q", "-y", "tilelang-hostcg-stamp")
+
+
+@pytest.mark.usefixtures("stamp_installed")
+class TestWithTheStampPluginInstalled:
+    """Tests that run with the example plugin installed (by ``pip install`` of its wheel,
+    once for the class, and uninstalled afterwards)."""
+
+    def test_the_off_switch_imports_nothing_of_ours(self, env):
         out = env.run_json("""
             import json, sys
             import tilelang
             print(json.dumps(sorted(m for m in sys.modules if m.startswith("tilelang_hostcg"))))
         """, env=OFF)
-    finally:
-        env.pip("uninstall", "-q", "-y", "tilelang-hostcg-stamp")
-    assert out == []
+        assert out == []
 
-
-def test_spawned_workers_activate_too(env, stock, stamp_wheel):
-    env.pip("install", "-q", "--no-deps", str(stamp_wheel))
-    try:
+    def test_spawned_workers_activate_too(self, env, stock):
         out = env.run_json(KERNELS + PROBE + """
 import multiprocessing
 
@@ -164,15 +163,10 @@ if __name__ == "__main__":
         worker = pool.apply(child)
     print(json.dumps({"worker": worker, "parent": tilelang_state()}))
 """)
-    finally:
-        env.pip("uninstall", "-q", "-y", "tilelang-hostcg-stamp")
-    assert stamps_of(out["worker"]["source"]) == [True, True]
-    assert out["worker"]["state"]["installed"] and out["parent"]["installed"]
+        assert stamps_of(out["worker"]["source"]) == [True, True]
+        assert out["worker"]["state"]["installed"] and out["parent"]["installed"]
 
-
-def test_a_failed_activation_is_one_warning_and_stock_tilelang(env, stock, stamp_wheel):
-    env.pip("install", "-q", "--no-deps", str(stamp_wheel))
-    try:
+    def test_a_failed_activation_is_one_warning_and_stock_tilelang(self, env, stock):
         # Code that claims TileLang's default name before importing TileLang: install()
         # fails half-way, and must leave TileLang and the registry as they were.
         out = env.run_json("""
@@ -191,15 +185,48 @@ print(json.dumps({
                        for r in registry.registrations(g) if r.origin.distribution == "tilelang"],
 }))
 """)
-    finally:
-        env.pip("uninstall", "-q", "-y", "tilelang-hostcg-stamp")
-    [(category, message, at_user_line)] = out["warnings"]
-    assert category == "PluginWarning" and at_user_line
-    assert "DuplicateRegistrationError" in message and "'tilelang-c'" in message
-    assert "TILELANG_HOSTCG_AUTO_INSTALL=0" in message
-    assert out["state"]["ours"] == [False, False, False] and not out["state"]["installed"]
-    assert out["tilelang_owned"] == []
-    assert out["source"] == stock[0]
+        [(category, message, at_user_line)] = out["warnings"]
+        assert category == "PluginWarning" and at_user_line
+        assert "DuplicateRegistrationError" in message and "'tilelang-c'" in message
+        assert "TILELANG_HOSTCG_AUTO_INSTALL=0" in message
+        assert out["state"]["ours"] == [False, False, False] and not out["state"]["installed"]
+        assert out["tilelang_owned"] == []
+        assert out["source"] == stock[0]
+
+    def test_a_prefer_typo_warning_points_at_the_users_line(self, env):
+        out = env.run_json(KERNELS + PROBE + """
+import linecache, warnings
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    host_source(elementwise())
+print(json.dumps([[str(w.message), w.filename == __file__,
+                   linecache.getline(w.filename, w.lineno).strip()] for w in caught]))
+""", env={"TILELANG_HOSTCG_PREFER": "c=no-such-codegen"})
+        [(message, in_script, line)] = [w for w in out if "no-such-codegen" in w[0]]
+        assert in_script and "tilelang.lower(" in line, (message, line)
+
+    def test_install_from_threads_while_tilelang_is_imported(self, env):
+        """Threads calling install() while the main thread's ``import tilelang`` activates the
+        integration: no deadlock, one installation, TileLang's defaults registered once."""
+        out = env.run_json(PROBE.replace("import json, sys", "import json, sys, threading") + """
+import tilelang_hostcg, tilelang_hostcg.tilelang as integration
+threads = [threading.Thread(target=integration.install) for _ in range(4)]
+for thread in threads:
+    thread.start()
+import tilelang
+for thread in threads:
+    thread.join(120)
+registry = tilelang_hostcg.default_registry()
+print(json.dumps({
+    "alive": [thread.is_alive() for thread in threads], "state": tilelang_state(),
+    "wrapped": [f.__wrapped__.__module__.startswith("tilelang.") for f in replaced()],
+    "defaults": sorted(r.name for r in registry.registrations() if r.origin.distribution == "tilelang"),
+}))
+""")
+        assert out["alive"] == [False] * 4
+        assert out["state"]["installed"] and out["state"]["ours"] == [True, True, True]
+        assert out["wrapped"] == [True, True, True]  # patched once: each wraps TileLang's own
+        assert len(out["defaults"]) == len(set(out["defaults"])) and "tilelang-c" in out["defaults"]
 
 
 def plugin_calling_install(tmp_path: Path, *, fails: bool) -> Path:
@@ -270,23 +297,6 @@ def test_install_from_a_plugins_import_keeps_tilelangs_defaults_tilelangs(env, s
         assert not [r for r in out["regs"] if r[1] == "tl-self-install"]
 
 
-def test_a_prefer_typo_warning_points_at_the_users_line(env, stamp_wheel):
-    env.pip("install", "-q", "--no-deps", str(stamp_wheel))
-    try:
-        out = env.run_json(KERNELS + PROBE + """
-import linecache, warnings
-with warnings.catch_warnings(record=True) as caught:
-    warnings.simplefilter("always")
-    host_source(elementwise())
-print(json.dumps([[str(w.message), w.filename == __file__,
-                   linecache.getline(w.filename, w.lineno).strip()] for w in caught]))
-""", env={"TILELANG_HOSTCG_PREFER": "c=no-such-codegen"})
-    finally:
-        env.pip("uninstall", "-q", "-y", "tilelang-hostcg-stamp")
-    [(message, in_script, line)] = [w for w in out if "no-such-codegen" in w[0]]
-    assert in_script and "tilelang.lower(" in line, (message, line)
-
-
 def test_tilelangs_own_bookkeeping_is_left_as_it_was(env):
     """install() then uninstall() leaves every container of TileLang's host-codegen module
     (0.1.12-0.1.13: ``tilelang.backend.host_codegen``, ``_LOADED_HOST_CODEGENS`` included;
@@ -322,50 +332,19 @@ print(json.dumps({"module": name, "names": sorted(held),
     assert all(out["same"].values()) and all(out["equal"].values()), out
 
 
-def test_editable_installs_activate_too(env, stock, tmp_path):
+def test_editable_installs_activate_too(env, stock, tmp_path, tilelang_envs):
     plugin = copy_plugin(tmp_path)
-    env.pip("install", "-q", "-e", str(ROOT))
     try:
-        env.pip("install", "-q", "-e", str(plugin))
-        try:
-            out = env.run_json(UNCHANGED)
-            where = env.run_json("""
-                import json, _tilelang_hostcg_hook, tilelang_hostcg_stamp
-                print(json.dumps([_tilelang_hostcg_hook.__file__, tilelang_hostcg_stamp.__file__]))
-            """)
-        finally:
-            env.pip("uninstall", "-q", "-y", "tilelang-hostcg-stamp")
+        env.pip("install", "-q", "-e", str(ROOT), "-e", str(plugin))
+        out = env.run_json(UNCHANGED)
+        where = env.run_json("""
+            import json, _tilelang_hostcg_hook, tilelang_hostcg_stamp
+            print(json.dumps([_tilelang_hostcg_hook.__file__, tilelang_hostcg_stamp.__file__]))
+        """)
     finally:
-        env.pip("install", "-q", str(ROOT))  # the plain install the other tests expect
+        env.pip("uninstall", "-q", "-y", "tilelang-hostcg-stamp")
+        tilelang_envs.restore(env.version)  # the plain install the other tests expect
     assert where == [str(ROOT / "_tilelang_hostcg_hook.py"),
                      str(plugin / "tilelang_hostcg_stamp" / "__init__.py")]
     assert [stamps_of(s) for s in out["sources"]] == [[True, True], [True, True]]
     assert out["state"]["installed"]
-
-
-def test_install_from_threads_while_tilelang_is_imported(env, stamp_wheel):
-    """Threads calling install() while the main thread's ``import tilelang`` activates the
-    integration: no deadlock, one installation, TileLang's defaults registered once."""
-    env.pip("install", "-q", "--no-deps", str(stamp_wheel))
-    try:
-        out = env.run_json(PROBE.replace("import json, sys", "import json, sys, threading") + """
-import tilelang_hostcg, tilelang_hostcg.tilelang as integration
-threads = [threading.Thread(target=integration.install) for _ in range(4)]
-for thread in threads:
-    thread.start()
-import tilelang
-for thread in threads:
-    thread.join(120)
-registry = tilelang_hostcg.default_registry()
-print(json.dumps({
-    "alive": [thread.is_alive() for thread in threads], "state": tilelang_state(),
-    "wrapped": [f.__wrapped__.__module__.startswith("tilelang.") for f in replaced()],
-    "defaults": sorted(r.name for r in registry.registrations() if r.origin.distribution == "tilelang"),
-}))
-""")
-    finally:
-        env.pip("uninstall", "-q", "-y", "tilelang-hostcg-stamp")
-    assert out["alive"] == [False] * 4
-    assert out["state"]["installed"] and out["state"]["ours"] == [True, True, True]
-    assert out["wrapped"] == [True, True, True]  # patched once: each wraps TileLang's own
-    assert len(out["defaults"]) == len(set(out["defaults"])) and "tilelang-c" in out["defaults"]

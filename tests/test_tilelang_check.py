@@ -9,39 +9,42 @@ codegen of the kind can build with the TVM in use, as ``explain`` and resolution
 from __future__ import annotations
 
 import json
-import os
-import shutil
-from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from .tilelang_env import ROOT, TileLangEnv
+from .tilelang_env import TileLangEnv, TileLangEnvs, params
 
 pytestmark = [pytest.mark.slow, pytest.mark.tilelang]
 
 VERSIONS = ("0.1.15", "0.1.12")
 
 
-@pytest.fixture(scope="module", params=VERSIONS)
-def env(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> TileLangEnv:
-    """A TileLang environment with our core and the stamp plugin, each by ``pip install``."""
-    version = request.param
-    root = os.environ.get("TILELANG_HOSTCG_TEST_ENVS")
-    base = Path(root) if root else tmp_path_factory.mktemp("tilelang-envs")
-    environment = TileLangEnv(base / f"tilelang-{version}", version)
-    stamp = tmp_path_factory.mktemp("stamp") / "tilelang-hostcg-stamp"
-    shutil.copytree(ROOT / "plugins" / "tilelang-hostcg-stamp", stamp,
-                    ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
-    environment.pip("install", "-q", str(ROOT), str(stamp))
-    return environment
+@pytest.fixture(scope="module", params=params(*VERSIONS))
+def env(request: pytest.FixtureRequest, tilelang_envs: TileLangEnvs) -> Iterator[TileLangEnv]:
+    """A TileLang environment with our core and the stamp plugin, each by ``pip install``
+    (of its wheel); the stamp plugin is removed afterwards."""
+    environment = tilelang_envs[request.param].env
+    environment.pip("install", "-q", str(tilelang_envs.wheels["tilelang-hostcg-stamp"]))
+    yield environment
+    environment.pip("uninstall", "-q", "-y", "tilelang-hostcg-stamp")
 
 
 def _json(env: TileLangEnv, *argv: str, expect: int) -> Any:
-    proc = env.cli(*argv, "--json")
-    assert proc.returncode == expect, (argv, proc.stdout, proc.stderr)
-    assert "Traceback" not in proc.stderr, proc.stderr
-    return json.loads(proc.stdout)
+    return _docs(env, (argv, expect))[0]
+
+
+def _docs(env: TileLangEnv, *commands: tuple[tuple[str, ...], int]) -> list[Any]:
+    """Each command's JSON document (run with ``--json``, each in a process of its own),
+    once its exit status is the one expected and it printed no traceback."""
+    docs = []
+    for (argv, expect), proc in zip(commands, env.cli_each(*((*argv, "--json") for argv, _ in commands)),
+                                    strict=True):
+        assert proc.returncode == expect, (argv, proc.stdout, proc.stderr)
+        assert "Traceback" not in proc.stderr, proc.stderr
+        docs.append(json.loads(proc.stdout))
+    return docs
 
 
 def test_strict_check_passes_with_a_working_plugin(env: TileLangEnv) -> None:
@@ -61,18 +64,17 @@ def test_strict_check_passes_with_a_working_plugin(env: TileLangEnv) -> None:
 
 def test_require_means_a_codegen_that_builds_with_the_tvm_in_use(env: TileLangEnv) -> None:
     # c: TileLang's TVM builds C host code (the stamp plugin's codegen and TileLang's own).
-    ok = _json(env, "check", "--strict", "--require", "c", expect=0)
+    ok, explain_c, failed, explain_llvm = _docs(
+        env, (("check", "--strict", "--require", "c"), 0), (("explain", "c"), 0),
+        (("check", "--require", "llvm"), 1), (("explain", "llvm"), 1))
     assert ok["ok"] is True
-    explain_c = _json(env, "explain", "c", expect=0)
     assert explain_c["codegen"]["buildable"] is True
     # llvm: registered (the core's, TileLang's default where it has one) but nothing can
     # build it with this TVM: --require fails, and explain agrees that nothing resolves.
-    failed = _json(env, "check", "--require", "llvm", expect=1)
     (problem,) = [p for p in failed["problems"] if p["code"] == "missing-codegen"]
     assert problem["kind"] == "llvm" and problem["severity"] == "error"
     assert "can build with the TVM in use" in problem["message"]
     assert "target.build.llvm" in problem["message"]
-    explain_llvm = _json(env, "explain", "llvm", expect=1)
     assert explain_llvm["codegen"] is None
     assert explain_llvm["candidates"]
     assert {c["buildable"] for c in explain_llvm["candidates"] if c["name"]} == {False}

@@ -6,13 +6,12 @@ and the ``hostcg_registry`` fixture import TVM as the library does, so a plugin'
 need not import ``tilelang`` first; a stray ``tilelang`` in the working directory changes
 nothing; every first-party plugin installed together compiles TileLang kernels.
 The environments are shared with other tests: what a test installs beyond the
-project and the stamp plugin, it uninstalls.
+project (and pytest, which other tests need there too), it uninstalls.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import textwrap
 from collections.abc import Iterator
@@ -20,61 +19,54 @@ from pathlib import Path
 
 import pytest
 
-from .tilelang_env import KERNELS, ROOT, TileLangEnv
+from .tilelang_env import KERNELS, TileLangEnv, TileLangEnvs, params
 
 pytestmark = [pytest.mark.slow, pytest.mark.tilelang]
 
-# TileLang 0.1.11 declares apache-tvm-ffi~=0.1.0, but its TVM aborts at import with
-# apache-tvm-ffi 0.1.12 or later: pin the release it was built against.
-FFI_FOR_0_1_11 = "apache-tvm-ffi==0.1.11"
 
-
-def _env(tmp_path_factory: pytest.TempPathFactory, version: str) -> TileLangEnv:
-    root = os.environ.get("TILELANG_HOSTCG_TEST_ENVS")
-    base = Path(root) if root else tmp_path_factory.mktemp("tilelang-envs")
-    return TileLangEnv(base / f"tilelang-{version}", version)
-
-
-@pytest.fixture(scope="module")
-def old(tmp_path_factory: pytest.TempPathFactory) -> TileLangEnv:
-    env = _env(tmp_path_factory, "0.1.11")
-    env.pip("install", "-q", FFI_FOR_0_1_11)
-    env.pip("install", "-q", str(ROOT))
-    return env
+@pytest.fixture(scope="module", params=params("0.1.11"))
+def old(request: pytest.FixtureRequest, tilelang_envs: TileLangEnvs) -> TileLangEnv:
+    """TileLang 0.1.11 (its base pins the apache-tvm-ffi it was built against) and the
+    project."""
+    return tilelang_envs[request.param].env
 
 
 def test_every_command_works_with_an_unsupported_tilelang(old: TileLangEnv) -> None:
     described = "TVM 0.25.dev0 bundled with tilelang 0.1.11"
-    for argv, status in ((("list",), 0), (("list", "--load"), 0), (("check",), 0),
-                         (("explain", "c"), 0), (("explain", "cuda", "--host", "c"), 0),
-                         (("explain", "llvm"), 1)):  # no LLVM in TileLang's TVM
-        proc = old.cli(*argv)
+    commands = ((("list",), 0), (("list", "--load"), 0), (("check",), 0),
+                (("explain", "c"), 0), (("explain", "cuda", "--host", "c"), 0),
+                (("explain", "llvm"), 1))  # no LLVM in TileLang's TVM
+    runs = iter(old.cli_each(*((*argv,) for argv, _ in commands),
+                             *(("--json", *argv) for argv, _ in commands), ("lock",)))
+    plain = [next(runs) for _ in commands]
+    json_runs = [next(runs) for _ in commands]
+    for (argv, status), proc, json_proc in zip(commands, plain, json_runs, strict=True):
         assert proc.returncode == status, (argv, proc.stdout, proc.stderr)
         assert "Traceback" not in proc.stderr, proc.stderr
         assert "bundled with tilelang 0.1.11" in proc.stdout, (argv, proc.stdout)
         assert "TileLang 0.1.11 is not supported by tilelang_hostcg.tilelang" in proc.stderr
-        json_proc = old.cli("--json", *argv)
         assert json_proc.returncode == status, (argv, json_proc.stdout, json_proc.stderr)
         doc = json.loads(json_proc.stdout)
         assert doc["tvm"]["provider"] == "tilelang" and doc["tvm"]["provider_version"] == "0.1.11"
         if argv != ("list",):
             assert doc["tvm"]["describe"] == described and "3rdparty" in doc["tvm"]["path"]
-    lock = old.cli("lock")
+        if argv == ("explain", "c"):
+            assert doc["codegen"]["name"] == "c" and doc["codegen"]["distribution"] == (
+                "tilelang-hostcg")
+    lock = next(runs)
     assert lock.returncode == 0, lock.stderr
     doc = json.loads(lock.stdout)
     assert {"name": "tilelang-hostcg", "version": "0.1.0"} in doc["distributions"]
     assert {c["name"] for c in doc["codegens"]} == {"c", "llvm"}  # no TileLang defaults
-    explain = json.loads(old.cli("--json", "explain", "c").stdout)
-    assert explain["codegen"]["name"] == "c" and explain["codegen"]["distribution"] == (
-        "tilelang-hostcg")
 
 
-@pytest.fixture(scope="module")
-def new(tmp_path_factory: pytest.TempPathFactory) -> TileLangEnv:
-    env = _env(tmp_path_factory, "0.1.15")
-    env.pip("install", "-q", str(ROOT), str(ROOT / "plugins" / "tilelang-hostcg-stamp"),
-            "pytest")
-    return env
+@pytest.fixture(scope="module", params=params("0.1.15"))
+def new(request: pytest.FixtureRequest, tilelang_envs: TileLangEnvs) -> Iterator[TileLangEnv]:
+    """TileLang 0.1.15, the project, the stamp plugin (removed afterwards) and pytest."""
+    env = tilelang_envs[request.param].env
+    env.pip("install", "-q", str(tilelang_envs.wheels["tilelang-hostcg-stamp"]), "pytest")
+    yield env
+    env.pip("uninstall", "-q", "-y", "tilelang-hostcg-stamp")
 
 
 def test_check_plugin_imports_tilelangs_tvm(new: TileLangEnv) -> None:
@@ -128,8 +120,8 @@ FIRST_PARTY = ("tilelang-hostcg-cuda", "tilelang-hostcg-rocm", "tilelang-hostcg-
 
 
 @pytest.fixture
-def all_plugins(new: TileLangEnv) -> Iterator[TileLangEnv]:
-    new.pip("install", "-q", "--no-deps", *(str(ROOT / "plugins" / name) for name in FIRST_PARTY))
+def all_plugins(new: TileLangEnv, tilelang_envs: TileLangEnvs) -> Iterator[TileLangEnv]:
+    new.pip("install", "-q", "--no-deps", *(str(tilelang_envs.wheels[name]) for name in FIRST_PARTY))
     yield new
     new.pip("uninstall", "-q", "-y", *FIRST_PARTY)
 

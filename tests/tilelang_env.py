@@ -6,22 +6,62 @@ base (torch + TileLang) is built once and reused while its marker file is there:
 ``$TILELANG_HOSTCG_TEST_ENVS`` when set (CI keeps it in an ignored folder of the
 checkout), else in pytest's temporary folder. pip's own cache is left at its default,
 so a second CI run downloads nothing.
+
+A test session builds the project's wheel and the first-party plugins' wheels once
+(:func:`session_wheels`, shared by the ``pytest-xdist`` workers of one run) and installs
+the project into each TileLang environment once (:class:`TileLangEnvs`), by a plain
+``pip install`` of that wheel, dependencies resolved. Every test module of one
+environment shares that installation; what a module or test installs beyond it, it
+uninstalls. A TileLang test uses one environment only, named by its ``xdist_group``
+and its id (:func:`params`): ``.ci/run`` runs each environment's tests in one worker.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 import textwrap
 import venv
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 TORCH = "torch==2.13.0"
 ROOT = Path(__file__).resolve().parents[1]
 OURS = ("tilelang-hostcg", "tilelang-hostcg-stamp")
+PLUGINS = ("tilelang-hostcg-stamp", "tilelang-hostcg-cuda", "tilelang-hostcg-rocm",
+           "tilelang-hostcg-template")
+"""The first-party plugins (``plugins/``), built into wheels once per session."""
+
+# TileLang 0.1.11 declares apache-tvm-ffi~=0.1.0, but its TVM aborts at import with
+# apache-tvm-ffi 0.1.12 or later: its base pins the release it was built against.
+PINS = {"0.1.11": ("apache-tvm-ffi==0.1.11",)}
+
+
+def params(*versions: str) -> list[Any]:
+    """Parameters of a fixture over TileLang ``versions``: each marks its tests with the
+    ``xdist_group`` ``tilelang-VERSION`` and puts that name in their ids, where the
+    scheduler of ``.ci/run``'s workers reads it (see :func:`group_in`)."""
+    return [pytest.param(version, marks=pytest.mark.xdist_group(f"tilelang-{version}"),
+                         id=f"tilelang-{version}") for version in versions]
+
+
+_GROUP = re.compile(r"[\[-](tilelang-[0-9][^-\]]*)[-\]]")
+
+
+def group_in(nodeid: str) -> str | None:
+    """The ``tilelang-VERSION`` group a test id names in its parameters, if any."""
+    match = _GROUP.search(nodeid[nodeid.find("["):]) if "[" in nodeid else None
+    return match[1] if match else None
 
 
 class TileLangEnv:
@@ -33,11 +73,15 @@ class TileLangEnv:
         self._runs = 0
         self.python = str(path / "bin" / "python")
         marker = path / "tilelang-hostcg-test-env.json"
-        wanted = {"torch": TORCH, "tilelang": version, "python": sys.version.split()[0]}
+        pins = PINS.get(version, ())
+        wanted: dict[str, Any] = {"torch": TORCH, "tilelang": version,
+                                  "python": sys.version.split()[0]}
+        if pins:
+            wanted["pins"] = list(pins)
         if not marker.exists() or json.loads(marker.read_text()) != wanted:
             venv.EnvBuilder(with_pip=True, clear=True).create(path)
             self.pip("install", "-q", TORCH)  # before tilelang: else pip fetches a CUDA torch
-            self.pip("install", "-q", f"tilelang=={version}")
+            self.pip("install", "-q", f"tilelang=={version}", *pins)
             marker.write_text(json.dumps(wanted))
         self.pip("uninstall", "-q", "-y", *OURS)  # a reused base starts without us
 
@@ -97,6 +141,48 @@ class TileLangEnv:
         return subprocess.run([self.python, "-m", "tilelang_hostcg", *argv], capture_output=True,
                               text=True, env=self.environ(), cwd=self.path, timeout=300)
 
+    def cli_each(self, *argvs: tuple[str, ...]) -> list[subprocess.CompletedProcess[str]]:
+        """``python -m tilelang_hostcg ARGV`` for each of ``argvs``, as :meth:`cli` runs
+        it, each in a process of its own: forked, one after the other, from an
+        interpreter of this environment that has imported ``torch`` and nothing else.
+
+        ``torch`` is TileLang's heaviest import (most of the ~2.5 s a command takes here)
+        and nothing of ours looks at it; every other module, TileLang and ours included,
+        each command imports afresh, from the start-up hook on, as a new interpreter.
+        """
+        runs = self.run_json(_CLI_EACH.replace("ARGVS", repr([list(argv) for argv in argvs])))
+        return [subprocess.CompletedProcess(["-m", "tilelang_hostcg", *argv], code, out, err)
+                for argv, (code, out, err) in zip(argvs, runs, strict=True)]
+
+
+_CLI_EACH = """
+import json, os, runpy, sys, tempfile
+
+import torch  # noqa: F401  (loaded once, for every command)
+
+results, child = [], None
+for argv in ARGVS:
+    out, err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        os.dup2(out.fileno(), 1)
+        os.dup2(err.fileno(), 2)
+        child = argv
+        break
+    status = os.waitpid(pid, 0)[1]
+    out.seek(0)
+    err.seek(0)
+    results.append([os.waitstatus_to_exitcode(status), out.read().decode(), err.read().decode()])
+
+if child is None:
+    print(json.dumps(results))
+else:  # as `python -m tilelang_hostcg ARGV`, and the interpreter's own exit after it
+    sys.argv = ["-m", *child]
+    sys.path[0] = os.getcwd()
+    runpy.run_module("tilelang_hostcg", run_name="__main__", alter_sys=True)
+"""
 
 KERNELS = (Path(__file__).resolve().parent / "tilelang_kernels.py").read_text()
 """Kernels and helpers that scripts run in a TileLang environment start with."""
@@ -104,3 +190,108 @@ KERNELS = (Path(__file__).resolve().parent / "tilelang_kernels.py").read_text()
 INTEGRATION_POINTS = KERNELS[KERNELS.index("\ndef integration_points"):]
 """The text of ``integration_points()`` alone, for scripts that must not import TileLang
 before they choose to (it imports TileLang's modules only when called)."""
+
+
+# ------------------------------------------------------------- once per test session
+@dataclass(frozen=True)
+class Wheels:
+    """The wheels built for this session: the project's and each first-party plugin's."""
+
+    folder: Path
+
+    def __getitem__(self, distribution: str) -> Path:
+        (wheel,) = self.folder.glob(f"{distribution.replace('-', '_')}-*.whl")
+        return wheel
+
+    @property
+    def project(self) -> Path:
+        return self["tilelang-hostcg"]
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    with path.open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _build_wheels(folder: Path) -> None:
+    """``pip wheel`` the project (isolated, as a user's build) and, from copies of their
+    sources, the first-party plugins (their build requirement is the test environment's
+    setuptools), side by side."""
+    sources = folder.parent / f"{folder.name}-sources"
+    shutil.rmtree(sources, ignore_errors=True)
+    for name in PLUGINS:
+        shutil.copytree(ROOT / "plugins" / name, sources / name,
+                        ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+    pip = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--disable-pip-version-check",
+           "-w", str(folder)]
+    builds = [subprocess.Popen([*pip, str(ROOT)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               text=True),
+              subprocess.Popen([*pip, "--no-build-isolation", *(str(sources / n) for n in PLUGINS)],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)]
+    for build in builds:
+        output, _ = build.communicate()
+        if build.returncode != 0:
+            raise RuntimeError(f"{' '.join(build.args)} failed:\n{output}")
+
+
+def session_wheels(tmp_path_factory: pytest.TempPathFactory) -> Wheels:
+    """This session's wheels, built on first use; the workers of one ``pytest-xdist`` run
+    share them (the first builds them while the others wait)."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the run's folder, above each worker's own
+    folder = root / "wheels"
+    with _locked(root / "wheels.lock"):
+        if not (folder / "built").exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            _build_wheels(folder)
+            (folder / "built").touch()
+    return Wheels(folder)
+
+
+@dataclass(frozen=True)
+class ProjectInstall:
+    """A TileLang environment with the project installed by a plain ``pip install`` of
+    its wheel (dependencies resolved), and the installed set before and after."""
+
+    env: TileLangEnv
+    before: dict[str, str]
+    after: dict[str, str]
+
+
+class TileLangEnvs:
+    """The TileLang environments of this session, the project installed in each once, on
+    first use."""
+
+    def __init__(self, tmp_path_factory: pytest.TempPathFactory) -> None:
+        self._factory = tmp_path_factory
+        self._base: Path | None = None
+        self._wheels: Wheels | None = None
+        self._installs: dict[str, ProjectInstall] = {}
+
+    @property
+    def wheels(self) -> Wheels:
+        if self._wheels is None:
+            self._wheels = session_wheels(self._factory)
+        return self._wheels
+
+    def __getitem__(self, version: str) -> ProjectInstall:
+        if version not in self._installs:
+            if self._base is None:
+                self._base = TileLangEnv.base_folder(self._factory)
+            env = TileLangEnv(self._base / f"tilelang-{version}", version)
+            before = env.freeze()
+            env.pip("install", "-q", str(self.wheels.project))
+            self._installs[version] = ProjectInstall(env, before, env.freeze())
+        return self._installs[version]
+
+    def restore(self, version: str) -> None:
+        """Put the project's wheel back in ``version``'s environment (after a test
+        replaced it, by an editable install for one)."""
+        self[version].env.pip("install", "-q", "--no-deps", "--force-reinstall",
+                              str(self.wheels.project))
