@@ -22,7 +22,7 @@ from tilelang_hostcg._scan import scan_environment
 from tilelang_hostcg.testing import PluginEnvironment, write_distribution
 
 from .conftest import Environments
-from .plugin_factory import build_source_wheels
+from .plugin_factory import build_source_wheels, wait_out_racy_window
 
 pytestmark = pytest.mark.slow
 
@@ -86,20 +86,14 @@ class CacheEnv:
     def settle(self) -> None:
         """Sleep until every file the cache keys on is older than the racy window
         (modification and change times)."""
-        def age(path: Path) -> float:
-            info = path.stat()
-            return max(info.st_mtime, info.st_ctime)
-
-        newest = 0.0
+        paths: list[Path] = []
         for folder in (self.env.site_packages, self.cwd):
-            newest = max(newest, age(folder))
+            paths.append(folder)
             for child in folder.iterdir():
-                newest = max(newest, age(child))
+                paths.append(child)
                 if child.is_dir() and child.name.endswith(".dist-info"):
-                    newest = max([newest, *(age(f) for f in child.iterdir())])
-        wait = newest + _cache.RACY_WINDOW_NS / 1e9 + 0.1 - time.time()
-        if wait > 0:
-            time.sleep(wait)
+                    paths.extend(child.iterdir())
+        wait_out_racy_window(paths)
 
     # -------------------------------------------------------------- the probe distribution
     def write(self, version: str, kinds: Mapping[str, str], requires: tuple[str, ...] = (),

@@ -24,6 +24,7 @@ import pytest
 from tilelang_hostcg import _cache, _cachefile
 from tilelang_hostcg._scan import scan_environment
 
+from .plugin_factory import wait_out_racy_window
 from .test_cache import _LIE  # a cache file whose records say nothing is installed
 
 CODEGEN_GROUP = "tilelang.host_codegen"
@@ -111,10 +112,7 @@ class Site:
 
     def settle(self) -> None:
         """Wait until everything written is older than the cache's racy window."""
-        newest = max(p.stat().st_ctime for p in [self.site, self.cwd, *self.site.rglob("*")])
-        wait = newest + _cache.RACY_WINDOW_NS / 1e9 + 0.1 - time.time()
-        if wait > 0:
-            time.sleep(wait)
+        wait_out_racy_window([self.site, self.cwd, *self.site.rglob("*")])
 
     def warm(self) -> dict[str, Any]:
         self.settle()

@@ -14,7 +14,6 @@ import os
 import stat
 import subprocess
 import sys
-import time
 import warnings
 from pathlib import Path
 from typing import Any
@@ -22,8 +21,9 @@ from typing import Any
 import pytest
 
 from tilelang_hostcg import Controls, PluginWarning
-from tilelang_hostcg._cache import RACY_WINDOW_NS
 from tilelang_hostcg.cli import main
+
+from .plugin_factory import wait_out_racy_window
 
 PROBE = """
 import json, sys, warnings
@@ -88,11 +88,7 @@ class Site:
 
     def settle(self) -> None:
         """Sleep until everything under the site is older than the racy window."""
-        newest = max(max(p.stat().st_mtime, p.stat().st_ctime)
-                     for p in [self.path, self.cwd, *self.path.rglob("*")])
-        wait = newest + RACY_WINDOW_NS / 1e9 + 0.1 - time.time()
-        if wait > 0:
-            time.sleep(wait)
+        wait_out_racy_window([self.path, self.cwd, *self.path.rglob("*")])
 
     def probe(self, **extra: str) -> dict[str, Any]:
         proc = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True,

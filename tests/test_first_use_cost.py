@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from tilelang_hostcg._cache import RACY_WINDOW_NS
+from .plugin_factory import wait_out_racy_window
 
 # Libraries that only a scan, a requirement check, an error message or the command line
 # needs: each costs milliseconds to import.
@@ -117,10 +117,7 @@ def place(tmp_path_factory: pytest.TempPathFactory) -> Path:
     # Modification times can be set back, change times cannot: wait until these are
     # older than the racy window too, so that the first run's cache serves the next run
     # (rather than each warm run scanning again, a TVM import each).
-    newest = max(path.stat().st_ctime for path in [root, *root.rglob("*")])
-    wait = newest + RACY_WINDOW_NS / 1e9 + 0.1 - time.time()
-    if wait > 0:
-        time.sleep(wait)
+    wait_out_racy_window([root, *root.rglob("*")])
     return root
 
 

@@ -16,14 +16,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tilelang_hostcg._cache import RACY_WINDOW_NS
+from .plugin_factory import wait_out_racy_window
 
 CODEGEN_GROUP = "tilelang.host_codegen"
 
@@ -209,10 +208,7 @@ def test_resolution_next_to_unusable_metadata(tvm_site: Path) -> None:
 def test_the_same_warnings_come_from_the_cache(site: Path, tmp_path: Path) -> None:
     # Older than the cache's racy window (the site and the working folder, which is on
     # sys.path), so that the first run writes the cache.
-    newest = max(path.lstat().st_ctime for path in [site.parent, *site.parent.rglob("*")])
-    wait = newest + RACY_WINDOW_NS / 1e9 + 0.1 - time.time()
-    if wait > 0:
-        time.sleep(wait)
+    wait_out_racy_window([site.parent, *site.parent.rglob("*")])
     first = _run(site, ["-c", SCAN], cache=tmp_path)
     second = _run(site, ["-c", SCAN], cache=tmp_path)
     for proc in (first, second):
