@@ -209,13 +209,20 @@ def _kind_of(path: Path) -> str:
             "file" if stat.S_ISREG(mode) else "other")
 
 
-@pytest.mark.parametrize("through_link", [False, True], ids=["direct", "symlink"])
-def test_lock_writes_through_a_device_and_never_replaces_it(through_link: bool, tmp_path: Path,
-                                                            ) -> None:
-    device = _special("null", tmp_path)
+def _device_target(name: str, tmp_path: Path, through_link: bool) -> tuple[Path, Path]:
+    """A device like ``/dev/<name>``, made in ``tmp_path``, and the path to give ``lock -o``:
+    the device itself, or a link to it."""
+    device = _special(name, tmp_path)
     target = tmp_path / "link" if through_link else device
     if through_link:
         os.symlink(device, target)
+    return device, target
+
+
+@pytest.mark.parametrize("through_link", [False, True], ids=["direct", "symlink"])
+def test_lock_writes_through_a_device_and_never_replaces_it(through_link: bool, tmp_path: Path,
+                                                            ) -> None:
+    device, target = _device_target("null", tmp_path, through_link)
     proc = _run("lock", "-o", str(target))
     assert proc.returncode == 0, proc.stderr
     assert "written through, not replaced" in proc.stderr and proc.stdout == ""
@@ -226,10 +233,7 @@ def test_lock_writes_through_a_device_and_never_replaces_it(through_link: bool, 
 
 @pytest.mark.parametrize("through_link", [False, True], ids=["direct", "symlink"])
 def test_lock_to_a_full_device_fails_and_leaves_it(through_link: bool, tmp_path: Path) -> None:
-    device = _special("full", tmp_path)
-    target = tmp_path / "link" if through_link else device
-    if through_link:
-        os.symlink(device, target)
+    device, target = _device_target("full", tmp_path, through_link)
     proc = _run("lock", "-o", str(target))
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr
