@@ -35,6 +35,8 @@ from typing import Any
 
 import pytest
 
+from .plugin_factory import build_source_wheels
+
 TORCH = "torch==2.13.0"
 ROOT = Path(__file__).resolve().parents[1]
 OURS = ("tilelang-hostcg", "tilelang-hostcg-stamp")
@@ -200,7 +202,7 @@ class Wheels:
     folder: Path
 
     def __getitem__(self, distribution: str) -> Path:
-        (wheel,) = self.folder.glob(f"{distribution.replace('-', '_')}-*.whl")
+        (wheel,) = self.folder.glob(f"**/{distribution.replace('-', '_')}-*.whl")
         return wheel
 
     @property
@@ -219,24 +221,23 @@ def _locked(path: Path) -> Iterator[None]:
 
 
 def _build_wheels(folder: Path) -> None:
-    """``pip wheel`` the project (isolated, as a user's build) and, from copies of their
-    sources, the first-party plugins (their build requirement is the test environment's
-    setuptools), side by side."""
+    """``pip wheel`` the project (isolated, as a user's build) and, meanwhile, the
+    first-party plugins from copies of their sources (in one interpreter, with the test
+    environment's setuptools: :func:`~tests.plugin_factory.build_source_wheels`)."""
     sources = folder.parent / f"{folder.name}-sources"
     shutil.rmtree(sources, ignore_errors=True)
     for name in PLUGINS:
         shutil.copytree(ROOT / "plugins" / name, sources / name,
                         ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
-    pip = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--disable-pip-version-check",
-           "-w", str(folder)]
-    builds = [subprocess.Popen([*pip, str(ROOT)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               text=True),
-              subprocess.Popen([*pip, "--no-build-isolation", *(str(sources / n) for n in PLUGINS)],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)]
-    for build in builds:
-        output, _ = build.communicate()
-        if build.returncode != 0:
-            raise RuntimeError(f"{' '.join(build.args)} failed:\n{output}")
+    project = subprocess.Popen([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps",
+                                "--disable-pip-version-check", "-w", str(folder), str(ROOT)],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        build_source_wheels(folder / "plugins", [sources / name for name in PLUGINS])
+    finally:
+        output, _ = project.communicate()
+    if project.returncode != 0:
+        raise RuntimeError(f"{' '.join(project.args)} failed:\n{output}")
 
 
 def session_wheels(tmp_path_factory: pytest.TempPathFactory) -> Wheels:
