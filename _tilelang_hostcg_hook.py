@@ -3,7 +3,7 @@
 ``tilelang_hostcg_hook.pth``, installed beside this module, imports it at interpreter
 start, as ``site`` does for every ``.pth`` file. It imports nothing and only puts a
 finder first on ``sys.meta_path``, which answers ``None`` for every module but
-``tilelang``; the rest is in ``tilelang_hostcg._tilelang_activation``, imported when
+``tilelang``; the rest is in ``tilelang_hostcg.tilelang.activation``, imported when
 TileLang is. Nothing here raises or prints: a failure is one warning, and TileLang
 stays stock. ``TILELANG_HOSTCG_AUTO_INSTALL=0`` turns activation off.
 """
@@ -42,7 +42,7 @@ class _Finder:
             if os.environ.get(ENV_AUTO_INSTALL, "").strip().lower() in OFF:
                 sys.meta_path = [f for f in sys.meta_path if f is not self]
                 return None
-            from tilelang_hostcg._tilelang_activation import find_spec
+            from tilelang_hostcg.tilelang.activation import find_spec
 
             return find_spec(self, name, path, target)
         except Exception as exc:  # the usual finders still import TileLang

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tilelang_hostcg._cache import RACY_WINDOW_NS
+from tilelang_hostcg.discovery.cache import RACY_WINDOW_NS
 from tilelang_hostcg.testing import PluginEnvironment, write_distribution
 
 __all__ = [

@@ -17,8 +17,9 @@ from typing import Any
 
 import pytest
 
-from tilelang_hostcg import _cache, _cachefile
-from tilelang_hostcg._scan import scan_environment
+from tilelang_hostcg.discovery import cache as _cache
+from tilelang_hostcg.discovery import cachefile as _cachefile
+from tilelang_hostcg.discovery.scan import scan_environment
 from tilelang_hostcg.testing import PluginEnvironment, write_distribution
 
 from .conftest import Environments
@@ -37,7 +38,9 @@ PROBE = f"""
 import sys
 HEAVY = {HEAVY!r}
 import tilelang_hostcg
-from tilelang_hostcg import _cache, _cachefile, _registry
+from tilelang_hostcg import _registry
+from tilelang_hostcg.discovery import cache as _cache
+from tilelang_hostcg.discovery import cachefile as _cachefile
 from tilelang_hostcg import __version__
 
 before = set(sys.modules)
@@ -47,7 +50,7 @@ sources = tilelang_hostcg.default_registry().sources()
 heavy = sorted(m for m in HEAVY if m in sys.modules)
 probe = sorted([s.group, s.kind, s.value, s.origin.version, s.state]
                for s in sources if s.origin.distribution == sys.argv[1])
-from tilelang_hostcg._scan import scan_environment
+from tilelang_hostcg.discovery.scan import scan_environment
 same = index == scan_environment(__version__)
 import json
 print(json.dumps({{"heavy": heavy, "added": added, "probe": probe, "same": same,
@@ -197,7 +200,8 @@ def _flip_last_byte(data: bytes) -> bytes:
 
 _FOREIGN = """
 import sys
-from tilelang_hostcg import _cache, _cachefile
+from tilelang_hostcg.discovery import cache as _cache
+from tilelang_hostcg.discovery import cachefile as _cachefile
 from tilelang_hostcg import __version__
 path = _cache.cache_file()
 records, status = _cache._read(path, _cachefile.ident(__version__))
@@ -263,8 +267,9 @@ def test_unwritable_cache_folder_is_no_cache(cenv: CacheEnv, tmp_path: Path) -> 
 
 # ------------------------------------------------------------------ the off switch
 _LIE = """
-from tilelang_hostcg import _cache, _cachefile
-from tilelang_hostcg._discovery import DiscoveryIndex
+from tilelang_hostcg.discovery import cache as _cache
+from tilelang_hostcg.discovery import cachefile as _cachefile
+from tilelang_hostcg.discovery import DiscoveryIndex
 from tilelang_hostcg import __version__
 path = _cache.cache_file()
 ident = _cachefile.ident(__version__)

@@ -21,8 +21,9 @@ from typing import Any
 
 import pytest
 
-from tilelang_hostcg import _cache, _cachefile
-from tilelang_hostcg._scan import scan_environment
+from tilelang_hostcg.discovery import cache as _cache
+from tilelang_hostcg.discovery import cachefile as _cachefile
+from tilelang_hostcg.discovery.scan import scan_environment
 
 from .plugin_factory import wait_out_racy_window
 from .test_cache import _LIE  # a cache file whose records say nothing is installed
@@ -52,8 +53,9 @@ with warnings.catch_warnings(record=True) as caught:
         registry.load_all()
     sources = sorted([s.kind, s.value, s.state, s.origin.version] for s in registry.sources()
                      if s.origin.distribution != "tilelang-hostcg")
-    from tilelang_hostcg import _cache, _cachefile
-    from tilelang_hostcg._scan import scan_environment
+    from tilelang_hostcg.discovery import cache as _cache
+    from tilelang_hostcg.discovery import cachefile as _cachefile
+    from tilelang_hostcg.discovery.scan import scan_environment
     from tilelang_hostcg import __version__
     same = _cache.load_index(__version__) == scan_environment(__version__)
     info = _cache.cache_info()
@@ -236,8 +238,9 @@ def test_a_folder_of_another_user_is_not_used(site: Site) -> None:
 # ------------------------------------------------------------------ forged records
 _FORGE = """
 import sys
-from tilelang_hostcg import _cache, _cachefile
-from tilelang_hostcg._discovery import AdvertisedEntryPoint, DiscoveryIndex
+from tilelang_hostcg.discovery import cache as _cache
+from tilelang_hostcg.discovery import cachefile as _cachefile
+from tilelang_hostcg.discovery import AdvertisedEntryPoint, DiscoveryIndex
 from tilelang_hostcg import __version__
 path = _cache.cache_file()
 ident = _cachefile.ident(__version__)
@@ -385,6 +388,6 @@ def test_cache_is_keyed_on_the_modules_that_compute_verdicts() -> None:
     # The requirement verdicts stored in the index come from _requirements: a change to
     # it (an upgrade of this package in place) must invalidate the index like _scan.
     names = sorted(os.path.basename(f) for f in _cachefile._code_files())
-    assert names == ["_cache.py", "_cachefile.py", "_controls.py", "_discovery.py", "_metadata.py",
-                     "_requirements.py", "_scan.py"]
+    assert names == ["cache.py", "cachefile.py", "controls.py", "planning.py", "records.py",
+                     "requirements.py", "scan.py"]
     assert all(os.path.isfile(f) for f in _cachefile._code_files())

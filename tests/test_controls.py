@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from tilelang_hostcg import Controls, PluginWarning
-from tilelang_hostcg._controls import CONTROL_VALUE_LIMIT
-from tilelang_hostcg._discovery import AdvertisedEntryPoint
+from tilelang_hostcg.discovery import AdvertisedEntryPoint
+from tilelang_hostcg.discovery.controls import CONTROL_VALUE_LIMIT
 from tilelang_hostcg.testing import PluginEnvironment
 
 from .conftest import Environments

@@ -31,10 +31,11 @@ warnings.simplefilter("always")
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     import tilelang_hostcg
-    from tilelang_hostcg import __version__, _cache
+    from tilelang_hostcg import __version__
+    from tilelang_hostcg.discovery import cache as _cache
     sources = [[s.origin.distribution, s.kind, s.state, s.reason]
                for s in tilelang_hostcg.default_registry().sources()]
-from tilelang_hostcg._scan import scan_environment
+from tilelang_hostcg.discovery.scan import scan_environment
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     index = _cache.load_index(__version__)

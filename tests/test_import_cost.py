@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 HEAVY = ["tvm", "tvm_ffi", "importlib.metadata", "importlib_metadata", "packaging", "dataclasses",
-         "tilelang_hostcg._registry", "tilelang_hostcg._discovery"]
+         "tilelang_hostcg._registry", "tilelang_hostcg.discovery"]
 
 
 def loaded_after(code: str) -> list[str]:

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from tilelang_hostcg._lockfile import LOCK_READ_LIMIT
 from tilelang_hostcg.cli import main
+from tilelang_hostcg.cli.lockfile import LOCK_READ_LIMIT
 
 GOOD_LOCK_ITEMS = {"distributions": [], "entry_points": [], "codegens": [], "hooks": []}
 

@@ -33,7 +33,7 @@ sys.path[0:0] = sys.argv[1:]
 GROUPS = ("tilelang.host_codegen", "tilelang.host_codegen_hooks")
 theirs = sorted([ep.group, ep.name, ep.value] for group in GROUPS
                 for ep in importlib.metadata.entry_points(group=group))
-from tilelang_hostcg._scan import scan_environment
+from tilelang_hostcg.discovery.scan import scan_environment
 from tilelang_hostcg import __version__
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")

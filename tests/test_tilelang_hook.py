@@ -19,13 +19,15 @@ from tilelang_hostcg.testing import PluginEnvironment
 from .plugin_factory import Plugin, codegen_module, install
 
 HEAVY = ["tvm", "tvm_ffi", "importlib.metadata", "importlib_metadata", "packaging", "tilelang",
-         "tilelang_hostcg", "tilelang_hostcg._registry", "tilelang_hostcg._discovery"]
+         "tilelang_hostcg", "tilelang_hostcg._registry", "tilelang_hostcg.discovery"]
 
 REPORT = """
 import json, sys
 print(json.dumps({
     "hook": [type(f).__module__ for f in sys.meta_path if type(f).__module__ == "_tilelang_hostcg_hook"],
     "ours": sorted(m for m in sys.modules if m.startswith("tilelang_hostcg")),
+    "installed": ("tilelang_hostcg.tilelang" in sys.modules
+                  and sys.modules["tilelang_hostcg.tilelang"].is_installed()),
     "loader": type(tilelang.__loader__).__name__ if "tilelang" in sys.modules else None,
     "spec_loader": tilelang.__spec__.loader is tilelang.__loader__ if "tilelang" in sys.modules else None,
 }))
@@ -63,8 +65,8 @@ def test_another_package_named_tilelang_is_left_alone(fake_tilelang):
     out = json.loads(proc.stdout)
     assert out["hook"] == []  # the finder left sys.meta_path
     assert out["loader"] == "SourceFileLoader" and out["spec_loader"]  # its own loader back
-    assert "tilelang_hostcg._tilelang_activation" in out["ours"]  # activation asked ...
-    assert "tilelang_hostcg.tilelang" not in out["ours"]  # ... and installed nothing
+    assert "tilelang_hostcg.tilelang.activation" in out["ours"]  # activation asked ...
+    assert out["installed"] is False  # ... and installed nothing
 
 
 def test_the_off_switch_imports_nothing_of_ours(fake_tilelang):
@@ -91,7 +93,8 @@ def test_a_failing_import_of_tilelang_fails_as_it_would(fake_tilelang):
         except ImportError as exc:
             print(repr(exc))
         import sys
-        print("tilelang" in sys.modules, "tilelang_hostcg.tilelang" in sys.modules)
+        integration = sys.modules.get("tilelang_hostcg.tilelang")
+        print("tilelang" in sys.modules, integration is not None and integration.is_installed())
     """, fake_tilelang)
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
     assert proc.stdout.split("\n")[:2] == ["ImportError('broken on purpose')", "False False"]
@@ -106,5 +109,5 @@ def test_with_a_plugin_but_no_tilelang_distribution_nothing_is_installed(fake_ti
                fake_tilelang, python=env.python, XDG_CACHE_HOME=str(env.cache_home))
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
     out = json.loads(proc.stdout)
-    assert "tilelang_hostcg._tilelang_activation" in out["ours"]
+    assert "tilelang_hostcg.tilelang.activation" in out["ours"]
     assert "tilelang_hostcg.tilelang" not in out["ours"]  # a plugin, but no TileLang: quiet

@@ -22,8 +22,8 @@ from tilelang_hostcg import (
     Registry,
     global_func_host_codegen,
 )
-from tilelang_hostcg._requirements import check_requirements
 from tilelang_hostcg._tvm import tvm_info
+from tilelang_hostcg.discovery.requirements import check_requirements
 
 from .kernels import gpu_vector_add
 
@@ -42,7 +42,7 @@ def llvm_codegen(name: str, **kwargs) -> HostCodegen:
     ("0.1.15+cu128", "backend"), ("0.1.15rc2", "backend"), ("0.1.15.dev1+g1234", "backend"),
 ])
 def test_supported_versions_pick_their_mode(version, mode):
-    from tilelang_hostcg._tilelang_gate import mode_of
+    from tilelang_hostcg.tilelang.gate import mode_of
 
     assert mode_of(version) == mode
 
@@ -54,8 +54,8 @@ def test_supported_versions_pick_their_mode(version, mode):
     "0.1.12rc1", "0.1.12.dev3", "0.1.14rc1", "0.1.16rc1", "0.1.16.dev0",
 ])
 def test_other_versions_get_an_error_naming_the_range(version):
-    from tilelang_hostcg._tilelang_gate import mode_of
     from tilelang_hostcg.tilelang import UnsupportedTileLangError
+    from tilelang_hostcg.tilelang.gate import mode_of
 
     with pytest.raises(UnsupportedTileLangError, match=r"0\.1\.12 to 0\.1\.15") as info:
         mode_of(version)

@@ -26,7 +26,6 @@ if TYPE_CHECKING:
         register_lazy_host_codegen_hooks,
         resolve_host_codegen,
     )
-    from ._discovery import Controls
     from ._errors import (
         AmbiguousHostCodegenError,
         DuplicateRegistrationError,
@@ -37,6 +36,7 @@ if TYPE_CHECKING:
         PluginLoadError,
         PluginWarning,
         TargetParseError,
+        UnsupportedTileLangError,
     )
     from ._global_func import global_func_host_codegen
     from ._inputs import DeviceAsHostError
@@ -54,7 +54,7 @@ if TYPE_CHECKING:
         Origin,
         TargetPredicate,
     )
-    from .tilelang import UnsupportedTileLangError
+    from .discovery.controls import Controls
 
 __all__ = [
     "AmbiguousHostCodegenError",
@@ -102,10 +102,10 @@ _WHERE = {
              "build_host", "default_registry", "refresh", "register_host_codegen",
              "register_host_codegen_hook", "register_lazy_host_codegen",
              "register_lazy_host_codegen_hooks", "resolve_host_codegen"),
-    "_discovery": ("Controls",),
+    "discovery.controls": ("Controls",),
     "_errors": ("AmbiguousHostCodegenError", "DuplicateRegistrationError", "HostCodegenError",
                 "MissingGlobalFuncError", "NoHostCodegenError", "PluginCallbackError", "PluginLoadError",
-                "PluginWarning", "TargetParseError"),
+                "PluginWarning", "TargetParseError", "UnsupportedTileLangError"),
     "_global_func": ("global_func_host_codegen",),
     "_inputs": ("DeviceAsHostError",),
     "_registry": ("Registry",),
@@ -116,7 +116,6 @@ _WHERE = {
     "_tvm": ("TVMNotFoundError",),
     "_types": ("HostCodegen", "HostCodegenFunc", "HostCodegenHook", "HostCodegenHookFunc",
                "Origin", "TargetPredicate"),
-    "tilelang": ("UnsupportedTileLangError",),
 }
 _MODULE_OF = {name: module for module, names in _WHERE.items() for name in names}
 

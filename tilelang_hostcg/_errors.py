@@ -20,6 +20,7 @@ __all__ = [
     "PluginLoadError",
     "PluginWarning",
     "TargetParseError",
+    "UnsupportedTileLangError",
     "outside_level",
     "warn_plugin",
 ]
@@ -97,6 +98,11 @@ class MissingGlobalFuncError(HostCodegenError):
     def __init__(self, message: str, *, global_func_name: str) -> None:
         super().__init__(message)
         self.global_func_name = global_func_name
+
+
+class UnsupportedTileLangError(HostCodegenError):
+    """The installed TileLang is missing or outside the versions the integration supports
+    (``tilelang_hostcg.tilelang.SUPPORTED``)."""
 
 
 class PluginWarning(UserWarning):

@@ -19,15 +19,16 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from . import __version__, _cache
+from . import __version__
 from ._attribution import Load, begin_load, boundary, end_load, import_module, journal_of
-from ._discovery import Controls, PlannedSource, plan_sources
 from ._importlocks import acquire, import_lock, release
 from ._names import CODEGEN_GROUP
 from ._sources import Source, SourceInfo, parse_value
 from ._table import NOUN, RegistrationTable
 from ._targets import canonical_kind
 from ._types import HostCodegen, HostCodegenHook, Origin
+from .discovery import Controls, PlannedSource, plan_sources
+from .discovery import cache as _cache
 
 __all__ = ["IndexLoader", "Loader"]
 

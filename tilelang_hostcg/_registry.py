@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ._attribution import current_load, import_chain, write_journal
-from ._discovery import Controls
 from ._errors import warn_plugin
 from ._failures import bad_build_result, bad_hook_result, load_error
 from ._loader import IndexLoader, Loader
@@ -22,6 +21,7 @@ from ._sources import Source, SourceInfo
 from ._table import Registration, RegistrationTable
 from ._targets import canonical_kind, host_of, is_host_target, parse_target
 from ._types import CODE_ORIGIN, HostCodegen, HostCodegenHook, Origin
+from .discovery import Controls
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

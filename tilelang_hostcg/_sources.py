@@ -10,7 +10,7 @@ from ._targets import canonical_kind
 from ._types import Frozen, Origin, init_fields
 
 if TYPE_CHECKING:
-    from ._discovery import AdvertisedEntryPoint
+    from .discovery import AdvertisedEntryPoint
 
 __all__ = ["Source", "SourceInfo", "parse_value", "text_of"]
 

@@ -202,14 +202,14 @@ def check_plugin(distribution: str, registry: Registry | None = None) -> list[st
     import warnings
 
     from . import __version__
-    from ._discovery import Controls, normalize_name, plan_sources
     from ._errors import PluginWarning
     from ._global_func import GlobalFuncBuild
     from ._names import CODEGEN_GROUP, HOOK_GROUP
     from ._registry import Registry
-    from ._scan import scan_environment
     from ._targets import is_host_target, parse_target
     from ._tvm import import_tvm
+    from .discovery import Controls, normalize_name, plan_sources
+    from .discovery.scan import scan_environment
 
     importlib.invalidate_caches()
     wanted = normalize_name(distribution)

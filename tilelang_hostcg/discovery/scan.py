@@ -16,8 +16,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from ._errors import PluginWarning
-from ._metadata import (
+from .._errors import PluginWarning
+from .._names import CORE_DISTRIBUTION, TVM_PROVIDERS
+from .records import (
     AdvertisedEntryPoint,
     DiscoveryIndex,
     UnusableMetadata,
@@ -28,8 +29,7 @@ from ._metadata import (
     parse_entry_points,
     read_metadata_bytes,
 )
-from ._names import CORE_DISTRIBUTION, TVM_PROVIDERS
-from ._requirements import check_requirements, relevant_requires
+from .requirements import check_requirements, relevant_requires
 
 __all__ = ["installed_versions", "scan_environment"]
 

@@ -15,12 +15,12 @@ import json
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from ._names import CODEGEN_GROUP, HOOK_GROUP
-from ._targets import default_host, is_host_target, parse_target
-from ._tilelang_modes import State, patch
+from .._names import CODEGEN_GROUP, HOOK_GROUP
+from .._targets import default_host, is_host_target, parse_target
+from .modes import State, patch
 
 if TYPE_CHECKING:
-    from ._registry import Registry
+    from .._registry import Registry
 
 __all__ = ["fingerprint", "patch_cache_key"]
 

@@ -14,16 +14,16 @@ import sys
 import warnings
 from typing import TYPE_CHECKING
 
-from ._errors import PluginWarning, outside_level
-from ._metadata import CORE_ENTRY_POINTS, normalize_name
-from ._names import CODEGEN_GROUP, CORE_DISTRIBUTION
-from ._targets import kind_spellings
-from ._types import Frozen, init_fields
+from .._errors import PluginWarning, outside_level
+from .._names import CODEGEN_GROUP, CORE_DISTRIBUTION
+from .._targets import kind_spellings
+from .._types import Frozen, init_fields
+from .records import CORE_ENTRY_POINTS, normalize_name
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
-    from ._metadata import AdvertisedEntryPoint
+    from .records import AdvertisedEntryPoint
 
 __all__ = [
     "CONTROL_VALUE_LIMIT",

@@ -1,10 +1,10 @@
 """The ``tilelang-hostcg`` command line (also ``python -m tilelang_hostcg``).
 
 This module is the entry point: :func:`main`, the argument parser, dispatch to the
-commands and the error documents. The commands (:mod:`tilelang_hostcg._cli_commands`)
-only format what :mod:`tilelang_hostcg._report` returns, writing through
-:mod:`tilelang_hostcg._cli_output`; :class:`CliError` and :class:`UsageError` live in
-:mod:`tilelang_hostcg._cli_errors` and are importable from here. ``--json`` prints
+commands and the error documents. The commands (:mod:`tilelang_hostcg.cli.commands`)
+only format what :mod:`tilelang_hostcg.cli.report` returns, writing through
+:mod:`tilelang_hostcg.cli.output`; :class:`CliError` and :class:`UsageError` live in
+:mod:`tilelang_hostcg.cli.errors` and are importable from here. ``--json`` prints
 exactly one JSON document on stdout (``"schema": 1``, see ``docs/cli.md``).
 
 Exit status: 0 ok; 1 ``check`` found a problem, or ``explain`` found nothing that
@@ -26,7 +26,8 @@ import os
 import sys
 from typing import TYPE_CHECKING, NoReturn
 
-from ._cli_commands import (
+from .._names import CORE_DISTRIBUTION
+from .commands import (
     cmd_cache_clear,
     cmd_cache_info,
     cmd_check,
@@ -34,14 +35,13 @@ from ._cli_commands import (
     cmd_list,
     cmd_lock,
 )
-from ._cli_errors import PROG, CliError, UsageError
-from ._cli_output import err, shown, write_json
-from ._names import CORE_DISTRIBUTION
+from .errors import PROG, CliError, UsageError
+from .output import err, shown, write_json
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from ._cli_output import Doc
+    from .output import Doc
 
 __all__ = ["CliError", "UsageError", "main"]
 
@@ -83,7 +83,7 @@ def _documentation() -> str:
 
 # ---------------------------------------------------------------------- parser
 def _parser() -> argparse.ArgumentParser:
-    from . import __version__
+    from .. import __version__
 
     parser = _MainParser(
         prog=PROG,
@@ -149,9 +149,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _dispatch(args: argparse.Namespace) -> int:
-    from ._errors import TargetParseError
-    from ._inputs import InputError
-    from ._tvm import TVMNotFoundError
+    from .._errors import TargetParseError
+    from .._inputs import InputError
+    from .._tvm import TVMNotFoundError
 
     try:
         return int(args.handler(args))
@@ -160,7 +160,7 @@ def _dispatch(args: argparse.Namespace) -> int:
     except TVMNotFoundError as exc:
         raise CliError(str(exc), exit_code=2) from None
     except Exception as exc:
-        from .tilelang import UnsupportedTileLangError
+        from ..tilelang import UnsupportedTileLangError
 
         if isinstance(exc, UnsupportedTileLangError):  # a path that needed the integration
             raise CliError(str(exc), exit_code=2) from None
@@ -185,8 +185,8 @@ def _wants_json(argv: Sequence[str]) -> bool:
 
 
 def _error_document(argv: Sequence[str], exc: CliError) -> Doc:
-    from . import __version__
-    from ._report import SCHEMA
+    from .. import __version__
+    from .report import SCHEMA
 
     return {"schema": SCHEMA, "command": _command_of(argv), "version": __version__, "ok": False,
             "error": {"type": type(exc).__name__, "message": shown(str(exc)),

@@ -7,8 +7,8 @@ PEP 440 says (``packaging``): ``0.1.12rc1`` comes before ``0.1.12``, so it is re
 
 from __future__ import annotations
 
-from ._errors import HostCodegenError
-from ._tvm import tilelang_distribution
+from .._errors import UnsupportedTileLangError
+from .._tvm import tilelang_distribution
 
 __all__ = ["SUPPORTED", "UnsupportedTileLangError", "installed_tilelang", "mode_of", "tilelang_version"]
 
@@ -23,9 +23,6 @@ _MODES = (
     ("backend", ">=0.1.14,<0.1.16"),
 )
 
-
-class UnsupportedTileLangError(HostCodegenError):
-    """The installed TileLang is missing or outside :data:`SUPPORTED`."""
 
 
 def tilelang_version() -> str | None:

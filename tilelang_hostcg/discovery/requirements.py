@@ -24,9 +24,9 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ._metadata import normalize_name
-from ._names import CORE_DISTRIBUTION as CORE
-from ._names import TVM_PROVIDERS
+from .._names import CORE_DISTRIBUTION as CORE
+from .._names import TVM_PROVIDERS
+from .records import normalize_name
 
 __all__ = ["check_requirements", "parse_requirement", "relevant_requires"]
 

@@ -14,9 +14,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from . import __version__
-from ._discovery import normalize_name
-from ._inputs import LockFileError
+from .. import __version__
+from .._inputs import LockFileError
+from ..discovery import normalize_name
 
 __all__ = ["LOCK_READ_LIMIT", "LOCK_SCHEMA", "format_lock", "lock_drift", "read_lock",
            "write_lock"]
@@ -63,7 +63,7 @@ def write_lock(path: str, text: str) -> str:
     replaced atomically (``"replaced"``), a character device or FIFO written through
     (``"written"``), never replaced. Raises :class:`LockFileError` for anything else and
     for a failed write (a regular file is then unchanged)."""
-    from ._fileio import UnsafeFileError, write_output
+    from .._fileio import UnsafeFileError, write_output
 
     try:
         return write_output(path, text.encode("utf-8"))
@@ -105,7 +105,7 @@ def read_lock(path: str | Path) -> Doc:
     have the types of :data:`LOCK_FIELDS` (``priority`` an integer, the others
     strings). Other keys are ignored.
     """
-    from ._fileio import read_regular_file
+    from .._fileio import read_regular_file
 
     where = str(path)
     advice = f"regenerate it with `tilelang-hostcg lock -o {where}`"

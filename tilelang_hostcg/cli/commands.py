@@ -2,8 +2,8 @@
 and ``cache clear``, each a ``cmd_*`` function that takes the parsed arguments and
 returns the exit status.
 
-The commands only format what :mod:`tilelang_hostcg._report`, :mod:`~tilelang_hostcg._checks`
-and :mod:`~tilelang_hostcg._explain` return; those modules (and TVM) are imported when a
+The commands only format what :mod:`tilelang_hostcg.cli.report`, :mod:`~tilelang_hostcg.cli.checks`
+and :mod:`~tilelang_hostcg.cli.explain` return; those modules (and TVM) are imported when a
 command runs, so that importing the command line stays cheap.
 """
 
@@ -15,8 +15,9 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from ._cli_errors import PROG, CliError, UsageError
-from ._cli_output import (
+from .._names import CODEGEN_GROUP, HOOK_GROUP
+from .errors import PROG, CliError, UsageError
+from .output import (
     describe_distribution,
     describe_flags,
     describe_state,
@@ -29,7 +30,6 @@ from ._cli_output import (
     write_json,
     write_mapping,
 )
-from ._names import CODEGEN_GROUP, HOOK_GROUP
 
 if TYPE_CHECKING:
     import argparse
@@ -42,10 +42,10 @@ __all__ = ["cmd_cache_clear", "cmd_cache_info", "cmd_check", "cmd_explain", "cmd
 # ---------------------------------------------------------------------- list
 def cmd_list(args: argparse.Namespace) -> int:
     """``list``: every advertised kind with its entry points (and, with ``--load``, names)."""
-    from ._report import list_document
+    from .report import list_document
 
     if args.load:  # plugins that import TVM get the TVM in use (TileLang's needs tilelang first)
-        from ._tvm import TVMNotFoundError, import_tvm
+        from .._tvm import TVMNotFoundError, import_tvm
 
         with contextlib.suppress(TVMNotFoundError):  # the document says what is wrong
             quietly(import_tvm)
@@ -81,7 +81,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------- check
 def cmd_check(args: argparse.Namespace) -> int:
     """``check``: load every plugin and report every problem; 1 when there is any."""
-    from ._checks import check_document
+    from .checks import check_document
 
     _required(args.require, "--require")
     _required(args.require_hook, "--require-hook")
@@ -110,7 +110,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 def _required(values: Sequence[str], option: str) -> list[str]:
     """``values`` of a repeatable, comma-separated option; one that names no kind is a
     usage error (``--require ,`` would otherwise pass while requiring nothing)."""
-    from ._checks import split_kinds
+    from .checks import split_kinds
 
     for value in values:
         if not split_kinds([value]):
@@ -123,8 +123,8 @@ def _required(values: Sequence[str], option: str) -> list[str]:
 # ---------------------------------------------------------------------- lock
 def cmd_lock(args: argparse.Namespace) -> int:
     """``lock``: write the installed plugin set as a lock file (default: stdout)."""
-    from ._lockfile import write_lock
-    from ._report import format_lock, lock_document
+    from .lockfile import write_lock
+    from .report import format_lock, lock_document
 
     doc, notes = quietly(lock_document)
     text = format_lock(doc)
@@ -151,8 +151,8 @@ def _is_stdout(path: str) -> bool:
 # ---------------------------------------------------------------------- explain
 def cmd_explain(args: argparse.Namespace) -> int:
     """``explain``: the codegen and hooks a target resolves to, and why; 1 when none."""
-    from ._controls import is_utf8_text
-    from ._explain import explain_document
+    from ..discovery.controls import is_utf8_text
+    from .explain import explain_document
 
     for value, what in ((args.target, "TARGET"), (args.host, "--host")):
         if value is not None and not is_utf8_text(value):
@@ -212,7 +212,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
 def _host_needs_device_target(target: str, host: str) -> None:
     """``--host`` serves a device TARGET only: a host target is its own host, so a
     ``--host`` beside it would be ignored; say so (exit 2) instead."""
-    from ._targets import is_host_target, parse_target
+    from .._targets import is_host_target, parse_target
 
     parsed = quietly(parse_target, target)
     if is_host_target(parsed):
@@ -226,7 +226,7 @@ def _host_needs_device_target(target: str, host: str) -> None:
 
 # ---------------------------------------------------------------------- cache
 def _cache_function(name: str) -> Callable[[], Any]:
-    from . import _cache
+    from ..discovery import cache as _cache
 
     func = getattr(_cache, name, None)
     if func is None:
@@ -239,7 +239,7 @@ def cmd_cache_info(args: argparse.Namespace) -> int:
     """``cache info``: where the discovery cache is and what it holds."""
     info = dict(quietly(_cache_function("cache_info")))
     if args.json:
-        from ._report import SCHEMA
+        from .report import SCHEMA
 
         write_json({"schema": SCHEMA, "command": "cache info", "cache": info})
         return 0
@@ -254,7 +254,7 @@ def cmd_cache_clear(args: argparse.Namespace) -> int:
     except OSError as exc:  # the folder is a link or not private: refused, nothing removed
         raise CliError(str(exc), exit_code=getattr(exc, "exit_code", 1)) from None
     if args.json:
-        from ._report import SCHEMA
+        from .report import SCHEMA
 
         write_json({"schema": SCHEMA, "command": "cache clear", "removed": removed})
         return 0

@@ -11,16 +11,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ._controls import ENV_PREFER, ControlProblem, Controls, warn_control_problems
-from ._metadata import (
+from .._names import CORE_DISTRIBUTION
+from .._types import Frozen, init_fields
+from .controls import ENV_PREFER, ControlProblem, Controls, warn_control_problems
+from .records import (
     CORE_ENTRY_POINTS,
     AdvertisedEntryPoint,
     DiscoveryIndex,
     core_entry_points,
     normalize_name,
 )
-from ._names import CORE_DISTRIBUTION
-from ._types import Frozen, init_fields
 
 if TYPE_CHECKING:
     from collections.abc import Iterable

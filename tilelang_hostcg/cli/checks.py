@@ -11,14 +11,19 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import __version__
-from ._discovery import ControlProblem, Controls, DiscoveryIndex, declaration_problems, normalize_name
-from ._errors import AmbiguousHostCodegenError
-from ._inputs import UnknownKindError
-from ._lockfile import lock_drift, read_lock
-from ._names import CODEGEN_GROUP, HOOK_GROUP
-from ._registry import Registry
-from ._report import (
+from .. import __version__
+from .._errors import AmbiguousHostCodegenError
+from .._inputs import UnknownKindError
+from .._names import CODEGEN_GROUP, HOOK_GROUP
+from .._registry import Registry
+from .._resolution import Resolution, missing_build
+from .._sources import SourceInfo
+from .._table import Registration
+from .._targets import canonical_kind, is_host_target, parse_target
+from .._tvm import import_tvm, tvm_document
+from ..discovery import ControlProblem, Controls, DiscoveryIndex, declaration_problems, normalize_name
+from .lockfile import lock_drift, read_lock
+from .report import (
     SCHEMA,
     Doc,
     Session,
@@ -28,11 +33,6 @@ from ._report import (
     lock_from,
     tvm_version,
 )
-from ._resolution import Resolution, missing_build
-from ._sources import SourceInfo
-from ._table import Registration
-from ._targets import canonical_kind, is_host_target, parse_target
-from ._tvm import import_tvm, tvm_document
 
 __all__ = ["check_document"]
 

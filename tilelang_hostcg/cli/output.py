@@ -115,7 +115,7 @@ def note_tilelang(doc: Doc) -> None:
     tvm = doc.get("tvm") or {}
     if tvm.get("provider") != "tilelang":
         return
-    from ._tilelang_gate import SUPPORTED, UnsupportedTileLangError, mode_of
+    from ..tilelang.gate import SUPPORTED, UnsupportedTileLangError, mode_of
 
     version = str(tvm.get("provider_version") or "?")
     try:

@@ -36,7 +36,7 @@ import stat
 import sys
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from ._metadata import (
+from .records import (
     AdvertisedEntryPoint,
     DiscoveryIndex,
     normalize_name,
@@ -90,8 +90,8 @@ _METADATA_SUFFIXES = (".dist-info", ".egg-info")
 _DIST_FILES = ("METADATA", "PKG-INFO", "requires.txt")
 _SCHEMA = (AdvertisedEntryPoint.__slots__, DiscoveryIndex.__slots__)
 # The modules whose code decides what a scan finds (their sources key every record).
-_CODE_MODULES = ("_metadata", "_controls", "_discovery", "_scan", "_requirements",
-                 "_cachefile", "_cache")
+_CODE_MODULES = ("records", "controls", "planning", "scan", "requirements",
+                 "cachefile", "cache")
 
 
 def checksum(data: bytes) -> int:

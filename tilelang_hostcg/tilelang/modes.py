@@ -21,14 +21,14 @@ from dataclasses import dataclass, field
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from ._global_func import GlobalFuncBuild
-from ._names import CODEGEN_GROUP, HOOK_GROUP
-from ._types import HostCodegen, HostCodegenHook, Origin
+from .._global_func import GlobalFuncBuild
+from .._names import CODEGEN_GROUP, HOOK_GROUP
+from .._types import HostCodegen, HostCodegenHook, Origin
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from ._registry import Registry
+    from .._registry import Registry
 
 __all__ = ["DEFAULT_PREFIX", "State", "enter", "patch", "undo"]
 

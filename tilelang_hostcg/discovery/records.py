@@ -14,10 +14,10 @@ import stat
 import warnings
 from typing import TYPE_CHECKING
 
-from ._errors import PluginWarning
-from ._fileio import UnsafeFileError, read_regular_file
-from ._names import CODEGEN_GROUP, CORE_DISTRIBUTION, GROUPS
-from ._types import Frozen, init_fields
+from .._errors import PluginWarning
+from .._fileio import UnsafeFileError, read_regular_file
+from .._names import CODEGEN_GROUP, CORE_DISTRIBUTION, GROUPS
+from .._types import Frozen, init_fields
 
 if TYPE_CHECKING:
     from collections.abc import Iterable

@@ -10,11 +10,14 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from . import __version__
-from ._discovery import ENV_PREFER, Controls
-from ._inputs import DeviceAsHostError
-from ._names import CODEGEN_GROUP, HOOK_GROUP
-from ._report import (
+from .. import __version__
+from .._inputs import DeviceAsHostError
+from .._names import CODEGEN_GROUP, HOOK_GROUP
+from .._resolution import MATCH, MISSING_BUILD, NO_MATCH, NOT_BOOL, RAISED, Candidate, Resolution
+from .._targets import canonical_kind, host_of, is_host_target, parse_target
+from .._tvm import tvm_document
+from ..discovery import ENV_PREFER, Controls
+from .report import (
     SCHEMA,
     Doc,
     Session,
@@ -24,15 +27,12 @@ from ._report import (
     source_doc,
     tvm_version,
 )
-from ._resolution import MATCH, MISSING_BUILD, NO_MATCH, NOT_BOOL, RAISED, Candidate, Resolution
-from ._targets import canonical_kind, host_of, is_host_target, parse_target
-from ._tvm import tvm_document
 
 if TYPE_CHECKING:
     from tvm.target import Target
 
-    from ._registry import Registry
-    from ._sources import SourceInfo
+    from .._registry import Registry
+    from .._sources import SourceInfo
 
 __all__ = ["explain_document", "verdict_text"]
 

@@ -31,8 +31,8 @@ from typing import TYPE_CHECKING
 
 from _tilelang_hostcg_hook import ENV_AUTO_INSTALL, ON
 
-from ._errors import PluginWarning, outside_level
-from ._names import CORE_DISTRIBUTION
+from .._errors import PluginWarning, outside_level
+from .._names import CORE_DISTRIBUTION
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -103,7 +103,7 @@ def third_party_plugins() -> bool:
     """Whether the default registry has entry points of a third-party distribution that
     the controls do not skip (an incompatible one counts: resolution then says why it is
     not used). The one place activation asks discovery."""
-    from ._api import default_registry
+    from .._api import default_registry
 
     return any(s.origin.distribution not in (None, CORE_DISTRIBUTION) and s.state != "disabled"
                for s in default_registry().sources())
@@ -115,11 +115,11 @@ def activate() -> None:
     try:
         if not third_party_plugins():
             return
-        from ._tilelang_gate import tilelang_version
+        from .gate import tilelang_version
 
         if tilelang_version() is None:
             return  # something named tilelang, but not TileLang's distribution
-        from .tilelang import install
+        from . import install
 
         install()
     except Exception as exc:

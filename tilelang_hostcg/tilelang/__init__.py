@@ -1,7 +1,7 @@
 """TileLang integration: route TileLang's host-codegen choice and hooks through the registry.
 
 It turns itself on: once a third-party plugin is installed in a TileLang environment,
-``import tilelang`` calls :func:`install` (see :mod:`tilelang_hostcg._tilelang_activation`;
+``import tilelang`` calls :func:`install` (see :mod:`tilelang_hostcg.tilelang.activation`;
 ``TILELANG_HOSTCG_AUTO_INSTALL=0`` turns that off). A program can also call it::
 
     import tilelang_hostcg.tilelang
@@ -39,14 +39,14 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
-from ._names import TILELANG
-from ._tilelang_cache import fingerprint, patch_cache_key
-from ._tilelang_gate import SUPPORTED, UnsupportedTileLangError, installed_tilelang, mode_of
-from ._tilelang_modes import DEFAULT_PREFIX, State, enter, undo
-from ._types import Origin
+from .._names import TILELANG
+from .._types import Origin
+from .cache_key import fingerprint, patch_cache_key
+from .gate import SUPPORTED, UnsupportedTileLangError, installed_tilelang, mode_of
+from .modes import DEFAULT_PREFIX, State, enter, undo
 
 if TYPE_CHECKING:
-    from ._registry import Registry
+    from .._registry import Registry
 
 __all__ = ["DEFAULT_PREFIX", "SUPPORTED", "UnsupportedTileLangError", "add_defaults", "install",
            "is_installed", "plugin_fingerprint", "uninstall"]
@@ -77,7 +77,7 @@ def install(*, registry: Registry | None = None) -> None:
         if _STATE:
             return
         if registry is None:
-            from ._api import default_registry
+            from .._api import default_registry
 
             registry = default_registry()
         state = State(registry, version, mode, Origin(TILELANG, version))
@@ -119,7 +119,7 @@ def plugin_fingerprint(target: Any = None, target_host: Any = None, *,
         if _STATE:
             registry = _STATE[0].registry
         else:
-            from ._api import default_registry
+            from .._api import default_registry
 
             registry = default_registry()
     return fingerprint(registry, target, target_host)

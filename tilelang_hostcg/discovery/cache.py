@@ -30,15 +30,16 @@ import time
 import warnings
 from typing import TYPE_CHECKING, Any
 
-from . import __version__, _cachefile
-from ._cachefile import Snapshot
-from ._controls import ENV_CACHE, cache_setting
-from ._errors import PluginWarning
-from ._fileio import read_regular_file, write_atomic
+from .. import __version__
+from .._errors import PluginWarning
+from .._fileio import read_regular_file, write_atomic
+from . import cachefile as _cachefile
+from .cachefile import Snapshot
+from .controls import ENV_CACHE, cache_setting
 
 if TYPE_CHECKING:
-    from ._cachefile import CacheRecord
-    from ._metadata import DiscoveryIndex
+    from .cachefile import CacheRecord
+    from .records import DiscoveryIndex
 
 __all__ = [
     "ENV_CACHE",
@@ -213,7 +214,7 @@ def load_index(core_version: str) -> DiscoveryIndex:
 def _scan(core_version: str, path: list[str] | None) -> DiscoveryIndex:
     # Imported here: measured at several ms with what it imports, and a process whose
     # cache is warm never scans.
-    from ._scan import scan_environment
+    from .scan import scan_environment
 
     return scan_environment(core_version, path, warn=False)
 

@@ -21,8 +21,15 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any
 
-from . import __version__, _cache
-from ._discovery import (
+from .. import __version__
+from .._errors import PluginWarning
+from .._global_func import required_global_func
+from .._names import CODEGEN_GROUP, CORE_DISTRIBUTION, HOOK_GROUP
+from .._registry import Registry
+from .._sources import SourceInfo
+from .._targets import canonical_kind
+from .._tvm import describe_tvm, import_tvm, tvm_document
+from ..discovery import (
     CORE_ENTRY_POINTS,
     Controls,
     DiscoveryIndex,
@@ -30,18 +37,12 @@ from ._discovery import (
     normalize_name,
     plan_sources,
 )
-from ._errors import PluginWarning
-from ._global_func import required_global_func
-from ._lockfile import LOCK_SCHEMA, format_lock
-from ._names import CODEGEN_GROUP, CORE_DISTRIBUTION, HOOK_GROUP
-from ._registry import Registry
-from ._sources import SourceInfo
-from ._targets import canonical_kind
-from ._tvm import describe_tvm, import_tvm, tvm_document
-from .tilelang import UnsupportedTileLangError, add_defaults
+from ..discovery import cache as _cache
+from ..tilelang import UnsupportedTileLangError, add_defaults
+from .lockfile import LOCK_SCHEMA, format_lock
 
 if TYPE_CHECKING:
-    from ._table import Registration
+    from .._table import Registration
 
 __all__ = [
     "LOCK_SCHEMA",
