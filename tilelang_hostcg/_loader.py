@@ -19,7 +19,6 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from . import __version__
 from ._attribution import Load, begin_load, boundary, end_load, import_module, journal_of
 from ._importlocks import acquire, import_lock, release
 from ._names import CODEGEN_GROUP
@@ -27,8 +26,7 @@ from ._sources import Source, SourceInfo, parse_value
 from ._table import NOUN, RegistrationTable
 from ._targets import canonical_kind
 from ._types import HostCodegen, HostCodegenHook, Origin
-from .discovery import Controls, PlannedSource, plan_sources
-from .discovery import cache as _cache
+from .discovery import Controls, PlannedSource, planned_sources
 
 __all__ = ["IndexLoader", "Loader"]
 
@@ -168,7 +166,7 @@ class Loader:
             controls = self.controls_arg if self.controls_arg is not None else (
                 Controls.from_environ())
             self.controls = controls
-            loader = self.index_loader or _default_index_loader
+            loader = self.index_loader or planned_sources
             for planned in loader(controls):
                 entry = planned.entry
                 origin = Origin(entry.distribution, entry.version, entry.group, entry.spec)
@@ -344,7 +342,3 @@ class Loader:
         if undo is not None:
             load.undo.append(undo)
 
-
-def _default_index_loader(controls: Controls) -> Sequence[PlannedSource]:
-    entries = _cache.load_index(__version__).entry_points if controls.autoload else ()
-    return plan_sources(entries, controls, __version__)

@@ -35,4 +35,15 @@ __all__ = [
     "declaration_problems",
     "normalize_name",
     "plan_sources",
+    "planned_sources",
 ]
+
+
+def planned_sources(controls: Controls) -> list[PlannedSource]:
+    """What a discovering registry loads under ``controls``: the installed entry points of
+    our groups (none but the core's when autoload is off), planned."""
+    from .. import __version__
+    from . import cache
+
+    entries = cache.load_index(__version__).entry_points if controls.autoload else ()
+    return plan_sources(entries, controls, __version__)
