@@ -12,22 +12,18 @@ tree in its own process.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import subprocess
 import sys
 import textwrap
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tilelang_hostcg.discovery.cache import RACY_WINDOW_NS
 from tilelang_hostcg.testing import PluginEnvironment, write_distribution
 
 __all__ = [
-    "wait_out_racy_window",
     "CODEGEN_GROUP",
     "HOOK_GROUP",
     "MARKERS_ENV",
@@ -274,19 +270,3 @@ def run(env: PluginEnvironment, body: str, markers: Path,
 def read_markers(path: Path) -> list[str]:
     """The tags written to the marker file (empty when no plugin code ran)."""
     return path.read_text(encoding="utf-8").split() if path.exists() else []
-
-
-def wait_out_racy_window(paths: Iterable[Path]) -> None:
-    """Sleep until every one of ``paths`` is older than the discovery cache's racy window
-    (its modification and change times; of a link itself and of what it points to), so
-    that the next run may write the cache, which records nothing that just changed."""
-    newest = 0.0
-    for path in paths:
-        infos = [path.lstat()]
-        if path.is_symlink():
-            with contextlib.suppress(OSError):  # a dangling link: its own times are all
-                infos.append(path.stat())
-        newest = max([newest, *(t for info in infos for t in (info.st_mtime, info.st_ctime))])
-    wait = newest + RACY_WINDOW_NS / 1e9 + 0.1 - time.time()
-    if wait > 0:
-        time.sleep(wait)

@@ -434,27 +434,12 @@ def test_explain_unknown_kind_is_one_line_usage_error(installed: Installed) -> N
     assert "no_such_kind" in proc.stderr and "Traceback" not in proc.stderr
 
 
-# --------------------------------------------------------------------------- cache
-def test_cache_info_and_clear(installed: Installed) -> None:
-    assert installed.run("list", only=GOOD).returncode == 0  # fills the cache
-    info = installed.json("cache", "info", only=GOOD)
-    assert info["schema"] == 1 and info["command"] == "cache info"
-    path = info["cache"]["path"]
-    assert Path(path).is_relative_to(installed.env.cache_home)
-    cleared = installed.json("cache", "clear", only=GOOD)
-    # Metadata written in the last seconds is not cached yet, so the file may be absent.
-    assert (path in cleared["removed"]) is info["cache"]["exists"]
-    assert installed.json("cache", "info", only=GOOD)["cache"]["exists"] is False
-    text = installed.run("cache", "info", extra={"TILELANG_HOSTCG_CACHE": "0"})
-    assert text.returncode == 0 and "enabled:" in text.stdout
-
-
 # --------------------------------------------------------------------------- in-process
 @pytest.mark.parametrize("argv, needle", [
     ([], "missing command"),
     (["frobnicate"], "invalid choice"),
     (["list", "--frob"], "unrecognized arguments"),
-    (["cache"], "missing action"),
+    (["cache"], "the 'cache' command was removed"),
     (["explain", '{"kind":'], "not valid JSON"),
     (["explain", "llvm", "--host", "nosuch"], "nosuch"),
     (["check", "--require", "lvm"], "unknown kind 'lvm'"),
@@ -485,7 +470,7 @@ def test_usage_errors(argv: list[str], needle: str, capsys: pytest.CaptureFixtur
     (["check", "--lock", "no-such-lock.json", "--json"], "check", "cannot read lock file"),
     (["explain", "cuda", "--host", "cuda", "--json"], "explain", "is a device kind"),
     (["explain", '{"kind":', "--json"], "explain", "not valid JSON"),
-    (["cache", "info", "--json", "--frob"], "cache info", "unrecognized arguments"),
+    (["cache", "info", "--json", "--frob"], "cache", "the 'cache' command was removed"),
 ])
 def test_json_usage_errors_are_one_document(argv: list[str], command: str | None, needle: str,
                                             capsys: pytest.CaptureFixture[str]) -> None:

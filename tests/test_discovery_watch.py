@@ -1,57 +1,52 @@
-"""Discovery sees every metadata its answers depend on, and reports what cannot take effect.
+"""Discovery sees the installed metadata as it is now, and reports what cannot take effect.
 
 Real metadata folders written into a folder put on ``sys.path`` (``PYTHONPATH``), and
-fresh processes with their own cache folder: TileLang's develop install rewritten in
-place, an ``entry_points.txt`` gaining our group in place while the cache is warm,
-entry points in a near miss of our groups, a plugin without a requirement on the
-core, unknown variables and values; and ``cache clear`` beside links and special files.
+fresh processes: metadata rewritten in place and seen by ``refresh()``, entry points in
+a near miss of our groups, a plugin without a requirement on the core, unknown, removed
+and malformed variables; the removed ``cache`` command; nothing written under the
+user's cache folder.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import stat
 import subprocess
 import sys
-import warnings
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tilelang_hostcg import Controls, PluginWarning
-from tilelang_hostcg.cli import main
-
-from .plugin_factory import wait_out_racy_window
 
 PROBE = """
 import json, sys, warnings
-warnings.simplefilter("always")
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     import tilelang_hostcg
-    from tilelang_hostcg import __version__
-    from tilelang_hostcg.discovery import cache as _cache
-    sources = [[s.origin.distribution, s.kind, s.state, s.reason]
-               for s in tilelang_hostcg.default_registry().sources()]
-from tilelang_hostcg.discovery.scan import scan_environment
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore")
-    index = _cache.load_index(__version__)
-    same = index == scan_environment(__version__)
+    registry = tilelang_hostcg.default_registry()
+    def ours():
+        return sorted([[s.origin.distribution, s.kind, s.state, s.reason, s.origin.entry_point]
+                       for s in registry.sources()], key=str)
+    sources = ours()
+    if len(sys.argv) > 1:  # rewrite a file, then refresh() in the same process
+        with open(sys.argv[1], "w", encoding="utf-8") as fh:
+            fh.write(sys.argv[2])
+        registry.refresh()
+    after = ours()
 print(json.dumps({
-    "entry_points": sorted([ep.distribution, ep.group, ep.name, ep.value, ep.incompatible]
-                           for ep in index.entry_points if ep.distribution != "tilelang-hostcg"),
-    "sources": sorted(sources, key=str), "same": same,
-    "status": _cache.cache_info()["status"],
+    "entry_points": [s for s in sources if s[0] != "tilelang-hostcg"],
+    "after": [s for s in after if s[0] != "tilelang-hostcg"],
+    "sources": [s[:4] for s in sources],
     "warnings": [str(w.message) for w in caught],
 }))
 """
 
 
 class Site:
-    """A folder of hand-written metadata on ``PYTHONPATH``, with its own cache folder."""
+    """A folder of hand-written metadata on ``PYTHONPATH``, with its own cache folder
+    (which must stay empty)."""
 
     def __init__(self, root: Path) -> None:
         self.path = root / "site"
@@ -87,28 +82,20 @@ class Site:
         (folder / "entry_points.txt").write_text(entry_points)
         return folder
 
-    def settle(self) -> None:
-        """Sleep until everything under the site is older than the racy window."""
-        wait_out_racy_window([self.path, self.cwd, *self.path.rglob("*")])
-
-    def probe(self, **extra: str) -> dict[str, Any]:
-        proc = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True,
-                              env=self.env(**extra), cwd=self.cwd)
+    def probe(self, *rewrite: str, **extra: str) -> dict[str, Any]:
+        proc = subprocess.run([sys.executable, "-c", PROBE, *rewrite], capture_output=True,
+                              text=True, env=self.env(**extra), cwd=self.cwd)
         assert proc.returncode == 0, proc.stderr
         result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
-        assert result["same"], "the index differs from a fresh scan"
+        assert not self.xdg.exists(), "something was written under XDG_CACHE_HOME"
         return result
 
-    def warm(self) -> dict[str, Any]:
-        self.settle()
-        self.probe()
-        result = self.probe()
-        assert result["status"] == "fresh", result
-        return result
+    def run(self, *args: str, **extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "tilelang_hostcg", *args],
+                              capture_output=True, text=True, env=self.env(**extra), cwd=self.cwd)
 
     def cli(self, *args: str, expect: int, **extra: str) -> dict[str, Any]:
-        proc = subprocess.run([sys.executable, "-m", "tilelang_hostcg", *args, "--json"],
-                              capture_output=True, text=True, env=self.env(**extra), cwd=self.cwd)
+        proc = self.run(*args, "--json", **extra)
         assert proc.returncode == expect, proc.stdout + proc.stderr
         doc: dict[str, Any] = json.loads(proc.stdout)
         return doc
@@ -128,34 +115,25 @@ def site(tmp_path: Path) -> Site:
 PLUGIN_EPS = "[tilelang.host_codegen]\nhcgw_kind = hcgw_plugin:CODEGEN\n"
 
 
-def test_tilelang_develop_install_rewritten_in_place_is_seen_while_warm(site: Site) -> None:
+def test_a_develop_install_upgraded_in_place_is_seen_by_refresh(site: Site) -> None:
     tilelang = site.egg_info("tilelang", "0.1.15")
     site.dist_info("hcgw-plugin", "1.0", PLUGIN_EPS, ("tilelang-hostcg", "tilelang<0.1.16"))
-    before = site.warm()
-    assert [ep[4] for ep in before["entry_points"]] == [None]
-    inode = (tilelang / "PKG-INFO").stat().st_ino
-    folder_sig = (tilelang.stat().st_mtime_ns, site.path.stat().st_mtime_ns)
-    site.egg_info("tilelang", "0.1.16")  # python setup.py develop, upgraded in place
-    assert (tilelang / "PKG-INFO").stat().st_ino == inode
-    assert (tilelang.stat().st_mtime_ns, site.path.stat().st_mtime_ns) == folder_sig
-    after = site.probe()  # same == a fresh scan, asserted by probe()
-    reason = after["entry_points"][0][4]
-    assert reason is not None and "'tilelang<0.1.16'" in reason and "0.1.16" in reason
-    assert ["hcgw-plugin", "hcgw_kind", "incompatible", reason] in after["sources"]
+    result = site.probe(str(tilelang / "PKG-INFO"),  # python setup.py develop, upgraded
+                        "Metadata-Version: 2.1\nName: tilelang\nVersion: 0.1.16\n")
+    assert [s[2] for s in result["entry_points"]] == ["lazy"]
+    (after,) = result["after"]
+    assert after[2] == "incompatible" and "'tilelang<0.1.16'" in after[3] and "0.1.16" in after[3]
 
 
-def test_entry_points_gaining_our_group_in_place_are_seen_while_warm(site: Site) -> None:
+def test_entry_points_gaining_our_group_in_place_are_seen_by_refresh(site: Site) -> None:
     egg = site.egg_info("hcgw-late", "1.0", "[console_scripts]\nhcgw = hcgw_late:main\n",
                         requires=("tilelang-hostcg",))
-    before = site.warm()
-    assert before["entry_points"] == []
-    folder_sig = (egg.stat().st_mtime_ns, site.path.stat().st_mtime_ns)
-    _rewrite(egg / "entry_points.txt", "[console_scripts]\nhcgw = hcgw_late:main\n\n"
-             "[tilelang.host_codegen]\nhcgw_late = hcgw_late:CODEGEN\n")
-    assert (egg.stat().st_mtime_ns, site.path.stat().st_mtime_ns) == folder_sig
-    after = site.probe()
-    assert after["entry_points"] == [["hcgw-late", "tilelang.host_codegen", "hcgw_late",
-                                      "hcgw_late:CODEGEN", None]]
+    result = site.probe(str(egg / "entry_points.txt"),
+                        "[console_scripts]\nhcgw = hcgw_late:main\n\n"
+                        "[tilelang.host_codegen]\nhcgw_late = hcgw_late:CODEGEN\n")
+    assert result["entry_points"] == []
+    assert result["after"] == [["hcgw-late", "hcgw_late", "lazy", None,
+                                "hcgw_late = hcgw_late:CODEGEN"]]
 
 
 NEAR_MISSES = ("tilelang.host_codegens", "tilelang.hostcodegen", "tilelang.host_codegen_hook",
@@ -164,8 +142,7 @@ NEAR_MISSES = ("tilelang.host_codegens", "tilelang.hostcodegen", "tilelang.host_
 
 @pytest.fixture(scope="module")
 def near_miss_sites(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Site]:
-    """A site per near-miss group, each with a plugin declaring its entry point there,
-    all written at once: one wait for the racy window serves every case."""
+    """A site per near-miss group, each with a plugin declaring its entry point there."""
     sites = {}
     for group in NEAR_MISSES:
         site = Site(tmp_path_factory.mktemp("near-miss"))
@@ -176,19 +153,13 @@ def near_miss_sites(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Site]
 
 
 @pytest.mark.parametrize("group", NEAR_MISSES)
-def test_near_miss_group_warns_at_first_use_cold_and_warm(near_miss_sites: dict[str, Site],
-                                                          group: str) -> None:
-    site = near_miss_sites[group]
-    cold = site.probe()  # no cache yet
-    site.settle()
-    site.probe()
-    warm = site.probe()
-    assert warm["status"] == "fresh"
-    for result in (cold, warm):
-        assert result["entry_points"] == []
-        near = [w for w in result["warnings"] if f"[{group}]" in w]
-        assert len(near) == 1, result["warnings"]
-        assert "'hcgw-typo'" in near[0] and "did you mean [tilelang.host_codegen" in near[0]
+def test_near_miss_group_warns_at_first_use(near_miss_sites: dict[str, Site],
+                                            group: str) -> None:
+    result = near_miss_sites[group].probe()
+    assert result["entry_points"] == []
+    near = [w for w in result["warnings"] if f"[{group}]" in w]
+    assert len(near) == 1, result["warnings"]
+    assert "'hcgw-typo'" in near[0] and "did you mean [tilelang.host_codegen" in near[0]
 
 
 def test_unrelated_groups_are_not_near_misses(site: Site) -> None:
@@ -203,7 +174,7 @@ def test_check_reports_declarations_and_controls_and_strict_fails(site: Site) ->
     site.dist_info("hcgw-nodep", "1.0", "[tilelang.host_codegen_hooks]\ncuda = hcgw_nodep:HOOK\n")
     site.dist_info("hcgw-typo", "1.0", "[tilelang.host_codegens]\nllvm = x:Y\n",
                    ("tilelang-hostcg>=0.1",))
-    controls = {"TILELANG_HOSTCG_DISABLED": "hcgw-nodep", "TILELANG_HOSTCG_CACHE": "nope",
+    controls = {"TILELANG_HOSTCG_DISABLED": "hcgw-nodep", "TILELANG_HOSTCG_CACHE": "0",
                 "TILELANG_HOSTCG_AUTO_INSTALL": "0", "TILELANG_HOSTCG_TEST_ENVS": "/nowhere"}
     doc = site.cli("check", expect=0, **controls)
     found = {(p["code"], p["distribution"]): p for p in doc["problems"]}
@@ -213,8 +184,9 @@ def test_check_reports_declarations_and_controls_and_strict_fails(site: Site) ->
     assert "[tilelang.host_codegens]" in found[("declaration", "hcgw-typo")]["message"]
     control = {p["message"].partition(" ")[0]: p["message"] for p in doc["problems"]
                if p["code"] == "control"}
-    assert sorted(control) == ["'TILELANG_HOSTCG_DISABLED'", "TILELANG_HOSTCG_CACHE='nope'"]
-    assert "0 (or false, no, off)" in control["TILELANG_HOSTCG_CACHE='nope'"]
+    assert sorted(control) == ["'TILELANG_HOSTCG_DISABLED'", "TILELANG_HOSTCG_CACHE"]
+    assert control["TILELANG_HOSTCG_CACHE"] == ("TILELANG_HOSTCG_CACHE is removed; discovery "
+                                               "has no cache now, unset it")
     assert "did you mean 'TILELANG_HOSTCG_DISABLE'?" in control["'TILELANG_HOSTCG_DISABLED'"]
     assert len(doc["problems"]) == 4, doc["problems"]  # AUTO_INSTALL, TEST_ENVS: nothing
     strict = site.cli("check", "--strict", expect=1, **controls)
@@ -225,8 +197,7 @@ def test_unknown_variables_warn_with_the_nearest_name() -> None:
     with pytest.warns(PluginWarning) as caught:
         controls = Controls.from_environ({"TILELANG_HOSTCG_PREFERS": "llvm=x",
                                           "TILELANG_HOSTCG_TEST_ANYTHING": "1",
-                                          "TILELANG_HOSTCG_AUTO_INSTALL": "0",
-                                          "TILELANG_HOSTCG_CACHE": "off"})
+                                          "TILELANG_HOSTCG_AUTO_INSTALL": "0"})
     assert [p.variable for p in controls.problems] == ["TILELANG_HOSTCG_PREFERS"]
     assert "did you mean 'TILELANG_HOSTCG_PREFER'?" in controls.problems[0].message
     assert [str(w.message) for w in caught] == [controls.problems[0].message]
@@ -253,51 +224,43 @@ def test_autoload_off_and_only_never_skip_the_core(site: Site) -> None:
             ("c", "lazy"), ("llvm", "lazy")}
 
 
-# ---------------------------------------------------------------------- cache clear
-@pytest.fixture
-def cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    (tmp_path / "xdg").mkdir()
-    return tmp_path / "xdg" / "tilelang-hostcg"
+# ---------------------------------------------------------------------- removed: the cache
+def test_the_removed_cache_command_says_so_in_one_line(site: Site) -> None:
+    for argv in (["cache", "info"], ["cache", "clear", "--json"], ["cache"]):
+        proc = site.run(*argv)
+        assert proc.returncode == 2, proc.stderr
+        (line,) = proc.stderr.splitlines()
+        assert line.startswith("tilelang-hostcg: error: the 'cache' command was removed")
+        assert "discovery keeps no cache" in line
+        if "--json" in argv:
+            assert json.loads(proc.stdout)["error"]["exit_code"] == 2
 
 
-def test_clear_refuses_a_linked_cache_folder_with_exit_2(
-        cache_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir(mode=0o700)
-    victim = elsewhere / "index-0000000000000000.bin"
-    victim.write_bytes(b"not ours to delete")
-    cache_home.symlink_to(elsewhere)
-    assert main(["cache", "clear"]) == 2
-    err = capsys.readouterr().err
-    assert "symbolic link" in err and "is not cleared" in err and "never follows it" in err
-    assert victim.read_bytes() == b"not ours to delete" and cache_home.is_symlink()
-    assert main(["cache", "clear", "--json"]) == 2
-    assert json.loads(capsys.readouterr().out)["error"]
+def test_the_removed_cache_variable_warns_once_and_fails_strict(site: Site) -> None:
+    text = "TILELANG_HOSTCG_CACHE is removed; discovery has no cache now, unset it"
+    result = site.probe(TILELANG_HOSTCG_CACHE="0")
+    assert result["warnings"] == [text]  # once, though discovery reads the controls again
+    strict = site.cli("check", "--strict", expect=1, TILELANG_HOSTCG_CACHE="1")
+    assert [p["message"] for p in strict["problems"] if p["code"] == "control"] == [text]
 
 
-def test_clear_removes_links_themselves_and_leaves_special_files(
-        cache_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    cache_home.mkdir(mode=0o700)
-    regular = cache_home / "index-0000000000000001.bin"
-    regular.write_bytes(b"x")
-    target = tmp_path / "target.bin"
-    target.write_bytes(b"kept")
-    link = cache_home / "index-0000000000000002.bin"
-    link.symlink_to(target)
-    fifo = cache_home / "index-0000000000000003.bin"
-    os.mkfifo(fifo)
-    device = cache_home / "index-0000000000000004.bin"
-    os.mknod(device, stat.S_IFCHR | 0o600, os.makedev(1, 3))
-    other = cache_home / "notes.txt"
-    other.write_text("not a cache file")
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        assert main(["cache", "clear", "--json"]) == 0
-    removed = json.loads(capsys.readouterr().out)["removed"]
-    assert sorted(removed) == [str(regular), str(link)]
-    assert target.read_bytes() == b"kept" and not os.path.lexists(link)
-    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and stat.S_ISCHR(os.lstat(device).st_mode)
-    assert other.exists()
-    texts = sorted(str(w.message) for w in caught)
-    assert len(texts) == 2 and all("not a regular file; it is left in place" in t for t in texts)
+def test_a_malformed_auto_install_fails_strict_shown_as_bytes(site: Site) -> None:
+    value = os.fsdecode(b"o\xffn")  # not UTF-8, as a shell may pass it
+    doc = site.cli("check", "--strict", expect=1, TILELANG_HOSTCG_AUTO_INSTALL=value)
+    (problem,) = [p for p in doc["problems"] if p["code"] == "control"]
+    assert problem["message"].startswith("TILELANG_HOSTCG_AUTO_INSTALL='o\\xffn' is not "
+                                         "understood"), problem
+    assert site.cli("check", "--strict", expect=0, TILELANG_HOSTCG_AUTO_INSTALL="off")
+
+
+def test_first_use_writes_nothing_under_the_cache_folder(site: Site) -> None:
+    site.dist_info("hcgw-plugin", "1.0", PLUGIN_EPS, ("tilelang-hostcg",))
+    assert [s[2] for s in site.probe()["entry_points"]] == ["lazy"]  # probe() checks XDG
+    assert site.run("list").returncode == 0 and site.run("check").returncode in (0, 1)
+    assert not site.xdg.exists()
+
+
+def test_control_problems_are_warned_at_the_users_line() -> None:
+    with pytest.warns(PluginWarning) as caught:
+        Controls.from_environ({"TILELANG_HOSTCG_CACHE": "1"})
+    assert [Path(w.filename).name for w in caught] == [Path(__file__).name]

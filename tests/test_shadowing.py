@@ -64,7 +64,6 @@ def compare(entries: Sequence[str], cwd: Path, python: str = sys.executable,
     """Run :data:`COMPARE` with ``entries`` first on ``sys.path``; checks they agree."""
     environ = {k: v for k, v in os.environ.items() if not k.startswith("TILELANG_HOSTCG_")}
     environ.update(env or {})
-    environ["TILELANG_HOSTCG_CACHE"] = "0"
     proc = subprocess.run([python, "-c", COMPARE, *entries], capture_output=True, text=True,
                           cwd=cwd, env=environ, timeout=120)
     assert proc.returncode == 0, proc.stderr
@@ -118,7 +117,7 @@ def test_python_m_from_a_folder_also_on_pythonpath(tmp_path: Path) -> None:
     site = tmp_path / "site"
     dist_info(site, "cwd-probe", "1.0", {"cwdkind": "cwd_probe"})
     env = {k: v for k, v in os.environ.items() if not k.startswith("TILELANG_HOSTCG_")}
-    env.update(PYTHONPATH=str(site), TILELANG_HOSTCG_CACHE="0")
+    env.update(PYTHONPATH=str(site))
     proc = subprocess.run([sys.executable, "-m", "tilelang_hostcg", "check", "--strict", "--json"],
                           capture_output=True, text=True, cwd=site, env=env, timeout=300)
     doc = json.loads(proc.stdout)
@@ -132,7 +131,7 @@ def test_a_real_second_copy_is_reported_with_advice_that_fixes_it(tmp_path: Path
     dist_info(first, "stale-probe", "2.0", {"stalekind": "stale_new"})
     old = dist_info(stale, "stale-probe", "1.0", {"stalekind": "stale_old"})
     env = {k: v for k, v in os.environ.items() if not k.startswith("TILELANG_HOSTCG_")}
-    env.update(PYTHONPATH=os.pathsep.join([str(first), str(stale)]), TILELANG_HOSTCG_CACHE="0")
+    env.update(PYTHONPATH=os.pathsep.join([str(first), str(stale)]))
 
     def check() -> tuple[int, list[dict[str, Any]]]:
         proc = subprocess.run([sys.executable, "-m", "tilelang_hostcg", "check", "--strict",

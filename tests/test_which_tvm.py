@@ -25,7 +25,6 @@ STRAYS = {
 
 def _env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("TILELANG_HOSTCG_")}
-    env["TILELANG_HOSTCG_CACHE"] = "0"
     env.pop("PYTHONPATH", None)
     return env
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import FrozenInstanceError, dataclass  # dataclasses: TVM imports it anyway
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 if TYPE_CHECKING:
     from tvm.ir import IRModule
@@ -19,6 +19,8 @@ __all__ = [
     "HostCodegenHook",
     "HostCodegenHookFunc",
     "Origin",
+    "PlanState",
+    "SourceState",
     "TargetPredicate",
     "init_fields",
 ]
@@ -31,6 +33,12 @@ HostCodegenHookFunc: TypeAlias = Callable[["IRModule", "Target", "Target"], "IRM
 
 TargetPredicate: TypeAlias = Callable[["Target"], bool]
 """Decide whether a codegen or hook serves a given target."""
+
+SourceState: TypeAlias = Literal["lazy", "loading", "loaded", "broken", "disabled", "incompatible"]
+"""The state of an entry point (or lazy module) in a registry."""
+
+PlanState: TypeAlias = Literal["lazy", "disabled", "incompatible"]
+"""The states discovery gives an entry point before anything is loaded."""
 
 # ------------------------------------------------------------------ internal records
 # ``@dataclass(frozen=True, slots=True)`` generates and compiles six or more methods per

@@ -208,12 +208,11 @@ def check_plugin(distribution: str, registry: Registry | None = None) -> list[st
     from ._registry import Registry
     from ._targets import is_host_target, parse_target
     from ._tvm import import_tvm
-    from .discovery import Controls, normalize_name, plan_sources
-    from .discovery.scan import scan_environment
+    from .discovery import Controls, discover, normalize_name, plan_sources
 
     importlib.invalidate_caches()
     wanted = normalize_name(distribution)
-    entries = [ep for ep in scan_environment(__version__).entry_points
+    entries = [ep for ep in discover(Controls()).entry_points
                if normalize_name(ep.distribution) == wanted]
     if not entries:
         raise AssertionError(f"distribution {distribution!r} advertises no entry point in "

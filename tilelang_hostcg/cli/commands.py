@@ -1,6 +1,5 @@
-"""The command line's commands: ``list``, ``check``, ``lock``, ``explain``, ``cache info``
-and ``cache clear``, each a ``cmd_*`` function that takes the parsed arguments and
-returns the exit status.
+"""The command line's commands: ``list``, ``check``, ``lock`` and ``explain``, each a
+``cmd_*`` function that takes the parsed arguments and returns the exit status.
 
 The commands only format what :mod:`tilelang_hostcg.cli.report`, :mod:`~tilelang_hostcg.cli.checks`
 and :mod:`~tilelang_hostcg.cli.explain` return; those modules (and TVM) are imported when a
@@ -13,10 +12,10 @@ import contextlib
 import json
 import os
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .._names import CODEGEN_GROUP, HOOK_GROUP
-from .errors import PROG, CliError, UsageError
+from .errors import PROG, UsageError
 from .output import (
     describe_distribution,
     describe_flags,
@@ -28,15 +27,13 @@ from .output import (
     shown,
     warn_all,
     write_json,
-    write_mapping,
 )
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Callable, Sequence
+    from collections.abc import Sequence
 
-__all__ = ["cmd_cache_clear", "cmd_cache_info", "cmd_check", "cmd_explain", "cmd_list",
-           "cmd_lock"]
+__all__ = ["cmd_check", "cmd_explain", "cmd_list", "cmd_lock"]
 
 
 # ---------------------------------------------------------------------- list
@@ -132,12 +129,12 @@ def cmd_lock(args: argparse.Namespace) -> int:
     if args.output in (None, "-") or _is_stdout(args.output):
         sys.stdout.write(text)
         return 0
-    written = write_lock(args.output, text)  # a regular file: atomic, the old one intact
+    regular = write_lock(args.output, text)  # as a shell redirect writes it
     summary = (f"{len(doc['distributions'])} distribution(s), {len(doc['codegens'])} codegen(s), "
                f"{len(doc['hooks'])} hook(s)")
-    if written == "replaced":
+    if regular:
         out(f"Wrote {args.output}: {summary}")
-    else:  # a device or FIFO: written through, never replaced; stdout may be what it is
+    else:  # a device or FIFO, written through: stdout may be what it is
         err(f"Wrote {args.output} (written through, not replaced): {summary}")
     return 0
 
@@ -222,43 +219,3 @@ def _host_needs_device_target(target: str, host: str) -> None:
             f"host code, so --host applies only to a device TARGET (e.g. `explain cuda --host "
             f"{host}`); to see how {host!r} resolves, run `explain {host}`",
             prog=f"{PROG} explain")
-
-
-# ---------------------------------------------------------------------- cache
-def _cache_function(name: str) -> Callable[[], Any]:
-    from ..discovery import cache as _cache
-
-    func = getattr(_cache, name, None)
-    if func is None:
-        raise CliError(f"this tilelang-hostcg has no discovery cache to manage ({name} is "
-                       "missing); upgrade tilelang-hostcg")
-    return func  # type: ignore[no-any-return]
-
-
-def cmd_cache_info(args: argparse.Namespace) -> int:
-    """``cache info``: where the discovery cache is and what it holds."""
-    info = dict(quietly(_cache_function("cache_info")))
-    if args.json:
-        from .report import SCHEMA
-
-        write_json({"schema": SCHEMA, "command": "cache info", "cache": info})
-        return 0
-    write_mapping(info)
-    return 0
-
-
-def cmd_cache_clear(args: argparse.Namespace) -> int:
-    """``cache clear``: delete the discovery cache's files."""
-    try:
-        removed = [str(p) for p in quietly(_cache_function("clear_cache"))]
-    except OSError as exc:  # the folder is a link or not private: refused, nothing removed
-        raise CliError(str(exc), exit_code=getattr(exc, "exit_code", 1)) from None
-    if args.json:
-        from .report import SCHEMA
-
-        write_json({"schema": SCHEMA, "command": "cache clear", "removed": removed})
-        return 0
-    for path in removed:
-        out(f"removed {path}")
-    out(f"Cleared the discovery cache ({len(removed)} file(s) removed)")
-    return 0

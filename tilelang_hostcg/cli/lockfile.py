@@ -1,15 +1,17 @@
 """Lock files: the installed plugin set as a document, its file format, reading and
-validating it, writing it atomically, and the drift between a lock and what is installed.
+validating it, writing it, and the drift between a lock and what is installed.
 
 Everything here is a pure function over documents except :func:`read_lock` and
-:func:`write_lock`, the two places that touch the file system (through
-:mod:`._fileio`: atomic writes; reads that never block, never follow a link loop and
-stop at :data:`LOCK_READ_LIMIT`).
+:func:`write_lock`, the two places that touch the file system. A lock is written the
+way a shell redirect writes it (opened, truncated, written: never renamed over
+anything) and read as untrusted bytes; a FIFO with nobody at the other end fails or
+reads empty, never hangs.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -18,14 +20,10 @@ from .. import __version__
 from .._inputs import LockFileError
 from ..discovery import normalize_name
 
-__all__ = ["LOCK_READ_LIMIT", "LOCK_SCHEMA", "format_lock", "lock_drift", "read_lock",
-           "write_lock"]
+__all__ = ["LOCK_SCHEMA", "format_lock", "lock_drift", "read_lock", "write_lock"]
 
 LOCK_SCHEMA = 1
 """Version of the lock-file format written by ``lock``."""
-
-LOCK_READ_LIMIT = 16 * 1024 * 1024
-"""Largest lock file ``check --lock`` reads (bytes)."""
 
 Doc = dict[str, Any]
 
@@ -58,66 +56,53 @@ def format_lock(doc: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_lock(path: str, text: str) -> str:
-    """Write ``text`` to ``path`` as :func:`._fileio.write_output` does: a regular file is
-    replaced atomically (``"replaced"``), a character device or FIFO written through
-    (``"written"``), never replaced. Raises :class:`LockFileError` for anything else and
-    for a failed write (a regular file is then unchanged)."""
-    from .._fileio import UnsafeFileError, write_output
+def _open(path: str, flags: int) -> int:
+    """A descriptor of ``path``, blocking, opened without waiting for a FIFO's other end."""
+    fd = os.open(path, flags | os.O_NONBLOCK, 0o644)
+    os.set_blocking(fd, True)
+    return fd
 
+
+def write_lock(path: str, text: str) -> bool:
+    """Write ``text`` to ``path`` as a shell redirect does; returns whether ``path`` is a
+    regular file. Raises :class:`LockFileError` when the write fails (a folder, a FIFO
+    nobody reads, no space left, ...)."""
     try:
-        return write_output(path, text.encode("utf-8"))
-    except UnsafeFileError as exc:
-        raise LockFileError(f"cannot write lock file: {exc}; nothing was changed. Choose a "
-                            "regular file with -o, or leave -o out to print the lock on stdout",
-                            path=path) from None
+        with open(_open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), "w",
+                  encoding="utf-8") as stream:
+            stream.write(text)
+            regular = os.path.isfile(path)
     except OSError as exc:
         raise LockFileError(
-            f"cannot write lock file {path!r}: {exc.strerror or exc}; nothing was changed (an "
-            "existing lock file is intact). Free space or choose a writable path with -o",
+            f"cannot write lock file {path!r}: {exc.strerror or exc}; the lock was not written. "
+            "Choose a writable file with -o, or leave -o out to print the lock on stdout",
             path=path) from None
-
-
-def _decode(data: bytes, where: str, advice: str) -> str:
-    """The text of a lock file: UTF-8 (a BOM allowed), or UTF-16/32 with a BOM."""
-    import codecs
-
-    boms = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
-            (codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"),
-            (codecs.BOM_UTF16_BE, "utf-16"))
-    encoding = next((name for bom, name in boms if data.startswith(bom)), "utf-8")
-    try:
-        return data.decode(encoding)
-    except UnicodeDecodeError as exc:
-        raise LockFileError(
-            f"lock file {where!r} is not {encoding.upper().replace('-SIG', '')} text (byte "
-            f"{data[exc.start]:#04x} at offset {exc.start}); lock files are UTF-8 JSON, {advice}",
-            path=where) from None
+    return regular
 
 
 def read_lock(path: str | Path) -> Doc:
     """Read and validate a lock file written by ``lock``; raises :class:`LockFileError`.
 
-    The file must be a regular file of at most :data:`LOCK_READ_LIMIT` bytes, UTF-8
-    (or UTF-16/32 with a byte-order mark) JSON: an object with ``"schema": 1``, an
-    optional ``"command": "lock"``, and the lists ``distributions``, ``entry_points``,
+    The file must be UTF-8 JSON: an object with ``"schema": 1``, an optional
+    ``"command": "lock"``, and the lists ``distributions``, ``entry_points``,
     ``codegens`` and ``hooks`` (each optional, default empty) of objects whose fields
     have the types of :data:`LOCK_FIELDS` (``priority`` an integer, the others
     strings). Other keys are ignored.
     """
-    from .._fileio import read_regular_file
-
     where = str(path)
     advice = f"regenerate it with `tilelang-hostcg lock -o {where}`"
     try:
-        data = read_regular_file(where, limit=LOCK_READ_LIMIT)
+        with open(_open(where, os.O_RDONLY), "rb") as stream:
+            data = stream.read()
     except OSError as exc:
-        reason = exc.strerror or str(exc)
-        raise LockFileError(f"cannot read lock file {where!r}: {reason}; create it with "
-                            f"`tilelang-hostcg lock -o {where}`", path=where) from None
-    text = _decode(data, where, advice)
+        raise LockFileError(f"cannot read lock file {where!r}: {exc.strerror or exc}; create it "
+                            f"with `tilelang-hostcg lock -o {where}`", path=where) from None
     try:
-        doc = json.loads(text)
+        doc = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise LockFileError(
+            f"lock file {where!r} is not UTF-8 text (byte {data[exc.start]:#04x} at offset "
+            f"{exc.start}); lock files are UTF-8 JSON, {advice}", path=where) from None
     except ValueError as exc:
         raise LockFileError(f"lock file {where!r} is not valid JSON ({exc}); {advice}",
                             path=where) from None

@@ -28,8 +28,6 @@ from typing import TYPE_CHECKING, NoReturn
 
 from .._names import CORE_DISTRIBUTION
 from .commands import (
-    cmd_cache_clear,
-    cmd_cache_info,
     cmd_check,
     cmd_explain,
     cmd_list,
@@ -92,7 +90,7 @@ def _parser() -> argparse.ArgumentParser:
                "or no usable TVM. --json may come before or after the command.")
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     parser.add_argument("--json", action="store_true", default=False,
-                        help="print one JSON document (for list, check, explain and cache)")
+                        help="print one JSON document (for list, check and explain)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = sub.add_parser("list", help="every advertised kind and its entry points",
@@ -133,18 +131,6 @@ def _parser() -> argparse.ArgumentParser:
                    help="print one JSON document")
     p.set_defaults(handler=cmd_explain)
 
-    p = sub.add_parser("cache", help="inspect or clear the discovery cache",
-                       description="Inspect or clear the persistent discovery cache.")
-    cache = p.add_subparsers(dest="cache_command", metavar="ACTION")
-    c = cache.add_parser("info", help="where the cache is and what it holds")
-    c.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
-                   help="print one JSON document")
-    c.set_defaults(handler=cmd_cache_info)
-    c = cache.add_parser("clear", help="delete the cache files")
-    c.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
-                   help="print one JSON document")
-    c.set_defaults(handler=cmd_cache_clear)
-    p.set_defaults(handler=None)
     return parser
 
 
@@ -168,16 +154,15 @@ def _dispatch(args: argparse.Namespace) -> int:
 
 
 _COMMANDS = ("list", "check", "lock", "explain", "cache")
+CACHE_REMOVED = ("the 'cache' command was removed: discovery keeps no cache between processes "
+                 "any more (it saved about 0.1% of `import tilelang`), so there is nothing to "
+                 "inspect or clear")
 
 
 def _command_of(argv: Sequence[str]) -> str | None:
-    """The command named in ``argv`` (``"cache info"`` for a cache action), or ``None``."""
+    """The command named in ``argv``, or ``None``."""
     words = [a for a in argv if not a.startswith("-")]
-    if not words or words[0] not in _COMMANDS:
-        return None
-    if words[0] == "cache" and len(words) > 1 and words[1] in ("info", "clear"):
-        return f"cache {words[1]}"
-    return words[0]
+    return words[0] if words and words[0] in _COMMANDS else None
 
 
 def _wants_json(argv: Sequence[str]) -> bool:
@@ -209,16 +194,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(argv) if argv is not None else sys.argv[1:]
     parser = _parser()
     try:
+        if _command_of(args_list) == "cache":
+            raise UsageError(CACHE_REMOVED)
         try:
             args = parser.parse_args(args_list)
         except SystemExit as exc:  # --help and --version print and exit 0
             return exc.code if isinstance(exc.code, int) else 0
         if args.command is None:
-            raise UsageError("missing command: choose one of list, check, lock, explain, cache "
+            raise UsageError("missing command: choose one of list, check, lock, explain "
                              f"(see '{PROG} --help')")
-        if args.handler is None:
-            raise UsageError(f"missing action: choose info or clear (see '{PROG} cache --help')",
-                             prog=f"{PROG} cache")
         status = _dispatch(args)
         sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
         return status

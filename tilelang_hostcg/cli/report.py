@@ -34,10 +34,10 @@ from ..discovery import (
     Controls,
     DiscoveryIndex,
     PlannedSource,
+    discover,
     normalize_name,
     plan_sources,
 )
-from ..discovery import cache as _cache
 from ..tilelang import UnsupportedTileLangError, add_defaults
 from .lockfile import LOCK_SCHEMA, format_lock
 
@@ -88,8 +88,7 @@ class Session:
                 add_defaults(self.registry)
 
     def _plan(self, controls: Controls) -> Sequence[PlannedSource]:
-        if controls.autoload:
-            self.index = _cache.load_index(__version__)
+        self.index = discover(controls)
         return plan_sources(self.index.entry_points, controls, __version__)
 
 

@@ -1,25 +1,24 @@
 """Discovery: installed metadata and the ``TILELANG_HOSTCG_*`` controls -> planned sources.
 
 It imports nothing of the registry. :mod:`.records` holds the records, :mod:`.controls`
-the controls, :mod:`.scan` the one metadata scan and :mod:`.planning` what the registry
-loads; the names below are discovery's interface for the rest of the package.
+the controls, :mod:`.requirements` the requirement verdicts, :mod:`.scan` the one
+metadata scan (through ``importlib.metadata``) and :mod:`.planning` what the registry
+loads; the names below are discovery's interface for the rest of the package. There is
+no persistent cache: every discovery is one scan.
 """
 
 from __future__ import annotations
 
-from .planning import (
-    CORE_DISTRIBUTION,
+from .._names import CORE_DISTRIBUTION
+from .controls import ENV_PREFER, ControlProblem, Controls
+from .planning import declaration_problems, plan_sources
+from .records import (
     CORE_ENTRY_POINTS,
-    ENV_PREFER,
     AdvertisedEntryPoint,
-    ControlProblem,
-    Controls,
     DiscoveryIndex,
     PlannedSource,
     core_entry_points,
-    declaration_problems,
     normalize_name,
-    plan_sources,
 )
 
 __all__ = [
@@ -33,17 +32,25 @@ __all__ = [
     "PlannedSource",
     "core_entry_points",
     "declaration_problems",
+    "discover",
     "normalize_name",
     "plan_sources",
     "planned_sources",
 ]
 
 
+def discover(controls: Controls) -> DiscoveryIndex:
+    """One scan of the installed metadata, its problems warned (no scan, an empty index,
+    when ``controls`` turn autoload off)."""
+    from .. import __version__
+    from .scan import scan_environment
+
+    return scan_environment(__version__) if controls.autoload else DiscoveryIndex()
+
+
 def planned_sources(controls: Controls) -> list[PlannedSource]:
     """What a discovering registry loads under ``controls``: the installed entry points of
     our groups (none but the core's when autoload is off), planned."""
     from .. import __version__
-    from . import cache
 
-    entries = cache.load_index(__version__).entry_points if controls.autoload else ()
-    return plan_sources(entries, controls, __version__)
+    return plan_sources(discover(controls).entry_points, controls, __version__)

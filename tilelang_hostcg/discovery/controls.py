@@ -1,8 +1,8 @@
 """The ``TILELANG_HOSTCG_*`` environment controls: reading, judging and warning.
 
 Every value is untrusted. A control that cannot take effect (malformed, naming
-nothing installed, an unknown variable, an invalid cache setting) becomes a
-:class:`ControlProblem`: warned once per process at first use, listed by ``check``.
+nothing installed, an unknown or removed variable) becomes a :class:`ControlProblem`:
+warned once per process at first use, listed by ``check`` (and failing ``--strict``).
 Variables whose names start with :data:`RESERVED_PREFIX` belong to the project's own
 test machinery and are never judged.
 """
@@ -12,12 +12,12 @@ from __future__ import annotations
 import os
 import sys
 import warnings
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .._errors import PluginWarning, outside_level
 from .._names import CODEGEN_GROUP, CORE_DISTRIBUTION
 from .._targets import kind_spellings
-from .._types import Frozen, init_fields
 from .records import CORE_ENTRY_POINTS, normalize_name
 
 if TYPE_CHECKING:
@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     from .records import AdvertisedEntryPoint
 
 __all__ = [
-    "CONTROL_VALUE_LIMIT",
     "ENV_AUTOLOAD_OFF",
     "ENV_AUTO_INSTALL",
     "ENV_CACHE",
@@ -35,9 +34,10 @@ __all__ = [
     "ENV_PREFER",
     "KNOWN_VARIABLES",
     "RESERVED_PREFIX",
+    "REMOVED_VARIABLES",
     "ControlProblem",
     "Controls",
-    "cache_setting",
+    "auto_install_problem",
     "is_utf8_text",
     "show_text",
     "warn_control_problems",
@@ -48,35 +48,31 @@ ENV_AUTOLOAD_OFF = "TILELANG_HOSTCG_DISABLE_PLUGIN_AUTOLOAD"
 ENV_DISABLE = "TILELANG_HOSTCG_DISABLE"
 ENV_ONLY = "TILELANG_HOSTCG_ONLY"
 ENV_PREFER = "TILELANG_HOSTCG_PREFER"
-ENV_CACHE = "TILELANG_HOSTCG_CACHE"
-"""Set to ``0`` (or ``false``, ``no``, ``off``) to neither read nor write the cache."""
 ENV_AUTO_INSTALL = "TILELANG_HOSTCG_AUTO_INSTALL"
-"""Set to ``0`` to turn off the automatic TileLang activation."""
+"""Set to ``0`` (or ``false``, ``no``, ``off``) to turn off the automatic TileLang activation."""
+ENV_CACHE = "TILELANG_HOSTCG_CACHE"
+"""Removed: discovery has no persistent cache any more."""
 
-KNOWN_VARIABLES = (ENV_AUTOLOAD_OFF, ENV_AUTO_INSTALL, ENV_CACHE, ENV_DISABLE, ENV_ONLY,
-                   ENV_PREFER)
+KNOWN_VARIABLES = (ENV_AUTOLOAD_OFF, ENV_AUTO_INSTALL, ENV_DISABLE, ENV_ONLY, ENV_PREFER)
+REMOVED_VARIABLES = {ENV_CACHE: "removed; discovery has no cache now, unset it"}
+"""Variables of earlier versions that no longer do anything, and what to do."""
 RESERVED_PREFIX = "TILELANG_HOSTCG_TEST_"
 """Variables of the project's own tests (e.g. ``TILELANG_HOSTCG_TEST_ENVS``): not judged."""
-
-CONTROL_VALUE_LIMIT = 64 * 1024
-"""Longest value of a ``TILELANG_HOSTCG_*`` variable that is read (characters)."""
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"", "0", "false", "no", "off"})
 _warned_controls: set[str] = set()
 
 
-class ControlProblem(Frozen):
-    """A ``TILELANG_HOSTCG_*`` item that cannot do what it says: malformed, or naming a
-    distribution, kind or codegen that does not exist. ``message`` says what to do."""
+@dataclass(frozen=True, slots=True)
+class ControlProblem:
+    """A ``TILELANG_HOSTCG_*`` item that cannot do what it says: malformed, removed, or
+    naming a distribution, kind or codegen that does not exist. ``message`` says what
+    to do."""
 
-    __slots__ = ("variable", "item", "message")  # noqa: RUF023  # fields in order
     variable: str
     item: str
     message: str
-
-    def __init__(self, variable: str, item: str, message: str) -> None:
-        init_fields(self, variable, item, message)
 
 
 def show_text(text: str, limit: int = 60) -> str:
@@ -88,18 +84,16 @@ def show_text(text: str, limit: int = 60) -> str:
     return f"'{raw}'" if len(text) <= limit else f"'{raw}'... ({len(text)} characters)"
 
 
-def cache_setting(value: str | None) -> tuple[bool, ControlProblem | None]:
-    """Whether ``TILELANG_HOSTCG_CACHE=value`` leaves the cache on, and the problem with
-    a value that is not understood (the cache then stays on)."""
-    text = (value or "").strip().lower()
-    if text in _FALSE - {""}:
-        return False, None
-    if value is None or text in _TRUE or not text:
-        return True, None
-    return True, ControlProblem(
-        ENV_CACHE, value, f"{ENV_CACHE}={show_text(value)} is not understood; the discovery "
-        f"cache stays on. Write {ENV_CACHE}=0 (or false, no, off) to turn it off, or "
-        f"{ENV_CACHE}=1 to keep it on")
+def auto_install_problem(value: str | None) -> ControlProblem | None:
+    """The problem with ``TILELANG_HOSTCG_AUTO_INSTALL=value`` when it is not understood
+    (activation then stays on); the start-up hook turns activation off for the values
+    of ``_FALSE`` but the empty one, and this is the one rule for the rest."""
+    if value is None or value.strip().lower() in _TRUE | _FALSE:
+        return None
+    return ControlProblem(
+        ENV_AUTO_INSTALL, value, f"{ENV_AUTO_INSTALL}={show_text(value)} is not understood; "
+        f"activation of the TileLang integration stays on. Write {ENV_AUTO_INSTALL}=0 to turn "
+        "it off")
 
 
 def _is_name(text: str) -> bool:
@@ -118,14 +112,6 @@ def is_utf8_text(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
-
-
-def _as_utf8(text: str) -> str:
-    """``text`` decoded from the environment's raw bytes as UTF-8, or unchanged."""
-    try:
-        return os.fsencode(text).decode("utf-8")
-    except UnicodeError:
-        return text
 
 
 def nearest(word: str, candidates: Iterable[str]) -> str:
@@ -156,6 +142,10 @@ def _unknown_variables(env: Mapping[str, str], problems: list[ControlProblem]) -
         if (not variable.startswith(PREFIX) or variable in KNOWN_VARIABLES
                 or variable.startswith(RESERVED_PREFIX)):
             continue
+        if variable in REMOVED_VARIABLES:
+            problems.append(ControlProblem(variable, env[variable][:40],
+                                           f"{variable} is {REMOVED_VARIABLES[variable]}"))
+            continue
         problems.append(ControlProblem(
             variable, env[variable][:40],
             f"{show_text(variable)} is not a tilelang-hostcg control and has no effect"
@@ -163,15 +153,15 @@ def _unknown_variables(env: Mapping[str, str], problems: list[ControlProblem]) -
             f"{', '.join(KNOWN_VARIABLES)}. Rename or unset it"))
 
 
-class Controls(Frozen):
-    """The plugin controls, normally read from the environment (immutable).
+@dataclass(frozen=True, slots=True)
+class Controls:
+    """The plugin controls, normally read from the environment.
 
     ``disable`` holds normalized distribution names or ``distribution:kind`` (the core's
     own entry points too: ``tilelang-hostcg:llvm``); ``only`` is ``None`` (no
     allowlist) or normalized names; ``prefer`` maps a kind to the codegen name that
     wins whenever it matches. ``problems`` lists what :meth:`from_environ` could not
-    use (malformed items, unreadable values, unknown variables, a cache setting that
-    is not understood).
+    use (malformed items, unknown or removed variables); it takes no part in equality.
 
     Names that do not exist are judged against the installed entry points by
     :meth:`unknown_names` (distributions and kinds, at discovery) and
@@ -179,20 +169,11 @@ class Controls(Frozen):
     loaded: at the kind's first resolution, and by ``check`` after loading all).
     """
 
-    __slots__ = (  # fields in order
-        "autoload", "disable", "only", "prefer", "problems",
-    )
-    _compare = ("autoload", "disable", "only", "prefer")  # not problems
-    autoload: bool
-    disable: frozenset[str]
-    only: frozenset[str] | None
-    prefer: Mapping[str, str]
-    problems: tuple[ControlProblem, ...]
-
-    def __init__(self, autoload: bool = True, disable: frozenset[str] = frozenset(),
-                 only: frozenset[str] | None = None, prefer: Mapping[str, str] | None = None,
-                 problems: tuple[ControlProblem, ...] = ()) -> None:
-        init_fields(self, autoload, disable, only, {} if prefer is None else prefer, problems)
+    autoload: bool = True
+    disable: frozenset[str] = frozenset()
+    only: frozenset[str] | None = None
+    prefer: Mapping[str, str] = field(default_factory=dict)
+    problems: tuple[ControlProblem, ...] = field(default=(), compare=False)
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None) -> Controls:
@@ -200,13 +181,11 @@ class Controls(Frozen):
 
         Values are untrusted: an item that is not valid UTF-8, not a distribution
         name, or malformed is dropped with a :class:`PluginWarning` naming the
-        variable (recorded in ``problems``); a value over
-        :data:`CONTROL_VALUE_LIMIT` characters is ignored whole, except
-        ``TILELANG_HOSTCG_ONLY``, which then allows no third-party distribution (an
-        allowlist fails closed). Items are separated by commas; ``DISABLE`` and
-        ``ONLY`` also accept whitespace. An unknown ``TILELANG_HOSTCG_*`` variable
-        (outside :data:`RESERVED_PREFIX`) and a ``TILELANG_HOSTCG_CACHE`` value that is
-        not understood are problems too.
+        variable (recorded in ``problems``). Items are separated by commas; ``DISABLE``
+        and ``ONLY`` also accept whitespace. An ``AUTO_INSTALL`` or
+        ``DISABLE_PLUGIN_AUTOLOAD`` value that is not understood, an unknown
+        ``TILELANG_HOSTCG_*`` variable (outside :data:`RESERVED_PREFIX`) and a removed one
+        are problems too.
         """
         env = os.environ if environ is None else environ
         problems: list[ControlProblem] = []
@@ -226,9 +205,9 @@ class Controls(Frozen):
                     f"kind=codegen, e.g. {ENV_PREFER}=llvm=llvm"))
                 continue
             prefer[kind.strip()] = name.strip()
-        cache_problem = cache_setting(env.get(ENV_CACHE))[1]
-        if cache_problem is not None:
-            problems.append(cache_problem)
+        auto_install = auto_install_problem(env.get(ENV_AUTO_INSTALL))
+        if auto_install is not None:
+            problems.append(auto_install)
         _unknown_variables(env, problems)
         warn_control_problems(problems)
         return cls(autoload=autoload, disable=disable, only=only, prefer=prefer,
@@ -351,21 +330,11 @@ def _items(variable: str, value: str | None, problems: list[ControlProblem], *,
     """The items of a list variable (``None`` when unset), dropping unusable ones."""
     if value is None:
         return None
-    if len(value) > CONTROL_VALUE_LIMIT:
-        fails_closed = variable == ENV_ONLY
-        problems.append(ControlProblem(
-            variable, value[:40], f"{variable} is {len(value)} characters long, over the limit "
-            f"of {CONTROL_VALUE_LIMIT}; it is ignored" + (
-                " and no third-party distribution is allowed" if fails_closed else "")
-            + f". Shorten {variable}"))
-        return [] if fails_closed else None
     raw = value.replace(",", " ").split() if names else value.split(",")
     items = []
     for item in (part.strip() for part in raw):
         if not item:
             continue
-        if not is_utf8_text(item):
-            item = _as_utf8(item)  # a UTF-8 name read under an ASCII locale (LANG=C)
         if not is_utf8_text(item):
             problems.append(ControlProblem(
                 variable, item, f"{variable}: ignoring {show_text(item)}: it is not valid UTF-8 "

@@ -1,10 +1,7 @@
 """Discovery's top layer: installed entry points and controls -> planned sources (pure).
 
-The layers below: :mod:`._metadata` (the records, names and safe metadata reads),
-:mod:`._controls` (the ``TILELANG_HOSTCG_*`` variables), :mod:`._scan` (the one
-metadata scan) and :mod:`._cache` (the index kept between processes). This module
-plans what the registry loads and judges what plugin distributions declare; its
-``__all__`` is discovery's interface for the rest of the package.
+It plans what the registry loads (:func:`plan_sources`) and judges what plugin
+distributions declare (:func:`declaration_problems`).
 """
 
 from __future__ import annotations
@@ -12,63 +9,33 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .._names import CORE_DISTRIBUTION
-from .._types import Frozen, init_fields
-from .controls import ENV_PREFER, ControlProblem, Controls, warn_control_problems
-from .records import (
-    CORE_ENTRY_POINTS,
-    AdvertisedEntryPoint,
-    DiscoveryIndex,
-    core_entry_points,
-    normalize_name,
-)
+from .controls import Controls, warn_control_problems
+from .records import AdvertisedEntryPoint, DiscoveryIndex, PlannedSource, core_entry_points
+from .records import normalize_name as _normal
+from .requirements import applicable
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-__all__ = [
-    "CORE_DISTRIBUTION",
-    "CORE_ENTRY_POINTS",
-    "ENV_PREFER",
-    "AdvertisedEntryPoint",
-    "ControlProblem",
-    "Controls",
-    "DiscoveryIndex",
-    "PlannedSource",
-    "core_entry_points",
-    "declaration_problems",
-    "normalize_name",
-    "plan_sources",
-]
-
-
-class PlannedSource(Frozen):
-    """An entry point with the state discovery gives it: ``lazy``, ``disabled`` or
-    ``incompatible`` (then ``reason`` says why)."""
-
-    __slots__ = ("entry", "state", "reason")  # noqa: RUF023  # fields in order
-    entry: AdvertisedEntryPoint
-    state: str
-    reason: str | None
-
-    def __init__(self, entry: AdvertisedEntryPoint, state: str, reason: str | None = None) -> None:
-        init_fields(self, entry, state, reason)
+__all__ = ["declaration_problems", "plan_sources"]
 
 
 def plan_sources(entry_points: Iterable[AdvertisedEntryPoint], controls: Controls,
                  core_version: str) -> list[PlannedSource]:
-    """Turn installed entry points into planned lazy sources (pure).
+    """Turn installed entry points into planned sources (pure but for the warnings about
+    controls naming nothing installed).
 
-    The core's own entry points are always present (installed or not) and come
-    first; ``TILELANG_HOSTCG_DISABLE`` naming the core (``tilelang-hostcg`` or
+    The core's own entry points are always present (installed or not) and come first;
+    ``TILELANG_HOSTCG_DISABLE`` naming the core (``tilelang-hostcg`` or
     ``tilelang-hostcg:kind``) disables them, nothing else does. Third-party ones follow
-    sorted by distribution, group, kind and value, so the load order never depends
-    on ``sys.path``.
+    sorted by distribution, group, kind and value, so the load order never depends on
+    ``sys.path``.
     """
     entry_points = tuple(entry_points)
     warn_control_problems(controls.unknown_names(entry_points))
     third_party = sorted(
-        (ep for ep in entry_points if normalize_name(ep.distribution) != CORE_DISTRIBUTION),
-        key=lambda ep: (normalize_name(ep.distribution), ep.group, ep.name, ep.value))
+        (ep for ep in entry_points if _normal(ep.distribution) != CORE_DISTRIBUTION),
+        key=lambda ep: (_normal(ep.distribution), ep.group, ep.name, ep.value))
     planned = []
     for ep in (*core_entry_points(core_version), *third_party):
         reason = controls.skip_reason(ep.distribution, ep.name)
@@ -90,7 +57,7 @@ def declaration_problems(index: DiscoveryIndex) -> list[tuple[str, str]]:
              in zip(index.near_misses, index.near_miss_messages(), strict=True)]
     seen: set[str] = set()
     for ep in index.entry_points:
-        dist = normalize_name(ep.distribution)
+        dist = _normal(ep.distribution)
         if dist == CORE_DISTRIBUTION or dist in seen:
             continue
         seen.add(dist)
@@ -105,8 +72,6 @@ def declaration_problems(index: DiscoveryIndex) -> list[tuple[str, str]]:
 
 
 def _names_core(line: str) -> bool:
-    """Whether a Requires-Dist line is an unconditional-on-extras requirement on the core."""
-    head, _, marker = line.partition(";")
-    for stop in "<>=!~[ (":
-        head = head.split(stop, 1)[0]
-    return normalize_name(head) == CORE_DISTRIBUTION and "extra" not in marker
+    """Whether a Requires-Dist line is a requirement on the core outside any extra."""
+    req = applicable(line)
+    return req is not None and _normal(req.name) == CORE_DISTRIBUTION

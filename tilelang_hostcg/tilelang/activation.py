@@ -29,7 +29,7 @@ import sys
 import warnings
 from typing import TYPE_CHECKING
 
-from _tilelang_hostcg_hook import ENV_AUTO_INSTALL, ON
+from _tilelang_hostcg_hook import ENV_AUTO_INSTALL
 
 from .._errors import PluginWarning, outside_level
 from .._names import CORE_DISTRIBUTION
@@ -50,10 +50,12 @@ def find_spec(finder: object, name: str, path: Sequence[str] | None,
     # A new list, not a change of this one: the import system, in this thread or another,
     # may be iterating over it now.
     sys.meta_path = [f for f in meta_path if f is not finder]
-    value = os.environ.get(ENV_AUTO_INSTALL, "")
-    if value.strip().lower() not in ON:
-        _warn(f"{ENV_AUTO_INSTALL}={value[:40]!r} is not understood; activation of the TileLang "
-              f"integration stays on. Write {ENV_AUTO_INSTALL}=0 to turn it off")
+    from ..discovery.controls import auto_install_problem, warn_control_problems
+
+    problem = auto_install_problem(os.environ.get(ENV_AUTO_INSTALL))
+    if problem is not None:
+        with contextlib.suppress(Exception):  # where warnings are errors: never fail the import
+            warn_control_problems([problem])
     after = meta_path[meta_path.index(finder) + 1:] if finder in meta_path else sys.meta_path
     for other in after:
         find = getattr(other, "find_spec", None)
