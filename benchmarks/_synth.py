@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import compileall
 import json
-import os
 import subprocess
 import sys
 import time
@@ -19,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["BENCH_KIND", "BENCH_MODULES", "GROUP", "PROBE", "make_empty_package",
-           "make_many_kinds_site", "make_site", "run_probe", "settle"]
+           "make_many_kinds_site", "make_site", "run_probe"]
 
 GROUP = "tilelang.host_codegen"
 HOOK_GROUP = "tilelang.host_codegen_hooks"
@@ -59,11 +58,7 @@ def _dist_info(site: Path, name: str, version: str, requires: tuple[str, ...] = 
 
 
 def make_site(root: Path, count: int) -> Path:
-    """Write ``count`` installed distributions (plugins included) into ``root/site-COUNT``.
-
-    The times of the folder and of the plugins' files are set an hour back: an
-    environment installed earlier, not one being changed right now.
-    """
+    """Write ``count`` installed distributions (plugins included) into ``root/site-COUNT``."""
     site = root / f"site-{count}"
     site.mkdir(parents=True)
     for dist, group, kind, module, priority in _PLUGINS:
@@ -77,13 +72,6 @@ def make_site(root: Path, count: int) -> Path:
                else "")
         _dist_info(site, f"synthdist-{i:05d}", f"1.{i % 7}", ("numpy>=1.20",), eps)
     compileall.compile_dir(site, quiet=1)  # bytecode next to the sources, as pip writes it
-    past = time.time() - 3600
-    for dist, _group, _kind, module, _priority in _PLUGINS:  # the cache stats these too
-        info = site / f"{dist.replace('-', '_')}-1.0.dist-info"
-        for path in (site / f"{module}.py", *info.iterdir(), info):
-            os.utime(path, (past, past))
-    os.utime(site, (past, past))
-    settle(site)
     return site
 
 
@@ -98,24 +86,6 @@ def make_empty_package(root: Path, count: int) -> Path:
         (package / f"m{i}.py").write_text("")
     compileall.compile_dir(site, quiet=1)
     return site
-
-
-RACY_WINDOW_S = 2.0
-"""The discovery cache writes no record whose signatures are younger than this."""
-
-
-def settle(*paths: Path) -> None:
-    """Sleep until the change times of ``paths`` and their children are older than the
-    cache's racy window: a change time cannot be set back, and the cache does not
-    write a record whose signatures are younger than that window."""
-    newest = 0.0
-    for path in paths:
-        newest = max(newest, path.stat().st_ctime)
-        for child in path.iterdir():
-            newest = max(newest, child.stat().st_ctime)
-    wait = newest + RACY_WINDOW_S + 0.1 - time.time()
-    if wait > 0:
-        time.sleep(wait)
 
 
 _MANY_KINDS_MODULE = '''\
@@ -145,9 +115,8 @@ def make_many_kinds_site(root: Path, kinds: int) -> Path:
 # Runs in a fresh interpreter: argv = [mode, kind, with_tvm, extra]; prints one JSON
 # document of phase times in ms. With with_tvm == "tvm", TVM is imported (and the
 # targets made) before the clock starts, as in a compiler driver; the modes that
-# resolve need it. A run "hit" the discovery cache when it imported no ``packaging``: a
-# scan checks the plugins' requirements with it, and TVM does not import it. Only the
-# public API is used: the probe measures what a user's process does.
+# resolve need it. Only the public API is used: the probe measures what a user's
+# process does.
 PROBE = r'''
 import sys, time
 mode, kind, with_tvm, extra = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
@@ -173,7 +142,6 @@ if mode in ("hostcg", "byhand"):
         chosen = tilelang_hostcg.resolve_host_codegen(bench_target)
         t3 = clock()
         loaded = sum(1 for s in registry.sources() if s.kind == kind and s.state == "loaded")
-    hit = "packaging" not in sys.modules
 elif mode == "modules":  # import our modules of the first use (extra), then resolve llvm
     import importlib
     import tilelang_hostcg
@@ -182,14 +150,13 @@ elif mode == "modules":  # import our modules of the first use (extra), then res
     t1 = t2 = clock()
     tilelang_hostcg.resolve_host_codegen(llvm)
     t3 = clock()
-    loaded, hit = 0, "packaging" not in sys.modules
+    loaded = 0
 elif mode == "llvm":  # import the package and resolve Target("llvm"): the whole first use
     import tilelang_hostcg
     t1 = t2 = clock()
     tilelang_hostcg.resolve_host_codegen(llvm)
     t3 = clock()
     loaded = sorted(m for m in sys.modules if m.startswith("tilelang_hostcg"))
-    hit = "packaging" not in sys.modules
 elif mode == "naive":
     import importlib.metadata
     t1 = clock()
@@ -197,7 +164,7 @@ elif mode == "naive":
     t2 = clock()
     objs = [ep.load() for ep in eps if ep.name == kind]
     t3 = clock()
-    loaded, hit = len(objs), None
+    loaded = len(objs)
 elif mode == "stevedore":
     from stevedore import NamedExtensionManager, _cache
     t1 = clock()
@@ -205,7 +172,7 @@ elif mode == "stevedore":
     t2 = clock()
     mgr = NamedExtensionManager(group, names=[kind], invoke_on_load=False)
     t3 = clock()
-    loaded, hit = len(mgr.extensions), None
+    loaded = len(mgr.extensions)
 elif mode == "floor":  # what any first use pays here, whatever the code: see bench.py 1d
     from dataclasses import dataclass
     t1 = clock()
@@ -225,17 +192,17 @@ elif mode == "floor":  # what any first use pays here, whatever the code: see be
     for i in range(count - 1):
         importlib.import_module(f"bench_empty.m{i}")
     t3 = clock()
-    loaded, hit = count, None
+    loaded = count
 elif mode == "import":
     import tilelang_hostcg
     t1 = t2 = t3 = clock()
-    loaded, hit = 0, None
+    loaded = 0
 else:
     raise SystemExit(f"unknown mode {mode!r}")
 import json
 ms = lambda a, b: (b - a) * 1e3
 print(json.dumps({"import": ms(t0, t1), "discover": ms(t1, t2), "load": ms(t2, t3),
-                  "first_use": ms(t0, t3), "loaded": loaded, "hit": hit}))
+                  "first_use": ms(t0, t3), "loaded": loaded}))
 '''
 
 

@@ -9,6 +9,7 @@ test machinery and are never judged.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import warnings
@@ -335,6 +336,9 @@ def _items(variable: str, value: str | None, problems: list[ControlProblem], *,
     for item in (part.strip() for part in raw):
         if not item:
             continue
+        if not is_utf8_text(item):  # a UTF-8 name read under an ASCII locale (LC_ALL=C)?
+            with contextlib.suppress(UnicodeError):
+                item = os.fsencode(item).decode("utf-8")
         if not is_utf8_text(item):
             problems.append(ControlProblem(
                 variable, item, f"{variable}: ignoring {show_text(item)}: it is not valid UTF-8 "
