@@ -2,7 +2,8 @@
 
 One folder on ``sys.path`` holds a good plugin, distributions whose ``METADATA`` or
 ``entry_points.txt`` is unusable in one way each (an encoding other than UTF-8,
-garbage, empty, a folder, a dangling link, no ``=``), and unrelated distributions with
+garbage, empty, a folder, a dangling link, no ``=``, a requirement that cannot be
+parsed), and unrelated distributions with
 odd metadata. Fresh interpreters must give one warning naming each unusable
 distribution, skip it alone, never print a traceback, and still resolve ``llvm`` and
 list the good plugin. Metadata is read through ``importlib.metadata``: a file it cannot
@@ -67,6 +68,9 @@ BAD: dict[str, tuple[bytes | None, bytes | None, Callable[[Path], None] | None, 
                                  + os.urandom(64), None, NOT_UTF8),
     "bad-no-equals": (None, b"[tilelang.host_codegen]\njust a line\n", None,
                       "entry_points.txt cannot be used (it cannot be parsed"),
+    "bad-requirement": (_meta("bad-requirement", "Requires-Dist: tilelang-hostcg (>=0.1\n")
+                        .encode(), None, None,
+                        "its METADATA cannot be used (it cannot be parsed: InvalidRequirement"),
     "bad-empty-metadata": (b"", None, None, NO_NAME),
     "bad-folder-metadata": (None, None, _replace_with("folder", "METADATA"), NO_NAME),
     "bad-dangling-metadata": (None, None, _replace_with("dangling", "METADATA"), NO_NAME),

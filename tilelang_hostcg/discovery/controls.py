@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sys
 import warnings
 from dataclasses import dataclass, field
@@ -85,24 +86,25 @@ def show_text(text: str, limit: int = 60) -> str:
     return f"'{raw}'" if len(text) <= limit else f"'{raw}'... ({len(text)} characters)"
 
 
-def auto_install_problem(value: str | None) -> ControlProblem | None:
-    """The problem with ``TILELANG_HOSTCG_AUTO_INSTALL=value`` when it is not understood
-    (activation then stays on); the start-up hook turns activation off for the values
-    of ``_FALSE`` but the empty one, and this is the one rule for the rest."""
+def _not_understood(variable: str, value: str | None, effect: str, fix: str,
+                    ) -> ControlProblem | None:
+    """The one rule of the on/off variables: a value outside ``_TRUE`` and ``_FALSE``
+    (any case, spaces around) is a problem, and leaves the default in force."""
     if value is None or value.strip().lower() in _TRUE | _FALSE:
         return None
-    return ControlProblem(
-        ENV_AUTO_INSTALL, value, f"{ENV_AUTO_INSTALL}={show_text(value)} is not understood; "
-        f"activation of the TileLang integration stays on. Write {ENV_AUTO_INSTALL}=0 to turn "
-        "it off")
+    return ControlProblem(variable, value, f"{variable}={show_text(value)} is not understood; "
+                                           f"{effect}. Write {fix}")
 
 
-def _is_name(text: str) -> bool:
-    """Whether ``text`` is a valid distribution name (PEP 508)."""
-    if not text or not text.isascii():
-        return False
-    ok = all(ch.isalnum() or ch in "._-" for ch in text)
-    return ok and text[0].isalnum() and text[-1].isalnum()
+def auto_install_problem(value: str | None) -> ControlProblem | None:
+    """The problem with ``TILELANG_HOSTCG_AUTO_INSTALL=value`` when it is not understood
+    (activation then stays on); the start-up hook itself only tests the off values."""
+    return _not_understood(ENV_AUTO_INSTALL, value, "activation of the TileLang integration "
+                           "stays on", f"{ENV_AUTO_INSTALL}=0 to turn it off")
+
+
+_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")  # PEP 508
+_KIND = re.compile(r"[A-Za-z0-9_.-]+")
 
 
 def is_utf8_text(text: str) -> bool:
@@ -130,12 +132,7 @@ def warn_control_problems(problems: Iterable[ControlProblem]) -> None:
         if problem.message in _warned_controls:
             continue
         _warned_controls.add(problem.message)
-        warnings.warn(problem.message, PluginWarning, stacklevel=_caller_level())
-
-
-def _caller_level() -> int:
-    """The ``stacklevel`` of the user's line, seen from the caller (see ``_errors.outside_level``)."""
-    return outside_level(sys._getframe(2))
+        warnings.warn(problem.message, PluginWarning, stacklevel=outside_level(sys._getframe(1)))
 
 
 def _unknown_variables(env: Mapping[str, str], problems: list[ControlProblem]) -> None:
@@ -190,7 +187,10 @@ class Controls:
         """
         env = os.environ if environ is None else environ
         problems: list[ControlProblem] = []
-        autoload = _read_autoload(env.get(ENV_AUTOLOAD_OFF), problems)
+        value = env.get(ENV_AUTOLOAD_OFF)
+        autoload = (value or "").strip().lower() not in _TRUE
+        problems += filter(None, [_not_understood(ENV_AUTOLOAD_OFF, value, "plugin autoload "
+                                                  "stays on", f"{ENV_AUTOLOAD_OFF}=1 to turn it off")])
         disable_items = _items(ENV_DISABLE, env.get(ENV_DISABLE), problems, names=True)
         disable = frozenset(filter(None, (_disable_item(item, problems)
                                           for item in disable_items or ())))
@@ -313,19 +313,6 @@ def _no_distribution(variable: str, item: str, dist: str,
         "`tilelang-hostcg list`")
 
 
-def _read_autoload(value: str | None, problems: list[ControlProblem]) -> bool:
-    if value is None:
-        return True
-    text = value.strip().lower()
-    if text in _TRUE:
-        return False
-    if text not in _FALSE:
-        problems.append(ControlProblem(
-            ENV_AUTOLOAD_OFF, value, f"{ENV_AUTOLOAD_OFF}={show_text(value)} is not understood; "
-            f"plugin autoload stays on. Write {ENV_AUTOLOAD_OFF}=1 to turn it off"))
-    return True
-
-
 def _items(variable: str, value: str | None, problems: list[ControlProblem], *,
            names: bool) -> list[str] | None:
     """The items of a list variable (``None`` when unset), dropping unusable ones."""
@@ -349,7 +336,7 @@ def _items(variable: str, value: str | None, problems: list[ControlProblem], *,
 
 
 def _only_item(item: str, problems: list[ControlProblem]) -> bool:
-    if _is_name(item):
+    if _NAME.fullmatch(item):
         return True
     problems.append(ControlProblem(
         ENV_ONLY, item, f"{ENV_ONLY}: ignoring {show_text(item)}: not a distribution name; "
@@ -360,13 +347,10 @@ def _only_item(item: str, problems: list[ControlProblem]) -> bool:
 def _disable_item(item: str, problems: list[ControlProblem]) -> str | None:
     dist, sep, kind = item.partition(":")
     kind = kind.strip()
-    if not _is_name(dist.strip()) or (sep and not kind) or (sep and not _is_kind(kind)):
+    if not _NAME.fullmatch(dist.strip()) or (sep and not _KIND.fullmatch(kind)):
         problems.append(ControlProblem(
             ENV_DISABLE, item, f"{ENV_DISABLE}: ignoring {show_text(item)}: write a distribution "
             "name or distribution:kind, separated by commas"))
         return None
     return f"{normalize_name(dist)}:{kind}" if sep else normalize_name(dist)
 
-
-def _is_kind(text: str) -> bool:
-    return text.isascii() and all(ch.isalnum() or ch in "_-." for ch in text)
