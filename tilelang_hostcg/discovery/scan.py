@@ -133,7 +133,8 @@ def _our_entry_points(dist: Distribution, key: str, problems: list[str],
 def _reason(exc: Exception) -> str:
     if isinstance(exc, UnicodeDecodeError):
         return f"it is not UTF-8: {exc.reason} at byte {exc.start}"
-    return f"it cannot be parsed: {type(exc).__name__}: {exc}"
+    first = str(exc).strip().partition("\n")[0]  # packaging's errors add a drawn caret line
+    return f"it cannot be parsed: {type(exc).__name__}: {first}"
 
 
 def _advertised(dist: Distribution, eps: Iterable[EntryPoint], installed: dict[str, str | None],
@@ -144,7 +145,8 @@ def _advertised(dist: Distribution, eps: Iterable[EntryPoint], installed: dict[s
         name, version = meta["Name"], meta["Version"]
         if not name or not version:
             raise ValueError("it has no Name or no Version")
-        requires = relevant_requires(dist.requires or ())
+        # ``requires`` parses the metadata again; it is needed only for requires.txt.
+        requires = relevant_requires(meta.get_all("Requires-Dist") or dist.requires or ())
     except Exception as exc:
         problems.append(f"{_where(dist)}: its METADATA cannot be used ({_reason(exc)}); the "
                         f"distribution is ignored. {_FIX}")
