@@ -4,7 +4,7 @@ One throwaway environment for this module (layered over the running one) gets th
 three distributions from their wheels (built once per run, see ``first_party_wheels``
 in ``conftest.py``), with one ``pip install``. Every check runs in a new interpreter,
 so it sees exactly what a user gets after ``pip install``. A separate environment
-checks that uninstalling removes them, discovery cache included. (Their own tests run
+checks that uninstalling removes them from the next process's answers. (Their own tests run
 from a copy of the source trees.)
 """
 
@@ -312,7 +312,7 @@ def test_uninstalling_removes_them(environments, first_party_wheels):
     assert before["dists"] == list(PLUGINS) and len(before["modules"]) == 3
     assert before["cuda_host"] == "cuda_host" and before["acme"] == "acme_llvm"
     env.uninstall(*PLUGINS)
-    after = run_json(env, probe)  # right away: the discovery cache must notice
+    after = run_json(env, probe)  # right away: the next process scans again
     assert after["dists"] == [] and after["modules"] == []
     assert after["cuda_host"][0] == "NoHostCodegenError"
     assert "'cuda_host'" in after["cuda_host"][1]

@@ -186,11 +186,11 @@ class Controls:
         are problems too.
         """
         env = os.environ if environ is None else environ
-        problems: list[ControlProblem] = []
         value = env.get(ENV_AUTOLOAD_OFF)
         autoload = (value or "").strip().lower() not in _TRUE
-        problems += filter(None, [_not_understood(ENV_AUTOLOAD_OFF, value, "plugin autoload "
-                                                  "stays on", f"{ENV_AUTOLOAD_OFF}=1 to turn it off")])
+        problems = [p for p in (_not_understood(ENV_AUTOLOAD_OFF, value, "plugin autoload stays "
+                                                "on", f"{ENV_AUTOLOAD_OFF}=1 to turn it off"),
+                                auto_install_problem(env.get(ENV_AUTO_INSTALL))) if p is not None]
         disable_items = _items(ENV_DISABLE, env.get(ENV_DISABLE), problems, names=True)
         disable = frozenset(filter(None, (_disable_item(item, problems)
                                           for item in disable_items or ())))
@@ -206,9 +206,6 @@ class Controls:
                     f"kind=codegen, e.g. {ENV_PREFER}=llvm=llvm"))
                 continue
             prefer[kind.strip()] = name.strip()
-        auto_install = auto_install_problem(env.get(ENV_AUTO_INSTALL))
-        if auto_install is not None:
-            problems.append(auto_install)
         _unknown_variables(env, problems)
         warn_control_problems(problems)
         return cls(autoload=autoload, disable=disable, only=only, prefer=prefer,
