@@ -2,9 +2,10 @@
 
 Each test writes real ``*.dist-info``/``*.egg-info`` folders (or pip-installs real
 distributions), runs a fresh interpreter with them on ``sys.path``, and compares,
-in that same process, the entry points of our groups that ``scan_environment``
-gives with those of ``importlib.metadata.entry_points()``; it also checks what is
-reported as installed twice, and what ``check --strict`` says.
+in that same process, the entry points of our groups that discovery gives
+(``tilelang_hostcg.discovery.discover``, discovery's interface below the public API:
+these are tests of that layer) with those of ``importlib.metadata.entry_points()``; it
+also checks what is reported as installed twice, and what ``check --strict`` says.
 """
 
 from __future__ import annotations
@@ -33,11 +34,10 @@ sys.path[0:0] = sys.argv[1:]
 GROUPS = ("tilelang.host_codegen", "tilelang.host_codegen_hooks")
 theirs = sorted([ep.group, ep.name, ep.value] for group in GROUPS
                 for ep in importlib.metadata.entry_points(group=group))
-from tilelang_hostcg.discovery.scan import scan_environment
-from tilelang_hostcg import __version__
+from tilelang_hostcg.discovery import Controls, discover
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
-    index = scan_environment(__version__)
+    index = discover(Controls())
 ours = sorted([ep.group, ep.name, ep.value] for ep in index.entry_points)
 print(json.dumps({"theirs": theirs, "ours": ours,
                   "versions": sorted({ep.distribution + "=" + ep.version

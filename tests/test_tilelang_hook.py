@@ -83,6 +83,8 @@ def test_a_value_not_understood_warns_at_the_import_line(fake_tilelang):
     assert proc.returncode == 0, proc.stderr
     assert "<string>:3: PluginWarning: TILELANG_HOSTCG_AUTO_INSTALL='maybe' is not understood" in proc.stderr
     assert "TILELANG_HOSTCG_AUTO_INSTALL=0 to turn it off" in proc.stderr
+    # Discovery, which activation runs, judges the variable by the same rule: one warning.
+    assert proc.stderr.count("is not understood") == 1, proc.stderr
 
 
 def test_a_failing_import_of_tilelang_fails_as_it_would(fake_tilelang):
