@@ -162,6 +162,15 @@ def test_near_miss_group_warns_at_first_use(near_miss_sites: dict[str, Site],
     assert "'hcgw-typo'" in near[0] and "did you mean [tilelang.host_codegen" in near[0]
 
 
+def test_a_near_miss_warning_points_at_the_users_line(near_miss_sites: dict[str, Site]) -> None:
+    site = near_miss_sites[NEAR_MISSES[0]]
+    proc = subprocess.run([sys.executable, "-W", "always", "-c",
+                           "import tilelang_hostcg\n\ntilelang_hostcg.default_registry().sources()"],
+                          capture_output=True, text=True, env=site.env(), cwd=site.cwd)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.startswith("<string>:3: PluginWarning: distribution 'hcgw-typo'"), proc.stderr
+
+
 def test_unrelated_groups_are_not_near_misses(site: Site) -> None:
     site.dist_info("hcgw-other", "1.0", "[tilelang.kernels]\na = b\n[console_scripts]\nc = d\n")
     assert site.probe()["warnings"] == []
