@@ -52,7 +52,7 @@ def scan_environment(core_version: str, path: Sequence[str] | None = None, *,
         try:
             key = _key(dist)
         except Exception as exc:  # metadata that cannot be read: importlib's error
-            problems.append(f"{_where(dist)}: its name cannot be read ({exc}); the "
+            problems.append(f"{_where(dist)}: its name cannot be read ({_reason(exc)}); the "
                             f"distribution is ignored. {_FIX}")
             continue
         if key in first:
