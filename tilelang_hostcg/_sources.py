@@ -3,41 +3,16 @@ registered in code), their loading state and how a failed one is described."""
 
 from __future__ import annotations
 
-import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ._targets import canonical_kind
-from ._types import Frozen, Origin, init_fields
+from ._types import Origin, SourceState
 
 if TYPE_CHECKING:
     from .discovery import AdvertisedEntryPoint
 
-__all__ = ["Source", "SourceInfo", "parse_value", "text_of"]
-
-# The form importlib.metadata.EntryPoint accepts: module, optional :attr, optional [extras].
-_VALUE = r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$"
-
-
-def _dotted(text: str) -> bool:
-    return text.isascii() and all(part.isidentifier() for part in text.split("."))
-
-
-def parse_value(value: str) -> tuple[str, str | None]:
-    """``(module, attr)`` of an entry-point value, extras stripped as ``importlib.metadata``
-    does; raises ``ValueError`` for a value it would not accept."""
-    module, sep, attr = value.partition(":")
-    if _dotted(module) and (not sep or _dotted(attr)):  # the usual form
-        return module, attr if sep else None
-    match = re.match(_VALUE, value.strip())
-    if match is None:
-        raise ValueError(f"entry point value {value!r} is not 'module' or 'module:attr' "
-                         "(optionally followed by [extras])")
-    return match.group("module"), match.group("attr")
-
-
-def module_of(value: str) -> str:
-    """The module an entry-point value names."""
-    return value.partition(":")[0].partition("[")[0].strip()
+__all__ = ["Source", "SourceInfo", "text_of"]
 
 
 def text_of(exc: BaseException) -> str:
@@ -48,31 +23,23 @@ def text_of(exc: BaseException) -> str:
         return f"<{type(exc).__name__} whose str() raised>"
 
 
-class SourceInfo(Frozen):
-    """A snapshot of one lazy source (an entry point or a lazy module registered in code;
-    immutable).
+@dataclass(frozen=True, slots=True)
+class SourceInfo:
+    """A snapshot of one lazy source (an entry point or a lazy module registered in code).
 
     ``state`` is ``lazy``, ``loading``, ``loaded``, ``broken``, ``disabled`` or
-    ``incompatible``; ``reason`` explains the last three; ``error`` is the
-    exception that broke it (or, for a ``lazy`` source, the transient failure of the
-    last attempt).
+    ``incompatible``; ``reason`` explains the last three; ``error`` is the exception that
+    broke it (or, for a ``lazy`` source, the transient failure of the last attempt).
     """
 
-    __slots__ = (  # noqa: RUF023  # fields in order
-        "group", "kind", "value", "origin", "state", "reason", "error", "location",
-    )
     group: str
     kind: str
     value: str
     origin: Origin
-    state: str
+    state: SourceState
     reason: str | None
     error: BaseException | None
-    location: str
-
-    def __init__(self, group: str, kind: str, value: str, origin: Origin, state: str,
-                 reason: str | None, error: BaseException | None, location: str = "") -> None:
-        init_fields(self, group, kind, value, origin, state, reason, error, location)
+    location: str = ""
 
     @property
     def failed(self) -> bool:
@@ -88,8 +55,10 @@ class SourceInfo(Frozen):
             what = f"is skipped: {self.reason}"
         else:
             err = self.error
-            what = (f"failed to load: {type(err).__name__}: {text_of(err)}" if err
-                    else "failed to load")
+            what = ("failed to load" if err is None
+                    else f"exited while being imported (sys.exit({err.code!r}))"
+                    if isinstance(err, SystemExit)
+                    else f"failed to load: {type(err).__name__}: {text_of(err)}")
             if self.state == "lazy" and err is not None:
                 what += " (a transient failure: it is retried at the next use)"
         return f"plugin {self.origin.describe()} {what}"
@@ -107,28 +76,26 @@ class SourceInfo(Frozen):
 
 
 class Source:
-    """Mutable loading state of one lazy source (internal; changed under the table's lock)."""
+    """Mutable loading state of one lazy source (internal; changed under the registry's lock).
 
-    __slots__ = ("advertised", "entry", "error", "group", "in_code", "kind", "module", "origin",
-                 "reason", "replaceable", "state", "transient", "value", "warned")
+    ``load`` is the load in progress while ``state`` is ``loading``; ``transient`` marks an
+    ``error`` of the moment (retried at the next use); ``replaceable`` the kind's lazy
+    module registered in code (TileLang's one, which a later call replaces).
+    """
 
-    def __init__(self, group: str, advertised: str, value: str, origin: Origin, state: str = "lazy",
-                 reason: str | None = None, entry: AdvertisedEntryPoint | None = None,
-                 in_code: bool = False) -> None:
-        self.group = group
-        self.advertised = advertised
-        self.kind = canonical_kind(advertised)
-        self.value = value
-        self.module = module_of(value)
-        self.origin = origin
-        self.state = state
-        self.reason = reason
+    __slots__ = ("advertised", "entry", "error", "group", "in_code", "kind", "load", "module",
+                 "origin", "reason", "replaceable", "state", "transient", "value", "warned")
+
+    def __init__(self, group: str, advertised: str, value: str, origin: Origin,
+                 state: SourceState = "lazy", reason: str | None = None,
+                 entry: AdvertisedEntryPoint | None = None, in_code: bool = False) -> None:
+        self.group, self.advertised, self.kind = group, advertised, canonical_kind(advertised)
+        self.value, self.origin, self.state, self.reason = value, origin, state, reason
+        self.module = value.partition(":")[0].partition("[")[0].strip()
         self.error: BaseException | None = None
-        self.transient = False
-        self.entry = entry
-        self.warned = False
-        self.in_code = in_code  # registered by register_lazy_*(), not an entry point
-        self.replaceable = False  # the kind's lazy module registered in code (TileLang's one)
+        self.load: object = None
+        self.transient = self.warned = self.replaceable = False
+        self.entry, self.in_code = entry, in_code
 
     def info(self) -> SourceInfo:
         """A snapshot of it."""

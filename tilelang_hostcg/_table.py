@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import itertools
 import threading
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ._errors import DuplicateRegistrationError
 from ._names import CODEGEN_GROUP, HOOK_GROUP
-from ._types import Frozen, HostCodegen, HostCodegenHook, Origin, init_fields
+from ._types import HostCodegen, HostCodegenHook, Origin
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -25,7 +26,8 @@ NOUN = {CODEGEN_GROUP: "host codegen", HOOK_GROUP: "host codegen hook"}
 """What a registration of each group is called in messages."""
 
 
-class Registration(Frozen):
+@dataclass(frozen=True, slots=True)
+class Registration:
     """A codegen or hook registered under a kind, with where it came from (immutable).
 
     ``seq`` is the registration order (an ``override`` registers anew, as in TileLang:
@@ -34,18 +36,11 @@ class Registration(Frozen):
     :mod:`tilelang_hostcg.tilelang`): it serves only when no other registration matches.
     """
 
-    __slots__ = (  # noqa: RUF023  # fields in order
-        "kind", "obj", "origin", "seq", "default",
-    )
     kind: str
     obj: HostCodegen | HostCodegenHook
     origin: Origin
     seq: int
-    default: bool
-
-    def __init__(self, kind: str, obj: HostCodegen | HostCodegenHook, origin: Origin, seq: int,
-                 default: bool = False) -> None:
-        init_fields(self, kind, obj, origin, seq, default)
+    default: bool = False
 
     @property
     def name(self) -> str:
@@ -58,19 +53,15 @@ class Registration(Frozen):
         return self.obj.priority
 
 
-class Undo(Frozen):
+@dataclass(frozen=True, slots=True)
+class Undo:
     """How to take back one change to the table (immutable): remove ``new`` from the
     kind's registrations of ``group`` and put ``old`` back (``None``: nothing to put back)."""
 
-    __slots__ = ("group", "kind", "old", "new")  # noqa: RUF023  # fields in order
     group: str
     kind: str
     old: Registration | None
     new: Registration
-
-    def __init__(self, group: str, kind: str, old: Registration | None,
-                 new: Registration) -> None:
-        init_fields(self, group, kind, old, new)
 
 
 def _sort_key(reg: Registration) -> tuple[int, int]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import FrozenInstanceError, dataclass  # dataclasses: TVM imports it anyway
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 if TYPE_CHECKING:
     from tvm.ir import IRModule
@@ -19,7 +19,9 @@ __all__ = [
     "HostCodegenHook",
     "HostCodegenHookFunc",
     "Origin",
+    "SourceState",
     "TargetPredicate",
+    "Verdict",
     "init_fields",
 ]
 
@@ -31,6 +33,14 @@ HostCodegenHookFunc: TypeAlias = Callable[["IRModule", "Target", "Target"], "IRM
 
 TargetPredicate: TypeAlias = Callable[["Target"], bool]
 """Decide whether a codegen or hook serves a given target."""
+
+SourceState = Literal["lazy", "loading", "loaded", "broken", "disabled", "incompatible"]
+"""The state of a lazy source: not imported yet (or failed transiently), being imported,
+loaded, failed, skipped by a control, or not compatible with the installed versions."""
+
+Verdict = Literal["match", "no-match", "raised", "not-bool", "missing-build"]
+"""A candidate's verdict for a target: it serves; its predicate returned ``False``, raised,
+or returned something other than a bool; its TVM build function is missing."""
 
 # ------------------------------------------------------------------ internal records
 # ``@dataclass(frozen=True, slots=True)`` generates and compiles six or more methods per
@@ -154,24 +164,18 @@ class HostCodegenHook:
         return self.apply(mod, target_host, target)
 
 
-class Origin(Frozen):
+@dataclass(frozen=True, slots=True)
+class Origin:
     """Where a registration came from (immutable).
 
     ``distribution`` is ``None`` for a registration made in code. ``entry_point``
     is written ``kind = value``; ``group`` is the entry-point group.
     """
 
-    __slots__ = (  # noqa: RUF023  # fields in order
-        "distribution", "version", "group", "entry_point",
-    )
-    distribution: str | None
-    version: str | None
-    group: str | None
-    entry_point: str | None
-
-    def __init__(self, distribution: str | None = None, version: str | None = None,
-                 group: str | None = None, entry_point: str | None = None) -> None:
-        init_fields(self, distribution, version, group, entry_point)
+    distribution: str | None = None
+    version: str | None = None
+    group: str | None = None
+    entry_point: str | None = None
 
     def describe(self) -> str:
         """One human-readable phrase, e.g. ``distribution 'x' 1.0, entry point 'k = m'``."""

@@ -9,10 +9,11 @@ plans what the registry loads and judges what plugin distributions declare; its
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .._names import CORE_DISTRIBUTION
-from .._types import Frozen, init_fields
+from .._types import SourceState
 from .controls import ENV_PREFER, ControlProblem, Controls, warn_control_problems
 from .records import (
     CORE_ENTRY_POINTS,
@@ -41,17 +42,14 @@ __all__ = [
 ]
 
 
-class PlannedSource(Frozen):
+@dataclass(frozen=True, slots=True)
+class PlannedSource:
     """An entry point with the state discovery gives it: ``lazy``, ``disabled`` or
     ``incompatible`` (then ``reason`` says why)."""
 
-    __slots__ = ("entry", "state", "reason")  # noqa: RUF023  # fields in order
     entry: AdvertisedEntryPoint
-    state: str
-    reason: str | None
-
-    def __init__(self, entry: AdvertisedEntryPoint, state: str, reason: str | None = None) -> None:
-        init_fields(self, entry, state, reason)
+    state: SourceState
+    reason: str | None = None
 
 
 def plan_sources(entry_points: Iterable[AdvertisedEntryPoint], controls: Controls,
