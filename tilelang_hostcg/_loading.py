@@ -30,7 +30,6 @@ import sys
 import threading
 import weakref
 from collections.abc import Callable, Sequence
-from importlib.metadata import EntryPoint
 from typing import TYPE_CHECKING, Any
 
 from ._names import CODEGEN_GROUP
@@ -140,6 +139,21 @@ def _import(name: str) -> Any:
     back partly initialised rather than as a deadlock error."""
     __import__(name)
     return sys.modules[name]
+
+
+def _parse(value: str) -> tuple[str, str | None]:
+    """``(module, attr)`` of an entry-point value, as ``importlib.metadata`` reads it."""
+    module, sep, attr = value.partition(":")
+    if all(p.isidentifier() for p in module.split(".")) and (
+            not sep or all(p.isidentifier() for p in attr.split("."))):
+        return module, attr if sep else None  # the usual form, without importing metadata
+    from importlib.metadata import EntryPoint
+
+    match = EntryPoint.pattern.match(value)
+    if match is None:
+        raise ValueError(f"entry point value {value!r} is not 'module' or 'module:attr' "
+                         "(optionally followed by [extras])")
+    return match.group("module"), match.group("attr")
 
 
 def _initializing(name: str) -> bool:
@@ -368,11 +382,7 @@ class Loader:
 
     def _import_source(self, load: Load) -> None:
         source = load.source
-        match = EntryPoint.pattern.match(source.value)
-        if match is None:
-            raise ValueError(f"entry point value {source.value!r} is not 'module' or "
-                             "'module:attr' (optionally followed by [extras])")
-        name, attr = match.group("module"), match.group("attr")
+        name, attr = _parse(source.value)
         module = _import(name)
         # What the module's top-level code registered, for this source or the entry points
         # of its distribution (also when it was imported before, elsewhere).
