@@ -11,10 +11,9 @@ from __future__ import annotations
 import errno
 import os
 import stat
-import warnings
 from typing import TYPE_CHECKING
 
-from .._errors import PluginWarning
+from .._errors import warn_plugin
 from .._fileio import UnsafeFileError, read_regular_file
 from .._names import CODEGEN_GROUP, CORE_DISTRIBUTION, GROUPS
 from .._types import Frozen, init_fields
@@ -132,7 +131,7 @@ class DiscoveryIndex(Frozen):
     def warn(self, stacklevel: int = 2) -> None:
         """Warn (:class:`PluginWarning`) once for each problem and near-miss group."""
         for message in (*self.problems, *self.near_miss_messages()):
-            warnings.warn(message, PluginWarning, stacklevel=stacklevel + 1)
+            warn_plugin(message)  # at the user's line, whatever ``stacklevel`` says
 
 
 def core_entry_points(version: str) -> tuple[AdvertisedEntryPoint, ...]:
