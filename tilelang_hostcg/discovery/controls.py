@@ -10,14 +10,12 @@ test machinery and are never judged.
 from __future__ import annotations
 
 import os
-import sys
-import warnings
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .._errors import PluginWarning, outside_level
+from .._errors import warn_once
 from .._names import CODEGEN_GROUP, CORE_DISTRIBUTION
 from .._targets import kind_spellings
-from .._types import Frozen, init_fields
 from .records import CORE_ENTRY_POINTS, normalize_name
 
 if TYPE_CHECKING:
@@ -63,20 +61,16 @@ CONTROL_VALUE_LIMIT = 64 * 1024
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"", "0", "false", "no", "off"})
-_warned_controls: set[str] = set()
 
 
-class ControlProblem(Frozen):
+@dataclass(frozen=True, slots=True)
+class ControlProblem:
     """A ``TILELANG_HOSTCG_*`` item that cannot do what it says: malformed, or naming a
     distribution, kind or codegen that does not exist. ``message`` says what to do."""
 
-    __slots__ = ("variable", "item", "message")  # noqa: RUF023  # fields in order
     variable: str
     item: str
     message: str
-
-    def __init__(self, variable: str, item: str, message: str) -> None:
-        init_fields(self, variable, item, message)
 
 
 def show_text(text: str, limit: int = 60) -> str:
@@ -140,15 +134,7 @@ def warn_control_problems(problems: Iterable[ControlProblem]) -> None:
     """Warn (a :class:`PluginWarning`) about each problem, once per process, pointing at
     the first caller outside this package (the user's line)."""
     for problem in problems:
-        if problem.message in _warned_controls:
-            continue
-        _warned_controls.add(problem.message)
-        warnings.warn(problem.message, PluginWarning, stacklevel=_caller_level())
-
-
-def _caller_level() -> int:
-    """The ``stacklevel`` of the user's line, seen from the caller (see ``_errors.outside_level``)."""
-    return outside_level(sys._getframe(2))
+        warn_once(problem.message)
 
 
 def _unknown_variables(env: Mapping[str, str], problems: list[ControlProblem]) -> None:
@@ -163,7 +149,8 @@ def _unknown_variables(env: Mapping[str, str], problems: list[ControlProblem]) -
             f"{', '.join(KNOWN_VARIABLES)}. Rename or unset it"))
 
 
-class Controls(Frozen):
+@dataclass(frozen=True, slots=True)
+class Controls:
     """The plugin controls, normally read from the environment (immutable).
 
     ``disable`` holds normalized distribution names or ``distribution:kind`` (the core's
@@ -179,20 +166,11 @@ class Controls(Frozen):
     loaded: at the kind's first resolution, and by ``check`` after loading all).
     """
 
-    __slots__ = (  # fields in order
-        "autoload", "disable", "only", "prefer", "problems",
-    )
-    _compare = ("autoload", "disable", "only", "prefer")  # not problems
-    autoload: bool
-    disable: frozenset[str]
-    only: frozenset[str] | None
-    prefer: Mapping[str, str]
-    problems: tuple[ControlProblem, ...]
-
-    def __init__(self, autoload: bool = True, disable: frozenset[str] = frozenset(),
-                 only: frozenset[str] | None = None, prefer: Mapping[str, str] | None = None,
-                 problems: tuple[ControlProblem, ...] = ()) -> None:
-        init_fields(self, autoload, disable, only, {} if prefer is None else prefer, problems)
+    autoload: bool = True
+    disable: frozenset[str] = frozenset()
+    only: frozenset[str] | None = None
+    prefer: Mapping[str, str] = field(default_factory=dict)
+    problems: tuple[ControlProblem, ...] = field(default=(), compare=False)
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None) -> Controls:
@@ -316,13 +294,6 @@ class Controls(Frozen):
             f"{ENV_PREFER}={kind}={wanted}: kind {kind!r} has no codegen named "
             f"{wanted!r}{nearest(wanted, present)}; its codegens: {listed}. The preference "
             "has no effect; fix the name (see `tilelang-hostcg list --load`)")
-
-    def check_preference(self, kind: str, names: Iterable[str]) -> None:
-        """Warn once when ``PREFER`` names a codegen that ``kind`` does not have."""
-        if kind in self.prefer:
-            problem = self.unknown_preference(kind, names)
-            if problem is not None:
-                warn_control_problems([problem])
 
 
 def _no_distribution(variable: str, item: str, dist: str,

@@ -11,12 +11,12 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .._errors import warn_plugin
 from .._fileio import UnsafeFileError, read_regular_file
 from .._names import CODEGEN_GROUP, CORE_DISTRIBUTION, GROUPS
-from .._types import Frozen, init_fields
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -55,30 +55,22 @@ def normalize_name(name: str) -> str:
     return text
 
 
-class AdvertisedEntryPoint(Frozen):
+@dataclass(frozen=True, slots=True)
+class AdvertisedEntryPoint:
     """One installed entry point of our groups, with its distribution's verdict (immutable).
 
     ``incompatible`` says why the distribution's requirements on ``tilelang-hostcg``
     or ``apache-tvm`` are not met by what is installed (``None``: they are).
     """
 
-    __slots__ = (  # noqa: RUF023  # fields in order
-        "group", "name", "value", "distribution", "version", "requires", "incompatible", "location",
-    )
     group: str
     name: str
     value: str
     distribution: str
     version: str
-    requires: tuple[str, ...]
-    incompatible: str | None
-    location: str
-
-    def __init__(self, group: str, name: str, value: str, distribution: str, version: str,
-                 requires: tuple[str, ...] = (), incompatible: str | None = None,
-                 location: str = "") -> None:
-        init_fields(self, group, name, value, distribution, version, requires, incompatible,
-                    location)
+    requires: tuple[str, ...] = ()
+    incompatible: str | None = None
+    location: str = ""
 
     @property
     def spec(self) -> str:
@@ -86,7 +78,8 @@ class AdvertisedEntryPoint(Frozen):
         return f"{self.name} = {self.value}"
 
 
-class DiscoveryIndex(Frozen):
+@dataclass(frozen=True, slots=True)
+class DiscoveryIndex:
     """What one scan of the environment found (immutable).
 
     ``duplicates`` maps a distribution installed more than once on ``sys.path``
@@ -104,22 +97,12 @@ class DiscoveryIndex(Frozen):
     the group it was probably meant to be); its entry points are never read.
     """
 
-    __slots__ = (  # noqa: RUF023  # fields in order
-        "entry_points", "duplicates", "installed", "problems", "watched", "near_misses",
-    )
-    entry_points: tuple[AdvertisedEntryPoint, ...]
-    duplicates: tuple[tuple[str, tuple[str, ...]], ...]
-    installed: tuple[tuple[str, str | None], ...]
-    problems: tuple[str, ...]
-    watched: tuple[str, ...]
-    near_misses: tuple[tuple[str, str, str, str], ...]
-
-    def __init__(self, entry_points: tuple[AdvertisedEntryPoint, ...] = (),
-                 duplicates: tuple[tuple[str, tuple[str, ...]], ...] = (),
-                 installed: tuple[tuple[str, str | None], ...] = (),
-                 problems: tuple[str, ...] = (), watched: tuple[str, ...] = (),
-                 near_misses: tuple[tuple[str, str, str, str], ...] = ()) -> None:
-        init_fields(self, entry_points, duplicates, installed, problems, watched, near_misses)
+    entry_points: tuple[AdvertisedEntryPoint, ...] = ()
+    duplicates: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    installed: tuple[tuple[str, str | None], ...] = ()
+    problems: tuple[str, ...] = ()
+    watched: tuple[str, ...] = ()
+    near_misses: tuple[tuple[str, str, str, str], ...] = ()
 
     def near_miss_messages(self) -> list[str]:
         """One message per entry of ``near_misses``, saying what to fix."""
