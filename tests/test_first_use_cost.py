@@ -34,11 +34,6 @@ HEAVY = ("importlib.metadata", "importlib_metadata", "packaging", "email", "zipp
 # Public modules of ours that the first use never needs.
 OFF_PATH = ("tilelang_hostcg.cli", "tilelang_hostcg.__main__", "tilelang_hostcg.testing",
             "tilelang_hostcg.tilelang")
-# How many modules of ours the first use may import: 23 small modules of one job each
-# today (registration table, loader, attribution, import locks, sources, resolution,
-# discovery's leaf, controls, planning, cache, ...); a bound against a heavy subsystem
-# (the command line, reports, checks, a scan) slipping onto the path.
-MAX_OWN = 24
 
 PLUGIN = "hostcg_first_use_probe"
 # A distribution advertising a codegen and hooks for kinds the first use does not ask
@@ -155,10 +150,6 @@ def _foreign(modules: list[str]) -> list[str]:
             and m.partition(".")[0] != "tilelang_hostcg"]
 
 
-def _own(modules: list[str]) -> list[str]:
-    return [m for m in modules if m.partition(".")[0] == "tilelang_hostcg"]
-
-
 def test_first_use_with_tvm_imports_no_more_than_it_needs(place: Path) -> None:
     first = _run(WITH_TVM, place)  # scans and writes the cache
     assert first["name"] == "llvm"
@@ -170,8 +161,6 @@ def test_first_use_with_tvm_imports_no_more_than_it_needs(place: Path) -> None:
     assert _foreign(new) == []  # no TVM module beyond the user's, no plugin, no library
     assert [m for m in HEAVY if m in new] == []  # (TVM itself imports some of them)
     assert [m for m in new if m in OFF_PATH or m.startswith("tilelang_hostcg.tilelang.")] == []
-    own = _own(new)
-    assert len(own) <= MAX_OWN, own
     records = _run(RECORDS, place)
     if records["hook"] != records["codegen"]:  # the hook record lives apart: not needed here
         assert records["hook"] not in warm["loaded"]
@@ -185,7 +174,6 @@ def test_warm_discovery_without_tvm_imports_nothing_heavy(place: Path) -> None:
     assert _foreign(added) == []  # no TVM, no plugin, no third-party library
     assert [m for m in HEAVY if m in warm["loaded"]] == []
     assert [m for m in added if m in OFF_PATH] == []
-    assert len(_own(added)) <= MAX_OWN, _own(added)
 
 
 def test_a_scan_still_sees_everything_advertised(place: Path) -> None:
