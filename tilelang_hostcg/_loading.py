@@ -1,26 +1,16 @@
 """Loading plugins: a registry's sources, imported when their kind is first used.
 
-A ``module:attr`` value is imported and what it names registered under the kind. A
-``module`` value is imported while a :class:`Load` is current in the thread (and in the
-threads started during it, which the plugin waits for): its ``register_*`` calls land in
-the loading registry. A failed load is taken back whole.
-
-Attribution. Every registration made while a module's top-level code runs is written to
-that module's journal (and to those of the modules importing it), whoever imported it:
-a loader, another registry or the user. A registration belongs to the nearest module on
-that chain that one of the registry's sources names, and a source gets what its module
-registered, replayed from the journal when the module was imported before. So answers
-never depend on who imported a module first.
-
-Concurrency. Python's module locks serialise imports; the registry lock is never held
-while importing. A thread that finds a source loading elsewhere waits for that import
-through the import system (which breaks cross-thread cycles) and then for the end of the
-load; a re-entrant use (the plugin resolving while it is imported) takes what is there.
-
-Recovery. ``refresh()`` bumps a generation; a load of an older generation is undone and
-its kind loads again. ``RecursionError`` and ``MemoryError`` fail the current call only;
-``KeyboardInterrupt`` and ``SystemExit`` propagate and leave the source to be retried
-(with ``catch_exit``, the command line's, a ``SystemExit`` is the plugin's failure).
+A ``module:attr`` value is imported and what it names registered; a ``module`` value is
+imported while a :class:`Load` is current in the thread (and in threads started during
+it), so its ``register_*`` calls land in the loading registry. A failed load is taken
+back whole. Every registration made by a module's top-level code is also written to that
+module's journal, whoever imported it; a source gets what its module registered, replayed
+when it was imported before (by the user, or for another registry), so answers never
+depend on who imported a module first. Python's module locks serialise imports (the
+registry lock is never held while importing); ``refresh()`` bumps a generation, and a
+load of an older one is undone. ``RecursionError`` and ``MemoryError`` fail the current
+call only; ``KeyboardInterrupt`` and ``SystemExit`` propagate (with ``catch_exit``, the
+command line's, ``SystemExit`` is the plugin's failure), leaving the source to be retried.
 """
 
 from __future__ import annotations
@@ -36,7 +26,7 @@ from ._names import CODEGEN_GROUP
 from ._sources import Source, SourceInfo
 from ._table import NOUN
 from ._targets import canonical_kind
-from ._types import HostCodegen, HostCodegenHook, Origin
+from ._types import HostCodegen, HostCodegenHook, Origin, SourceState
 from .discovery import Controls, PlannedSource, planned_sources
 
 if TYPE_CHECKING:
@@ -44,8 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = ["IndexLoader", "Load", "Loader", "current_load"]
 
-IndexLoader = Callable[[Controls], Sequence[PlannedSource]]
-"""Reads the planned sources (entry points with their states) under the given controls."""
+IndexLoader = Callable[[Controls], Sequence[PlannedSource]]  # the planned sources, by controls
 
 _TRANSIENT = (RecursionError, MemoryError)  # failures of the moment, never "broken"
 
@@ -163,15 +152,19 @@ def _initializing(name: str) -> bool:
 
 # ---------------------------------------------------------------------- the loader
 class Loader:
-    """The sources of one registry and their loading (guarded by the table's lock)."""
+    """The sources of one registry and their loading (guarded by the table's lock).
+
+    A thread that finds a source loading in another thread waits for that import through
+    the import system (which hands back a partly initialised module in a cross-thread
+    cycle), then for the end of the load; the loading thread itself takes what is there.
+    """
 
     def __init__(self, table: RegistrationTable, registry: Any, *, discover: bool,
                  controls: Controls | None, index_loader: IndexLoader | None,
                  catch_exit: bool = False) -> None:
         self.table, self.lock, self.registry = table, table.lock, registry
-        self.catch_exit = catch_exit
         self.changed = threading.Condition(table.lock)
-        self.discover, self.controls_arg = discover, controls
+        self.discover, self.controls_arg, self.catch_exit = discover, controls, catch_exit
         self.index_loader = index_loader or planned_sources
         self.controls = controls if controls is not None else Controls()
         self.discovered = not discover
@@ -308,17 +301,16 @@ class Loader:
 
     def _load_or_wait(self, source: Source, generation: int) -> None:
         with self.lock:
-            load = source.load
-            if source.state == "lazy" and self.generation == generation:
-                source.load = load = Load(self, source)
+            mine = source.state == "lazy" and self.generation == generation
+            if mine:
+                source.load = Load(self, source)
                 source.state, source.error, source.transient = "loading", None, False
-                mine = True
-            else:
-                mine = False
+            load = source.load
+        if not isinstance(load, Load):
+            return
         if mine:
-            assert isinstance(load, Load)
             return self._load(load)
-        if not isinstance(load, Load) or load.thread is threading.current_thread():
+        if load.thread is threading.current_thread():
             return  # re-entrant (the plugin resolving while it is imported): use what is there
         while source.state == "loading" and self.generation == generation:
             if _initializing(source.module):
@@ -335,39 +327,35 @@ class Loader:
         stack.append(load)
         with _LOCK:
             _ACTIVE.append(load)
-        failure: BaseException | None = None
         try:
             self._import_source(load)
+            if load.stray:
+                listed = ", ".join(f"{NOUN[g]} for kind {k!r}" for g, k in load.stray)
+                raise LookupError(
+                    f"importing it registered {listed}, which distribution "
+                    f"{source.origin.distribution!r} does not advertise; a plugin registers "
+                    "only for the kinds of its entry points: add an entry point for each kind "
+                    "it serves")
+            if not load.registered:
+                raise LookupError(
+                    f"importing it registered no {NOUN[source.group]} for kind "
+                    f"{source.advertised!r}, the kind its entry point advertises")
         except Exception as exc:
-            failure = exc
-        except SystemExit as exc:
-            if not self.catch_exit:
+            self._finish(load, "lazy" if isinstance(exc, _TRANSIENT) else "broken", exc)
+        except BaseException as exc:  # KeyboardInterrupt, SystemExit: retried at the next use
+            if self.catch_exit and isinstance(exc, SystemExit):
+                self._finish(load, "broken", exc)
+            else:
                 self._finish(load, "lazy", None)
                 raise
-            failure = exc
-        except BaseException:  # KeyboardInterrupt: propagate, retried at the next use
-            self._finish(load, "lazy", None)
-            raise
+        else:
+            self._finish(load, "loaded", None)
         finally:
             stack.pop()
             with _LOCK:
                 _ACTIVE.remove(load)
-        if failure is None and load.stray:
-            listed = ", ".join(f"{NOUN[group]} for kind {kind!r}" for group, kind in load.stray)
-            failure = LookupError(
-                f"importing it registered {listed}, which distribution "
-                f"{source.origin.distribution!r} does not advertise; a plugin registers only "
-                "for the kinds of its entry points: add an entry point for each kind it serves")
-        elif failure is None and not load.registered:
-            failure = LookupError(
-                f"importing it registered no {NOUN[source.group]} for kind "
-                f"{source.advertised!r}, the kind its entry point advertises")
-        if failure is None:
-            self._finish(load, "loaded", None)
-        else:
-            self._finish(load, "lazy" if isinstance(failure, _TRANSIENT) else "broken", failure)
 
-    def _finish(self, load: Load, state: str, failure: BaseException | None) -> None:
+    def _finish(self, load: Load, state: SourceState, failure: BaseException | None) -> None:
         source = load.source
         with self.lock:
             current = source in self.sources.get((source.group, source.kind), ())
@@ -375,7 +363,7 @@ class Loader:
                 self.table.rollback(load.undo)
                 for lazy in load.lazy:
                     self._remove(lazy)
-            source.state = state if current else "lazy"  # type: ignore[assignment]
+            source.state = state if current else "lazy"
             source.error, source.transient = failure, failure is not None and state == "lazy"
             source.load = None
             self.changed.notify_all()
