@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
-from ._loading import current_load
+from ._loading import ACTIVE, current_load
 from ._registry import Registry
 
 if TYPE_CHECKING:
@@ -60,6 +60,8 @@ def _current() -> Registry:
 def resolve_host_codegen(target_host: Target | str | dict[str, Any]) -> HostCodegen:
     """Resolve the host codegen for ``target_host`` (a ``Target``, kind name, dict or JSON
     text; see :meth:`Registry.resolve_host_codegen`)."""
+    if _default and not ACTIVE:  # the hot path: no plugin is being loaded anywhere
+        return _default[0].resolve_host_codegen(target_host)
     return _current().resolve_host_codegen(target_host)
 
 

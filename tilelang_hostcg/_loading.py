@@ -32,7 +32,7 @@ from .discovery import Controls, PlannedSource, planned_sources
 if TYPE_CHECKING:
     from ._table import RegistrationTable, Undo
 
-__all__ = ["IndexLoader", "Load", "Loader", "current_load"]
+__all__ = ["ACTIVE", "IndexLoader", "Load", "Loader", "current_load"]
 
 IndexLoader = Callable[[Controls], Sequence[PlannedSource]]  # the planned sources, by controls
 
@@ -58,21 +58,23 @@ class Load:
 
 
 _LOCAL = threading.local()
-_ACTIVE: list[Load] = []  # every load in progress, any thread (under _LOCK)
+ACTIVE: list[Load] = []
+"""Every load in progress, in any thread (changed in place, under a lock). Empty means no
+load is current here: a thread's own loads are listed before they begin."""
 _LOCK = threading.Lock()
 
 
 def current_load() -> Load | None:
     """The load a registration made now belongs to: this thread's innermost one, or (in a
     thread started during a load, which the plugin waits for) that load."""
-    if not _ACTIVE:  # no load anywhere (this thread's own are listed before they begin)
+    if not ACTIVE:  # no load anywhere (this thread's own are listed before they begin)
         return None
     stack: list[Load] | None = getattr(_LOCAL, "stack", None)
     if stack:
         return stack[-1]
     me = threading.current_thread()
     with _LOCK:
-        return next((load for load in reversed(_ACTIVE) if me not in load.threads), None)
+        return next((load for load in reversed(ACTIVE) if me not in load.threads), None)
 
 
 # ---------------------------------------------------------------------- module journals
@@ -326,7 +328,7 @@ class Loader:
         stack = _LOCAL.__dict__.setdefault("stack", [])
         stack.append(load)
         with _LOCK:
-            _ACTIVE.append(load)
+            ACTIVE.append(load)
         try:
             self._import_source(load)
             if load.stray:
@@ -353,7 +355,7 @@ class Loader:
         finally:
             stack.pop()
             with _LOCK:
-                _ACTIVE.remove(load)
+                ACTIVE.remove(load)
 
     def _finish(self, load: Load, state: SourceState, failure: BaseException | None) -> None:
         source = load.source
