@@ -18,116 +18,41 @@ from __future__ import annotations
 import importlib
 import sys
 import threading
-import weakref
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ._names import CODEGEN_GROUP
-from ._sources import Source, SourceInfo
+from ._sources import (
+    BOUNDARY,
+    Load,
+    Source,
+    SourceInfo,
+    begin,
+    current_load,
+    end,
+    import_chain,
+    journal,
+    write_journal,
+)
 from ._table import NOUN
 from ._targets import canonical_kind
 from ._types import HostCodegen, HostCodegenHook, Origin, SourceState
 from .discovery import Controls, PlannedSource, planned_sources
 
 if TYPE_CHECKING:
-    from ._table import RegistrationTable, Undo
+    from ._table import RegistrationTable
 
-__all__ = ["ACTIVE", "IndexLoader", "Load", "Loader", "current_load"]
+__all__ = ["IndexLoader", "Loader"]
 
 IndexLoader = Callable[[Controls], Sequence[PlannedSource]]  # the planned sources, by controls
 
 _TRANSIENT = (RecursionError, MemoryError)  # failures of the moment, never "broken"
 
 
-# ---------------------------------------------------------------------- load contexts
-class Load:
-    """One source being imported into one registry's loader: what it registered, how to
-    take that back, and the threads alive when it began (a thread started later, which
-    the plugin waits for, registers here too)."""
-
-    __slots__ = ("lazy", "loader", "registered", "source", "stray", "thread", "threads", "undo")
-
-    def __init__(self, loader: Loader, source: Source) -> None:
-        self.loader, self.source = loader, source
-        self.undo: list[Undo] = []
-        self.lazy: list[Source] = []
-        self.registered = False
-        self.stray: dict[tuple[str, str], None] = {}
-        self.thread = threading.current_thread()
-        self.threads = frozenset(threading.enumerate())
-
-
-_LOCAL = threading.local()
-ACTIVE: list[Load] = []
-"""Every load in progress, in any thread (changed in place, under a lock). Empty means no
-load is current here: a thread's own loads are listed before they begin."""
-_LOCK = threading.Lock()
-
-
-def current_load() -> Load | None:
-    """The load a registration made now belongs to: this thread's innermost one, or (in a
-    thread started during a load, which the plugin waits for) that load."""
-    if not ACTIVE:  # no load anywhere (this thread's own are listed before they begin)
-        return None
-    stack: list[Load] | None = getattr(_LOCAL, "stack", None)
-    if stack:
-        return stack[-1]
-    me = threading.current_thread()
-    with _LOCK:
-        return next((load for load in reversed(ACTIVE) if me not in load.threads), None)
-
-
-# ---------------------------------------------------------------------- module journals
-_Entry = tuple[tuple[str, ...], str, str, object, bool]  # (chain, group, kind, obj, override)
-_JOURNALS: dict[str, tuple[weakref.ref[Any], list[_Entry]]] = {}
-
-
-def _import_chain() -> tuple[str, ...]:
-    """The modules whose top-level code runs in this thread, innermost first, up to the
-    loader's import (``__main__`` excluded)."""
-    frame = sys._getframe(2)
-    names: list[str] = []
-    while frame is not None:
-        code = frame.f_code
-        if code is _BOUNDARY:  # what runs inside a load belongs to it, not to outer modules
-            break
-        if code.co_name == "<module>":
-            globs = frame.f_globals
-            name = globs.get("__name__")
-            if isinstance(name, str) and name != "__main__" and (not names or names[-1] != name):
-                module = sys.modules.get(name)
-                if module is not None and getattr(module, "__dict__", None) is globs:
-                    names.append(name)
-        frame = frame.f_back  # type: ignore[assignment]
-    return tuple(names)
-
-
-def journal(name: str) -> list[_Entry]:
-    """What the imported module ``name`` registered while its top-level code ran."""
-    with _LOCK:
-        found = _JOURNALS.get(name)
-    module = sys.modules.get(name)
-    if found is None or module is None or found[0]() is not module:
-        return []
-    return list(found[1])
-
-
-def _write_journal(chain: tuple[str, ...], entry: _Entry) -> None:
-    with _LOCK:
-        for name in chain:
-            module = sys.modules.get(name)
-            if module is None:
-                continue
-            found = _JOURNALS.get(name)
-            if found is None or found[0]() is not module:  # a new import of it
-                found = _JOURNALS[name] = (weakref.ref(module), [])
-            found[1].append(entry)
-
-
 def _import(name: str) -> Any:
-    """Import ``name`` for a load (its frame ends every import chain). Through the import
-    statement's path: a module another thread is importing, in a cross-thread cycle, comes
-    back partly initialised rather than as a deadlock error."""
+    """Import ``name`` through the import statement's path: a module another thread is
+    importing, in a cross-thread cycle, comes back partly initialised, not as a deadlock
+    error (``importlib.import_module`` raises one)."""
     __import__(name)
     return sys.modules[name]
 
@@ -325,10 +250,7 @@ class Loader:
 
     def _load(self, load: Load) -> None:
         source = load.source
-        stack = _LOCAL.__dict__.setdefault("stack", [])
-        stack.append(load)
-        with _LOCK:
-            ACTIVE.append(load)
+        begin(load)
         try:
             self._import_source(load)
             if load.stray:
@@ -353,9 +275,7 @@ class Loader:
         else:
             self._finish(load, "loaded", None)
         finally:
-            stack.pop()
-            with _LOCK:
-                ACTIVE.remove(load)
+            end(load)
 
     def _finish(self, load: Load, state: SourceState, failure: BaseException | None) -> None:
         source = load.source
@@ -406,9 +326,9 @@ class Loader:
         """A registration made by code (``obj`` a path: a lazy module): journaled for the
         modules whose top-level code made it, and sent to the load it belongs to, or
         applied as a registration in code."""
-        chain = _import_chain()
+        chain = import_chain()
         if chain:
-            _write_journal(chain, (chain, group, kind, obj, override))
+            write_journal(chain, (chain, group, kind, obj, override))
         load = current_load()
         if load is not None and load.loader is self:
             owner = self.owner(chain)
@@ -446,4 +366,4 @@ class Loader:
             load.undo.append(undo)
 
 
-_BOUNDARY = Loader._import_source.__code__  # the frame that ends every import chain
+BOUNDARY.add(Loader._import_source.__code__)  # what runs inside a load belongs to it

@@ -1,18 +1,32 @@
-"""Lazy sources: one lazy module or ``module:attr`` each (an entry point, or a lazy module
-registered in code), their loading state and how a failed one is described."""
+"""Lazy sources and what their imports registered.
+
+A source is one lazy module or ``module:attr`` (an entry point, or a lazy module
+registered in code): its loading state and how a failed one is described. While a source
+is imported, a :class:`Load` is current in the thread (and in threads started during it,
+which the plugin waits for). Every registration made by a module's top-level code is
+written to that module's journal (and to those of the modules importing it), whoever
+imported it, for a later load of it to replay.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+import sys
+import threading
+import weakref
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from ._targets import canonical_kind
 from ._types import Origin, SourceState
 
 if TYPE_CHECKING:
+    from types import CodeType
+
+    from ._table import Undo
     from .discovery import AdvertisedEntryPoint
 
-__all__ = ["Source", "SourceInfo", "text_of"]
+__all__ = ["ACTIVE", "BOUNDARY", "Load", "Source", "SourceInfo", "begin", "current_load", "end",
+           "import_chain", "journal", "text_of", "write_journal"]
 
 
 def text_of(exc: BaseException) -> str:
@@ -101,3 +115,102 @@ class Source:
         """A snapshot of it."""
         return SourceInfo(self.group, self.advertised, self.value, self.origin, self.state,
                           self.reason, self.error, self.entry.location if self.entry else "")
+
+
+# ---------------------------------------------------------------------- load contexts
+@dataclass(eq=False, slots=True)
+class Load:
+    """One source being imported by one registry's loader: what it registered, how to take
+    that back, and the threads alive when it began (one started later, which the plugin
+    waits for, registers here too)."""
+
+    loader: Any
+    source: Source
+    undo: list[Undo] = field(default_factory=list)
+    lazy: list[Source] = field(default_factory=list)
+    stray: dict[tuple[str, str], None] = field(default_factory=dict)
+    registered: bool = False
+    thread: threading.Thread = field(default_factory=threading.current_thread)
+    threads: frozenset[threading.Thread] = field(
+        default_factory=lambda: frozenset(threading.enumerate()))
+
+
+_LOCAL = threading.local()
+_LOCK = threading.Lock()
+ACTIVE: list[Load] = []
+"""Every load in progress, in any thread (changed in place, under a lock). Empty means no
+load is current here: a thread's own loads are listed before they begin."""
+
+
+def begin(load: Load) -> None:
+    """Make ``load`` current in this thread (and in the threads it starts)."""
+    _LOCAL.__dict__.setdefault("stack", []).append(load)
+    with _LOCK:
+        ACTIVE.append(load)
+
+
+def end(load: Load) -> None:
+    """End ``load``, begun in this thread."""
+    _LOCAL.stack.pop()
+    with _LOCK:
+        ACTIVE.remove(load)
+
+
+def current_load() -> Load | None:
+    """The load a registration made now belongs to: this thread's innermost one, or (in a
+    thread started during a load, which the plugin waits for) that load."""
+    if not ACTIVE:
+        return None
+    stack: list[Load] | None = getattr(_LOCAL, "stack", None)
+    if stack:
+        return stack[-1]
+    me = threading.current_thread()
+    with _LOCK:
+        return next((load for load in reversed(ACTIVE) if me not in load.threads), None)
+
+
+# ---------------------------------------------------------------------- module journals
+Entry = tuple[tuple[str, ...], str, str, object, bool]  # (chain, group, kind, obj, override)
+_JOURNALS: dict[str, tuple[weakref.ref[Any], list[Entry]]] = {}
+BOUNDARY: set[CodeType] = set()
+"""The loader's frames that end every import chain: what runs inside a load is the load's."""
+
+
+def import_chain() -> tuple[str, ...]:
+    """The modules whose top-level code runs in this thread, innermost first, up to the
+    loader's frame (``__main__`` excluded)."""
+    frame = sys._getframe(2)
+    names: list[str] = []
+    while frame is not None and frame.f_code not in BOUNDARY:
+        if frame.f_code.co_name == "<module>":
+            globs = frame.f_globals
+            name = globs.get("__name__")
+            if isinstance(name, str) and name != "__main__" and (not names or names[-1] != name):
+                module = sys.modules.get(name)
+                if module is not None and getattr(module, "__dict__", None) is globs:
+                    names.append(name)
+        frame = frame.f_back  # type: ignore[assignment]
+    return tuple(names)
+
+
+def journal(name: str) -> list[Entry]:
+    """What the imported module ``name`` registered while its top-level code ran."""
+    with _LOCK:
+        found = _JOURNALS.get(name)
+    module = sys.modules.get(name)
+    if found is None or module is None or found[0]() is not module:
+        return []
+    return list(found[1])
+
+
+def write_journal(chain: tuple[str, ...], entry: Entry) -> None:
+    """Write one registration to the journal of every module on ``chain``."""
+    with _LOCK:
+        for name in chain:
+            module = sys.modules.get(name)
+            if module is None:
+                continue
+            found = _JOURNALS.get(name)
+            if found is None or found[0]() is not module:  # a new import of it
+                found = _JOURNALS[name] = (weakref.ref(module), [])
+            found[1].append(entry)
