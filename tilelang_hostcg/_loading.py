@@ -36,7 +36,7 @@ from ._sources import (
 )
 from ._table import NOUN
 from ._targets import canonical_kind
-from ._types import HostCodegen, HostCodegenHook, Origin, SourceState
+from ._types import CODE_ORIGIN, HostCodegen, HostCodegenHook, Origin, SourceState
 from .discovery import Controls, PlannedSource, planned_sources
 
 if TYPE_CHECKING:
@@ -322,7 +322,7 @@ class Loader:
         return next((name for name in chain if self.by_module.get(name)), None)
 
     def register(self, group: str, kind: str, obj: HostCodegen | HostCodegenHook | str,
-                 override: bool, origin: Origin, default: bool = False) -> None:
+                 override: bool, default: bool = False) -> None:
         """A registration made by code (``obj`` a path: a lazy module): journaled for the
         modules whose top-level code made it, and sent to the load it belongs to, or
         applied as a registration in code."""
@@ -339,7 +339,7 @@ class Loader:
         elif isinstance(obj, str):
             self.add_lazy(group, kind, obj, None)
         else:
-            self.table.apply(group, canonical_kind(kind), kind, obj, override, origin, default)
+            self.table.apply(group, canonical_kind(kind), kind, obj, override, CODE_ORIGIN, default)
 
     def admit(self, load: Load, group: str, kind: str, obj: object, override: bool) -> None:
         """Apply one registration of ``load``'s source (dropped where a control disabled that

@@ -113,7 +113,7 @@ class Registry:
         _check_kind(kind)
         if not isinstance(import_path, str) or not import_path.strip():
             raise TypeError(f"import_path must be a non-empty module path, got {import_path!r}")
-        self._loader.register(group, kind, import_path, False, CODE_ORIGIN)
+        self._loader.register(group, kind, import_path, False)
 
     def _register(self, group: str, kind: str, obj: HostCodegen | HostCodegenHook,
                   override: bool, origin: Origin | None, default: bool = False) -> None:
@@ -126,7 +126,7 @@ class Registry:
             # belongs there whoever registers it, even a plugin being imported (not journaled).
             self._table.apply(group, canonical_kind(kind), kind, obj, override, origin, default)
             return
-        self._loader.register(group, kind, obj, override, CODE_ORIGIN, default)
+        self._loader.register(group, kind, obj, override, default)
 
     # ------------------------------------------------------------------ discovery
     def refresh(self) -> None:
