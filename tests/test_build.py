@@ -44,7 +44,7 @@ def test_llvm_build_runs_on_cpu():
 def test_build_accepts_json_target_and_dict():
     module = tilelang_hostcg.build(vector_add, '{"kind": "llvm", "opt-level": 2}')
     run_vector_add(module)
-    run_vector_add(core_registry().build(vector_add, {"kind": "llvm"}))
+    run_vector_add(tilelang_hostcg.build(vector_add, {"kind": "llvm"}, registry=core_registry()))
 
 
 def test_build_goes_through_the_registry():
@@ -61,15 +61,15 @@ def test_build_goes_through_the_registry():
 
     registry.register_host_codegen("llvm", HostCodegen("traced", build))
     registry.register_host_codegen_hook("cuda", HostCodegenHook("trace", hook))
-    run_vector_add(registry.build(vector_add, "llvm"))
-    registry.build(gpu_vector_add, Target(CUDA, host="llvm"))
+    run_vector_add(tilelang_hostcg.build(vector_add, "llvm", registry=registry))
+    tilelang_hostcg.build(gpu_vector_add, Target(CUDA, host="llvm"), registry=registry)
     assert calls == ["llvm", "hook:cuda", "llvm"]
 
 
 @pytest.mark.skipif(shutil.which("gcc") is None and shutil.which("cc") is None,
                     reason="no C compiler on this machine")
 def test_c_host_emits_c_that_compiles_and_runs(tmp_path):
-    module = core_registry().build(vector_add, "c")
+    module = tilelang_hostcg.build(vector_add, "c", registry=core_registry())
     assert module.kind == "c"
     source = module.inspect_source()
     assert "TVMFFIAny" in source and "vector_add" in source
@@ -88,7 +88,7 @@ def test_cuda_device_with_llvm_host_builds_both_modules():
 
 
 def test_cuda_device_without_host_uses_tvm_default_host():
-    module = core_registry().build(gpu_vector_add, CUDA)
+    module = tilelang_hostcg.build(gpu_vector_add, CUDA, registry=core_registry())
     assert module.kind == "llvm" and [m.kind for m in module.imports] == ["cuda"]
 
 
@@ -109,4 +109,4 @@ def test_build_host_applies_hooks_then_codegen():
 
 def test_build_rejects_non_tir_input():
     with pytest.raises(TypeError, match="PrimFunc or IRModule"):
-        core_registry().build("not a function", "llvm")
+        tilelang_hostcg.build("not a function", "llvm", registry=core_registry())

@@ -6,8 +6,8 @@ import json
 import subprocess
 import sys
 
-HEAVY = ["tvm", "tvm_ffi", "importlib.metadata", "importlib_metadata", "packaging", "dataclasses",
-         "tilelang_hostcg._registry", "tilelang_hostcg.discovery"]
+# What a user pays for: TVM, and the metadata libraries an entry-point scan needs.
+HEAVY = ["tvm", "tvm_ffi", "importlib.metadata", "importlib_metadata", "packaging"]
 
 
 def loaded_after(code: str) -> list[str]:
@@ -21,7 +21,8 @@ def test_import_loads_nothing_heavy():
 
 
 def test_public_names_resolve_lazily():
-    assert loaded_after("from tilelang_hostcg import HostCodegen, PluginWarning") == ["dataclasses"]
+    """The value types and errors come without TVM and without a scan of the environment."""
+    assert loaded_after("from tilelang_hostcg import HostCodegen, PluginWarning, Registry") == []
 
 
 def test_all_names_exist():

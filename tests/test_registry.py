@@ -529,3 +529,17 @@ def test_resolution_record_gives_every_verdict_and_the_choice():
         assert registry.resolve_host_codegen(Target("llvm")).name == "true"
     with pytest.warns(PluginWarning):
         assert registry.allowed_host_codegens_for_target(Target("llvm")) == ["true"]
+
+
+def test_a_preference_naming_no_codegen_is_in_the_record_and_warns_once():
+    registry = Registry(controls=Controls(prefer={"llvm": "lvvm-fast"}))
+    registry.register_host_codegen("llvm", codegen("llvm-fast"))
+    with pytest.warns(PluginWarning, match="has no codegen named 'lvvm-fast'") as caught:
+        record = registry.resolution(Target("llvm"))
+        assert registry.resolve_host_codegen(Target("llvm")).name == "llvm-fast"
+    assert record.preferred == "lvvm-fast" and record.choice is not None
+    assert record.preference_problem is not None and "'llvm-fast'" in record.preference_problem
+    assert len([w for w in caught if "lvvm-fast" in str(w.message)]) == 1
+    fixed = Registry(controls=Controls(prefer={"llvm": "llvm-fast"}))
+    fixed.register_host_codegen("llvm", codegen("llvm-fast"))
+    assert fixed.resolution(Target("llvm")).preference_problem is None

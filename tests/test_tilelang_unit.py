@@ -231,6 +231,6 @@ def test_build_runs_the_hooks_of_every_device_target_in_a_fixed_order():
         registry.register_host_codegen("llvm", llvm_codegen("llvm"))
         registry.register_host_codegen_hook("cuda", HostCodegenHook(
             "record", lambda m, h, t, calls=calls: calls.append(str(t.attrs["arch"])) or m))
-        registry.build(_two_device_module(first, second), None)
+        tilelang_hostcg.build(_two_device_module(first, second), None, registry=registry)
         seen.append(calls)
     assert seen[0] == seen[1] and sorted(seen[0]) == ["sm_80", "sm_90"]

@@ -10,8 +10,8 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
-from ._attribution import ACTIVE, current_load, loads_here
 from ._registry import Registry
+from ._sources import ACTIVE, current_load
 
 if TYPE_CHECKING:
     from tvm.ir import IRModule
@@ -48,21 +48,11 @@ def default_registry() -> Registry:
 
 
 def _current() -> Registry:
-    """The registry loading a plugin in this thread, else the default one."""
-    if ACTIVE:  # a plugin is being loaded somewhere (see ACTIVE: false is never stale)
-        stack = loads_here()
-        if stack:
-            registry: Registry = stack[-1].registry
-            return registry
-    return _default[0] if _default else default_registry()
-
-
-def _registering() -> Registry:
-    """Where a registration goes: the registry loading a plugin in this thread, or in a
-    thread that such a plugin started (and waits for), else the default one."""
+    """Where a call goes: the registry loading a plugin in this thread (or in a thread that
+    such a plugin started and waits for), else the default one."""
     load = current_load()
     if load is not None:
-        registry: Registry = load.registry
+        registry: Registry = load.loader.registry
         return registry
     return _default[0] if _default else default_registry()
 
@@ -70,9 +60,9 @@ def _registering() -> Registry:
 def resolve_host_codegen(target_host: Target | str | dict[str, Any]) -> HostCodegen:
     """Resolve the host codegen for ``target_host`` (a ``Target``, kind name, dict or JSON
     text; see :meth:`Registry.resolve_host_codegen`)."""
-    if ACTIVE:  # the hot path skips the thread-local lookup (see ACTIVE)
-        return _current().resolve_host_codegen(target_host)
-    return (_default[0] if _default else default_registry()).resolve_host_codegen(target_host)
+    if _default and not ACTIVE:  # the hot path: no plugin is being loaded anywhere
+        return _default[0].resolve_host_codegen(target_host)
+    return _current().resolve_host_codegen(target_host)
 
 
 def allowed_host_codegens_for_target(target_host: Target | str | dict[str, Any]) -> list[str]:
@@ -89,23 +79,23 @@ def apply_host_codegen_hooks(mod: IRModule, target_host: Target | str | dict[str
 def register_host_codegen(target_host_kind: str, codegen: HostCodegen, *,
                           override: bool = False) -> HostCodegen:
     """Register ``codegen`` for a host kind; duplicate names raise unless ``override``."""
-    return _registering().register_host_codegen(target_host_kind, codegen, override=override)
+    return _current().register_host_codegen(target_host_kind, codegen, override=override)
 
 
 def register_lazy_host_codegen(target_host_kind: str, import_path: str) -> None:
     """Import ``import_path`` when ``target_host_kind`` is first used."""
-    _registering().register_lazy_host_codegen(target_host_kind, import_path)
+    _current().register_lazy_host_codegen(target_host_kind, import_path)
 
 
 def register_host_codegen_hook(target_kind: str, hook: HostCodegenHook, *,
                                override: bool = False) -> HostCodegenHook:
     """Register ``hook`` for a device kind; duplicate names raise unless ``override``."""
-    return _registering().register_host_codegen_hook(target_kind, hook, override=override)
+    return _current().register_host_codegen_hook(target_kind, hook, override=override)
 
 
 def register_lazy_host_codegen_hooks(target_kind: str, import_path: str) -> None:
     """Import ``import_path`` before hooks of ``target_kind`` are first applied."""
-    _registering().register_lazy_host_codegen_hooks(target_kind, import_path)
+    _current().register_lazy_host_codegen_hooks(target_kind, import_path)
 
 
 def refresh() -> None:
@@ -119,9 +109,15 @@ def build_host(host_mod: IRModule, target_host: Target | str | dict[str, Any],
     return _current().build_host(host_mod, target_host, target)
 
 
-def build(func_or_mod: Any, target: Any = None, pipeline: Any = "default") -> Module:
-    """Compile like ``tvm.tirx.build``, building host code through the default registry.
+def build(func_or_mod: Any, target: Any = None, pipeline: Any = "default", *,
+          registry: Registry | None = None) -> Module:
+    """Compile like ``tvm.tirx.build``, building host code through ``registry`` (default:
+    the default registry).
 
     ``target`` is a ``Target``, a kind name or TVM's JSON form.
     """
-    return _current().build(func_or_mod, target, pipeline)
+    # Here: the driver (and its input errors) would add to every first resolution, which
+    # never needs it.
+    from ._build import build as drive
+
+    return drive(registry or _current(), func_or_mod, target, pipeline)

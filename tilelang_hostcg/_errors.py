@@ -21,7 +21,9 @@ __all__ = [
     "PluginWarning",
     "TargetParseError",
     "UnsupportedTileLangError",
+    "add_note",
     "outside_level",
+    "warn_once",
     "warn_plugin",
 ]
 
@@ -143,3 +145,31 @@ def _bootstrap_frame(frame: FrameType) -> bool:
 def warn_plugin(message: str, category: type[Warning] = PluginWarning) -> None:
     """Warn, pointing at the user's line (see :func:`outside_level`)."""
     warnings.warn(message, category, stacklevel=outside_level(sys._getframe(1)))
+
+
+_WARNED: set[str] = set()
+
+
+def warn_once(message: str, category: type[Warning] = PluginWarning) -> None:
+    """:func:`warn_plugin`, once per process for each message."""
+    if message not in _WARNED:
+        _WARNED.add(message)
+        warnings.warn(message, category, stacklevel=outside_level(sys._getframe(1)))
+
+
+def add_note(exc: BaseException, note: str) -> None:
+    """Add ``note`` to ``exc`` as PEP 678 says (``add_note`` on Python 3.11 and later). On
+    Python 3.10 the note also joins the message (the first of ``args``, when it is text),
+    so that it shows in the traceback; the exception keeps its type."""
+    if sys.version_info >= (3, 11):
+        exc.add_note(note)
+        return
+    notes = getattr(exc, "__notes__", None)
+    try:
+        exc.__notes__ = [*notes, note] if isinstance(notes, list) else [note]  # type: ignore[attr-defined]
+        if exc.args and isinstance(exc.args[0], str):
+            exc.args = (f"{exc.args[0]}\n{note}", *exc.args[1:])
+        elif not exc.args:
+            exc.args = (note,)
+    except (AttributeError, TypeError):  # an exception type that refuses new attributes
+        pass

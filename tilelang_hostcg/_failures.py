@@ -1,9 +1,13 @@
+"""The errors of resolution and building, worded once: what went wrong, where it came from
+and what to do next."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from ._errors import AmbiguousHostCodegenError, NoHostCodegenError, PluginCallbackError, PluginLoadError
 from ._tvm import describe_tvm
+from ._types import HostCodegenHook
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -16,7 +20,7 @@ if TYPE_CHECKING:
     from ._types import HostCodegen, Origin
 
 __all__ = ["ambiguous_error", "bad_build_result", "bad_hook_result", "load_error",
-           "missing_build_note", "no_codegen_error"]
+           "missing_build_note", "no_codegen_error", "provenance_note"]
 
 # First-party plugins named in "nothing found" messages.
 _FIRST_PARTY = {"cuda_host": "tilelang-hostcg-cuda"}
@@ -108,3 +112,22 @@ def bad_build_result(codegen: HostCodegen, origin: Origin, result: object, kind:
         f"instead of a runtime Module for target host {kind!r}; its build must return "
         "the built module. Fix the codegen, or choose another with "
         "TILELANG_HOSTCG_PREFER", name=codegen.name, origin=origin)
+
+
+def provenance_note(reg: Registration, others: Sequence[Registration]) -> str:
+    """The note an exception raised by ``reg``'s codegen or hook gains: what raised it,
+    where it comes from, and the control that skips it (``others``: the kind's
+    registrations, for an alternative to prefer)."""
+    is_hook = isinstance(reg.obj, HostCodegenHook)
+    what = f"host codegen hook {reg.name!r}" if is_hook else f"host codegen {reg.name!r}"
+    note = f"raised by {what} for target kind {reg.kind!r} ({reg.origin.describe()})"
+    dist = reg.origin.distribution
+    if dist is None or reg.origin.group is None:
+        return note + "; it was registered in code, not by a plugin"
+    note += (f". Skip it with TILELANG_HOSTCG_DISABLE={dist}:{reg.kind} (that entry point) or "
+             f"TILELANG_HOSTCG_DISABLE={dist} (the distribution)")
+    other = next((r.name for r in others if r.name != reg.name), None)
+    if not is_hook:
+        note += (f", or choose another codegen with TILELANG_HOSTCG_PREFER={reg.kind}="
+                 f"{other or '<name>'}")
+    return note

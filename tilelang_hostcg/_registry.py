@@ -2,7 +2,7 @@
 
 Its state is a :class:`~tilelang_hostcg._table.RegistrationTable` (registrations, the
 lock, the resolution caches), filled by the registry (in code) and by its
-:class:`~tilelang_hostcg._loader.Loader` (plugins). Resolution is decided by
+:class:`~tilelang_hostcg._loading.Loader` (plugins). Resolution is decided by
 :func:`~tilelang_hostcg._resolution.decide`, whose record the registry raises or returns.
 """
 
@@ -11,12 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from ._attribution import current_load, import_chain, write_journal
-from ._errors import warn_plugin
-from ._failures import bad_build_result, bad_hook_result, load_error
-from ._loader import IndexLoader, Loader
+from ._errors import add_note, warn_once, warn_plugin
+from ._failures import bad_build_result, bad_hook_result, load_error, provenance_note
+from ._loading import IndexLoader, Loader
 from ._names import CODEGEN_GROUP, HOOK_GROUP
-from ._resolution import MATCH, NOT_BOOL, RAISED, Candidate, Resolution, decide, judge
+from ._resolution import Candidate, Resolution, decide, judge
 from ._sources import Source, SourceInfo
 from ._table import Registration, RegistrationTable
 from ._targets import canonical_kind, host_of, is_host_target, parse_target
@@ -49,14 +48,17 @@ class Registry:
     ``Registry()`` is empty and reads no entry points; ``Registry(discover=True)``
     reads the installed entry points (and the ``TILELANG_HOSTCG_*`` controls, unless
     ``controls`` is given) at first use. All methods are thread-safe. Targets may be
-    given as a ``Target``, a kind name, a dict or TVM's JSON text.
+    given as a ``Target``, a kind name, a dict or TVM's JSON text. ``catch_exit=True``
+    (the command line's) records a plugin's ``SystemExit`` raised while it is imported as
+    that plugin's failure (state ``broken``) instead of letting it end the process;
+    ``KeyboardInterrupt`` always propagates.
     """
 
     def __init__(self, *, discover: bool = False, controls: Controls | None = None,
-                 index_loader: IndexLoader | None = None) -> None:
+                 index_loader: IndexLoader | None = None, catch_exit: bool = False) -> None:
         self._table = RegistrationTable()
         self._loader = Loader(self._table, self, discover=discover, controls=controls,
-                              index_loader=index_loader)
+                              index_loader=index_loader, catch_exit=catch_exit)
 
     # ------------------------------------------------------------------ registration
     def register_host_codegen(self, target_host_kind: str, codegen: HostCodegen, *,
@@ -111,7 +113,7 @@ class Registry:
         _check_kind(kind)
         if not isinstance(import_path, str) or not import_path.strip():
             raise TypeError(f"import_path must be a non-empty module path, got {import_path!r}")
-        self._route(group, kind, import_path, False)
+        self._loader.register(group, kind, import_path, False)
 
     def _register(self, group: str, kind: str, obj: HostCodegen | HostCodegenHook,
                   override: bool, origin: Origin | None, default: bool = False) -> None:
@@ -124,29 +126,7 @@ class Registry:
             # belongs there whoever registers it, even a plugin being imported (not journaled).
             self._table.apply(group, canonical_kind(kind), kind, obj, override, origin, default)
             return
-        self._route(group, kind, obj, override, origin, default)
-
-    def _route(self, group: str, kind: str, obj: HostCodegen | HostCodegenHook | str,
-               override: bool, origin: Origin | None = None, default: bool = False) -> None:
-        """Send a registration made by code to where it belongs: the plugin being loaded
-        (when its module made it), the entry point naming the module that made it, or
-        this registry as a registration in code."""
-        chain = import_chain()
-        if chain:
-            write_journal(chain, group, kind, obj, override)
-        load = current_load(self)
-        if load is not None:
-            owner = self._loader.owner(chain)
-            if owner is None or owner == load.source.module:
-                self._loader.admit(load, group, kind, obj, override)
-            # Otherwise another entry point names the module that made it: that entry
-            # point gets it (replayed from the module's journal) when its kind is used.
-            return
-        if isinstance(obj, str):
-            self._loader.add_lazy(group, kind, obj, None)
-        else:
-            self._table.apply(group, canonical_kind(kind), kind, obj, override,
-                              origin or CODE_ORIGIN, default)
+        self._loader.register(group, kind, obj, override, default)
 
     # ------------------------------------------------------------------ discovery
     def refresh(self) -> None:
@@ -213,15 +193,13 @@ class Registry:
         kind = canonical_kind(host.kind.name)
         loader = self._loader
         for _ in range(_REFRESH_RETRIES):
-            generation = loader.generation
-            loader.ensure_loaded(CODEGEN_GROUP, kind)
+            generation = loader.ensure_loaded(CODEGEN_GROUP, kind)
             problems = loader.problems(CODEGEN_GROUP, kind)
-            disabled = [i for i in loader.of_kind(CODEGEN_GROUP, kind) if i.state == "disabled"]
+            disabled = [i for i in loader.infos(CODEGEN_GROUP, kind) if i.state == "disabled"]
             resolution = decide(kind, host, self._table.of(CODEGEN_GROUP, kind),
-                                [s.info() for s in problems], disabled,
-                                loader.controls.prefer.get(kind))
-            # "Nothing matches" seen across a concurrent refresh() may be a table caught
-            # between drop and reload: ask again (a match is true whenever it was seen).
+                                [s.info() for s in problems], disabled, loader.controls)
+            # "Nothing matches" across a refresh() may be a table caught between drop and
+            # reload: ask again (a match is true whenever it was seen).
             if resolution.choice is not None or generation == loader.generation:
                 break
         return resolution, problems
@@ -231,12 +209,11 @@ class Registry:
         """Warn about what resolution passed over: a PREFER naming nothing, odd predicates,
         and (``always``, or when something matched and no load error is raised) failed
         plugins."""
-        kind = resolution.kind
-        self._loader.controls.check_preference(
-            kind, (c.registration.name for c in resolution.candidates))
+        if resolution.preference_problem is not None:
+            warn_once(resolution.preference_problem)
         _warn_predicates(resolution.candidates)
-        if always or any(c.matches for c in resolution.candidates):
-            _warn_skipped(problems, f"host kind {kind!r}")
+        if always or resolution.matching:
+            _warn_skipped(problems, f"host kind {resolution.kind!r}")
 
     def _resolve(self, given: Any) -> HostCodegen:
         table = self._table
@@ -273,17 +250,26 @@ class Registry:
         return [c.registration.name for c in resolution.matching]
 
     # ------------------------------------------------------------------ hooks
+    def _hooks(self, device: Target) -> tuple[str, list[Candidate], list[Source]]:
+        """The kind of device target ``device``, its hooks judged for it, in the order they
+        run, and its failed hook providers (odd predicates warn)."""
+        kind = canonical_kind(device.kind.name)
+        loader = self._loader
+        for _ in range(_REFRESH_RETRIES):  # as for codegens: ask again across a refresh()
+            generation = loader.ensure_loaded(HOOK_GROUP, kind)
+            regs = self._table.of(HOOK_GROUP, kind)
+            if regs or generation == loader.generation:
+                break
+        out = [Candidate(reg, *judge(reg, device), None) for reg in regs]
+        _warn_predicates(out)
+        return kind, out, loader.problems(HOOK_GROUP, kind)
+
     def hook_candidates(self, target: TargetLike) -> list[Candidate]:
         """Every hook of device ``target``'s kind, judged for it, in the order they run
         (loads the kind's hook providers; broken ones warn)."""
-        device = parse_target(target)
-        kind = canonical_kind(device.kind.name)
-        self._loader.ensure_loaded(HOOK_GROUP, kind)
-        _warn_skipped(self._loader.problems(HOOK_GROUP, kind), f"hooks of kind {kind!r}")
-        out = [Candidate(reg, *judge(reg, device), None)
-               for reg in self._table.of(HOOK_GROUP, kind)]
-        _warn_predicates(out)
-        return out
+        kind, candidates, problems = self._hooks(parse_target(target))
+        _warn_skipped(problems, f"hooks of kind {kind!r}")
+        return candidates
 
     def matching_hooks(self, target: TargetLike) -> list[Registration]:
         """The hooks that apply to device ``target``, in the order they run (broken hook
@@ -297,25 +283,20 @@ class Registry:
         As for codegens: when the kind's advertised hook providers all failed to load and
         nothing else registered hooks for it, raises :class:`PluginLoadError`; with another
         provider serving, the failed ones are skipped with a :class:`PluginWarning`. A hook
-        returning anything but an ``IRModule`` raises :class:`PluginCallbackError`.
+        returning anything but an ``IRModule`` raises :class:`PluginCallbackError`; an
+        exception a hook raises gains a note naming it and the control that skips it.
         """
         if target is None:
             return mod
         device = parse_target(target)
         # Passed to the hooks as given when None (a hook may then use target.host), as TileLang does.
         host = parse_target(target_host) if target_host is not None else None
-        kind = canonical_kind(device.kind.name)
-        loader = self._loader
-        for _ in range(_REFRESH_RETRIES):
-            generation = loader.generation
-            loader.ensure_loaded(HOOK_GROUP, kind)
-            if self._table.of(HOOK_GROUP, kind) or generation == loader.generation:
-                break
-        problems = loader.problems(HOOK_GROUP, kind)
-        if problems and not self._table.of(HOOK_GROUP, kind):
+        kind, candidates, problems = self._hooks(device)
+        if problems and not candidates:
             raise load_error(f"No host codegen hook for target {kind!r} can run", kind,
                              problems[0].info())
-        regs = self.matching_hooks(device)
+        _warn_skipped(problems, f"hooks of kind {kind!r}")
+        regs = [c.registration for c in candidates if c.matches]
         if not regs:
             return mod
         from tvm.ir import IRModule  # here: TVM is in use once a hook runs
@@ -325,9 +306,7 @@ class Registry:
             try:
                 result = hook.lower(mod, host, device)
             except Exception as exc:
-                if hasattr(exc, "add_note"):  # Python 3.11 and later
-                    exc.add_note(f"raised by host codegen hook {reg.obj.name!r} "
-                                 f"({reg.origin.describe()})")
+                add_note(exc, provenance_note(reg, [c.registration for c in candidates]))
                 raise
             if not isinstance(result, IRModule):
                 raise bad_hook_result(reg, result, kind)
@@ -340,39 +319,38 @@ class Registry:
         """Apply hooks, resolve the host codegen and build ``host_mod`` with this registry.
 
         A codegen whose build returns anything but a runtime ``Module`` raises
-        :class:`PluginCallbackError` naming it and its origin.
+        :class:`PluginCallbackError` naming it and its origin; an exception its build
+        raises reaches the caller with a note naming the codegen, where it comes from
+        and the control that skips it.
         """
         host = parse_target(target_host)
         host_mod = self.apply_host_codegen_hooks(host_mod, host, target)
         codegen = self.resolve_host_codegen(host)
-        result = codegen.lower(host_mod, host)
+        kind = canonical_kind(host_of(host).kind.name)
+        regs = self._table.of(CODEGEN_GROUP, kind)
+        reg = next((r for r in regs if r.obj is codegen), None)
+        try:
+            result = codegen.lower(host_mod, host)
+        except Exception as exc:
+            if reg is not None:
+                add_note(exc, provenance_note(reg, regs))
+            raise
         from tvm.runtime import Module as RuntimeModule  # here: TVM is in use once built
 
         if not isinstance(result, RuntimeModule):
-            kind = canonical_kind(host_of(host).kind.name)
-            origin = next((r.origin for r in self._table.of(CODEGEN_GROUP, kind)
-                           if r.obj is codegen), CODE_ORIGIN)
-            raise bad_build_result(codegen, origin, result, kind)
+            raise bad_build_result(codegen, reg.origin if reg else CODE_ORIGIN, result, kind)
         return result
-
-    def build(self, func_or_mod: Any, target: Any = None, pipeline: Any = "default") -> Module:
-        """Compile like ``tvm.tirx.build``, building the host module through this registry."""
-        # Here: the driver (and its input errors) would add about 0.3 ms to every first
-        # resolution, which never needs it.
-        from ._build import build
-
-        return build(self, func_or_mod, target, pipeline)
 
 
 def _warn_predicates(candidates: Sequence[Candidate]) -> None:
     for c in candidates:
-        if c.verdict == MATCH:
+        if c.verdict == "match":
             continue
         reg = c.registration
-        if c.verdict == RAISED:
+        if c.verdict == "raised":
             warn_plugin(f"supports_target of {reg.name!r} ({reg.origin.describe()}) raised "
                         f"{c.detail}; treating it as not matching. Fix the plugin's predicate.")
-        elif c.verdict == NOT_BOOL:
+        elif c.verdict == "not-bool":
             warn_plugin(f"supports_target of {reg.name!r} ({reg.origin.describe()}) returned "
                         f"{c.detail}, not a bool; treating it as not matching. Fix the plugin's "
                         "predicate to return True or False.")

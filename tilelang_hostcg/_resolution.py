@@ -10,6 +10,7 @@ same record.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ._failures import ambiguous_error, load_error, no_codegen_error
@@ -17,7 +18,7 @@ from ._global_func import required_global_func
 from ._names import CORE_DISTRIBUTION
 from ._sources import text_of
 from ._tvm import get_global_func
-from ._types import Frozen, init_fields
+from ._types import Verdict
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -27,20 +28,9 @@ if TYPE_CHECKING:
     from ._errors import HostCodegenError
     from ._sources import SourceInfo
     from ._table import Registration
+    from .discovery import Controls
 
-__all__ = ["MATCH", "MISSING_BUILD", "NOT_BOOL", "NO_MATCH", "RAISED", "Candidate", "Resolution",
-           "decide", "judge", "missing_build"]
-
-MATCH = "match"
-"""The predicate returned ``True`` (or there is none) and the build function exists."""
-NO_MATCH = "no-match"
-"""The predicate returned ``False``."""
-RAISED = "raised"
-"""The predicate raised; treated as not matching."""
-NOT_BOOL = "not-bool"
-"""The predicate returned something other than a bool; treated as not matching."""
-MISSING_BUILD = "missing-build"
-"""The TVM global function the codegen builds with is missing from the TVM in use."""
+__all__ = ["Candidate", "Resolution", "decide", "judge", "missing_build"]
 
 TIERS = ("first", "default", "superseded")
 """The tiers resolution tries in turn: registrations that are neither client defaults nor
@@ -57,76 +47,69 @@ def missing_build(obj: object) -> str | None:
     return name if get_global_func(name) is None else None
 
 
-def judge(reg: Registration, target: Target) -> tuple[str, str | None]:
+def judge(reg: Registration, target: Target) -> tuple[Verdict, str | None]:
     """The verdict on ``reg`` for ``target`` and its detail (the missing function, the
     predicate's exception or odd value). Only a predicate returning ``True`` matches."""
     missing = missing_build(reg.obj)
     if missing is not None:
-        return MISSING_BUILD, missing
+        return "missing-build", missing
     predicate = reg.obj.supports_target
     if predicate is None:
-        return MATCH, None
+        return "match", None
     try:
         ok = predicate(target)
     except Exception as exc:  # a plugin's predicate must not break resolution
-        return RAISED, f"{type(exc).__name__}: {text_of(exc)}"
+        return "raised", f"{type(exc).__name__}: {text_of(exc)}"
     if ok is True:
-        return MATCH, None
+        return "match", None
     if ok is False:
-        return NO_MATCH, None
+        return "no-match", None
     try:
         shown = f"{ok!r:.60}"
     except Exception:
         shown = "<unprintable>"
-    return NOT_BOOL, f"{type(ok).__name__} {shown}"
+    return "not-bool", f"{type(ok).__name__} {shown}"
 
 
-class Candidate(Frozen):
+@dataclass(frozen=True, slots=True)
+class Candidate:
     """One registration judged for one target (immutable).
 
-    ``verdict`` is one of :data:`MATCH`, :data:`NO_MATCH`, :data:`RAISED`,
-    :data:`NOT_BOOL`, :data:`MISSING_BUILD`; ``detail`` says more (the missing
-    function, the exception, the odd value); ``tier`` is the index in :data:`TIERS` of
-    a matching codegen (``None`` when it does not match).
+    ``verdict`` is a :data:`~tilelang_hostcg._types.Verdict`; ``detail`` says more (the
+    missing function, the exception, the odd value); ``tier`` is the index in
+    :data:`TIERS` of a matching codegen (``None`` when it does not match).
     """
 
-    __slots__ = ("registration", "verdict", "detail", "tier")  # noqa: RUF023  # fields in order
     registration: Registration
-    verdict: str
+    verdict: Verdict
     detail: str | None
     tier: int | None
-
-    def __init__(self, registration: Registration, verdict: str, detail: str | None,
-                 tier: int | None) -> None:
-        init_fields(self, registration, verdict, detail, tier)
 
     @property
     def matches(self) -> bool:
         """Whether it serves the target."""
-        return self.verdict == MATCH
+        return self.verdict == "match"
 
     @property
     def buildable(self) -> bool:
         """Whether it can build with the TVM in use (whatever the target)."""
-        return self.verdict != MISSING_BUILD
+        return self.verdict != "missing-build"
 
 
-class Resolution(Frozen):
+@dataclass(frozen=True, slots=True)
+class Resolution:
     """How a host target resolves (immutable): the record that resolution, ``explain``,
     ``check`` and the error messages share.
 
     ``kind`` is the canonical host kind and ``host`` the host target judged;
     ``candidates`` every registration of the kind in resolution order, judged;
     ``failed`` the kind's sources that failed to load and ``disabled`` those skipped by
-    a control; ``preferred`` the ``TILELANG_HOSTCG_PREFER`` name for the kind. ``choice``
-    is the chosen candidate and ``why`` says why (``preferred``, ``default``, ``only``,
-    ``order`` or ``priority``); else ``error`` is the error resolution raises.
+    a control; ``preferred`` the ``TILELANG_HOSTCG_PREFER`` name for the kind and
+    ``preference_problem`` what is wrong with it (it names no codegen of the kind).
+    ``choice`` is the chosen candidate and ``why`` says why (``preferred``, ``default``,
+    ``only``, ``order`` or ``priority``); else ``error`` is the error resolution raises.
     """
 
-    __slots__ = (  # noqa: RUF023  # fields in order
-        "kind", "host", "candidates", "failed", "disabled", "preferred", "choice", "why",
-        "error",
-    )
     kind: str
     host: Target
     candidates: tuple[Candidate, ...]
@@ -136,13 +119,7 @@ class Resolution(Frozen):
     choice: Candidate | None
     why: str | None
     error: HostCodegenError | None
-
-    def __init__(self, kind: str, host: Target, candidates: tuple[Candidate, ...],
-                 failed: tuple[SourceInfo, ...], disabled: tuple[SourceInfo, ...],
-                 preferred: str | None, choice: Candidate | None, why: str | None,
-                 error: HostCodegenError | None) -> None:
-        init_fields(self, kind, host, candidates, failed, disabled, preferred, choice, why,
-                    error)
+    preference_problem: str | None = None
 
     @property
     def matching(self) -> list[Candidate]:
@@ -170,13 +147,15 @@ def _tier(reg: Registration, superseding: bool) -> int:
 
 def decide(kind: str, host: Target, regs: Sequence[Registration],
            failed: Sequence[SourceInfo], disabled: Sequence[SourceInfo],
-           preferred: str | None) -> Resolution:
-    """Judge ``regs`` (the kind's registrations, in order) for ``host`` and choose."""
+           controls: Controls) -> Resolution:
+    """Judge ``regs`` (the kind's registrations, in order) for ``host`` and choose, with
+    ``controls``' preference for the kind."""
+    preferred = controls.prefer.get(kind)
     superseding = any(r.default for r in regs)
     candidates = []
     for reg in regs:
         verdict, detail = judge(reg, host)
-        tier = _tier(reg, superseding) if verdict == MATCH else None
+        tier = _tier(reg, superseding) if verdict == "match" else None
         candidates.append(Candidate(reg, verdict, detail, tier))
     matching = [c for c in candidates if c.matches]
     choice: Candidate | None = None
@@ -204,5 +183,7 @@ def decide(kind: str, host: Target, regs: Sequence[Registration],
                 choice = top[0]
                 why = ("default" if best == 1 else "only" if len(matching) == 1
                        else "order" if len(top) > 1 else "priority")
+    problem = (controls.unknown_preference(kind, (c.registration.name for c in candidates))
+               if preferred is not None else None)
     return Resolution(kind, host, tuple(candidates), tuple(failed), tuple(disabled), preferred,
-                      choice, why, error)
+                      choice, why, error, problem.message if problem is not None else None)

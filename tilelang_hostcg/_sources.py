@@ -1,43 +1,32 @@
-"""Lazy sources: one lazy module or ``module:attr`` each (an entry point, or a lazy module
-registered in code), their loading state and how a failed one is described."""
+"""Lazy sources and what their imports registered.
+
+A source is one lazy module or ``module:attr`` (an entry point, or a lazy module
+registered in code): its loading state and how a failed one is described. While a source
+is imported, a :class:`Load` is current in the thread (and in threads started during it,
+which the plugin waits for). Every registration made by a module's top-level code is
+written to that module's journal (and to those of the modules importing it), whoever
+imported it, for a later load of it to replay.
+"""
 
 from __future__ import annotations
 
-import re
-from typing import TYPE_CHECKING
+import sys
+import threading
+import weakref
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from ._targets import canonical_kind
-from ._types import Frozen, Origin, init_fields
+from ._types import Origin, SourceState
 
 if TYPE_CHECKING:
+    from types import CodeType
+
+    from ._table import Undo
     from .discovery import AdvertisedEntryPoint
 
-__all__ = ["Source", "SourceInfo", "parse_value", "text_of"]
-
-# The form importlib.metadata.EntryPoint accepts: module, optional :attr, optional [extras].
-_VALUE = r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$"
-
-
-def _dotted(text: str) -> bool:
-    return text.isascii() and all(part.isidentifier() for part in text.split("."))
-
-
-def parse_value(value: str) -> tuple[str, str | None]:
-    """``(module, attr)`` of an entry-point value, extras stripped as ``importlib.metadata``
-    does; raises ``ValueError`` for a value it would not accept."""
-    module, sep, attr = value.partition(":")
-    if _dotted(module) and (not sep or _dotted(attr)):  # the usual form
-        return module, attr if sep else None
-    match = re.match(_VALUE, value.strip())
-    if match is None:
-        raise ValueError(f"entry point value {value!r} is not 'module' or 'module:attr' "
-                         "(optionally followed by [extras])")
-    return match.group("module"), match.group("attr")
-
-
-def module_of(value: str) -> str:
-    """The module an entry-point value names."""
-    return value.partition(":")[0].partition("[")[0].strip()
+__all__ = ["ACTIVE", "BOUNDARY", "Load", "Source", "SourceInfo", "begin", "current_load", "end",
+           "import_chain", "journal", "text_of", "write_journal"]
 
 
 def text_of(exc: BaseException) -> str:
@@ -48,31 +37,23 @@ def text_of(exc: BaseException) -> str:
         return f"<{type(exc).__name__} whose str() raised>"
 
 
-class SourceInfo(Frozen):
-    """A snapshot of one lazy source (an entry point or a lazy module registered in code;
-    immutable).
+@dataclass(frozen=True, slots=True)
+class SourceInfo:
+    """A snapshot of one lazy source (an entry point or a lazy module registered in code).
 
     ``state`` is ``lazy``, ``loading``, ``loaded``, ``broken``, ``disabled`` or
-    ``incompatible``; ``reason`` explains the last three; ``error`` is the
-    exception that broke it (or, for a ``lazy`` source, the transient failure of the
-    last attempt).
+    ``incompatible``; ``reason`` explains the last three; ``error`` is the exception that
+    broke it (or, for a ``lazy`` source, the transient failure of the last attempt).
     """
 
-    __slots__ = (  # noqa: RUF023  # fields in order
-        "group", "kind", "value", "origin", "state", "reason", "error", "location",
-    )
     group: str
     kind: str
     value: str
     origin: Origin
-    state: str
+    state: SourceState
     reason: str | None
     error: BaseException | None
-    location: str
-
-    def __init__(self, group: str, kind: str, value: str, origin: Origin, state: str,
-                 reason: str | None, error: BaseException | None, location: str = "") -> None:
-        init_fields(self, group, kind, value, origin, state, reason, error, location)
+    location: str = ""
 
     @property
     def failed(self) -> bool:
@@ -88,8 +69,10 @@ class SourceInfo(Frozen):
             what = f"is skipped: {self.reason}"
         else:
             err = self.error
-            what = (f"failed to load: {type(err).__name__}: {text_of(err)}" if err
-                    else "failed to load")
+            what = ("failed to load" if err is None
+                    else f"exited while being imported (sys.exit({err.code!r}))"
+                    if isinstance(err, SystemExit)
+                    else f"failed to load: {type(err).__name__}: {text_of(err)}")
             if self.state == "lazy" and err is not None:
                 what += " (a transient failure: it is retried at the next use)"
         return f"plugin {self.origin.describe()} {what}"
@@ -107,30 +90,127 @@ class SourceInfo(Frozen):
 
 
 class Source:
-    """Mutable loading state of one lazy source (internal; changed under the table's lock)."""
+    """Mutable loading state of one lazy source (internal; changed under the registry's lock).
 
-    __slots__ = ("advertised", "entry", "error", "group", "in_code", "kind", "module", "origin",
-                 "reason", "replaceable", "state", "transient", "value", "warned")
+    ``load`` is the load in progress while ``state`` is ``loading``; ``transient`` marks an
+    ``error`` of the moment (retried at the next use); ``replaceable`` the kind's lazy
+    module registered in code (TileLang's one, which a later call replaces).
+    """
 
-    def __init__(self, group: str, advertised: str, value: str, origin: Origin, state: str = "lazy",
-                 reason: str | None = None, entry: AdvertisedEntryPoint | None = None,
-                 in_code: bool = False) -> None:
-        self.group = group
-        self.advertised = advertised
-        self.kind = canonical_kind(advertised)
-        self.value = value
-        self.module = module_of(value)
-        self.origin = origin
-        self.state = state
-        self.reason = reason
+    __slots__ = ("advertised", "entry", "error", "group", "in_code", "kind", "load", "module",
+                 "origin", "reason", "replaceable", "state", "transient", "value", "warned")
+
+    def __init__(self, group: str, advertised: str, value: str, origin: Origin,
+                 state: SourceState = "lazy", reason: str | None = None,
+                 entry: AdvertisedEntryPoint | None = None, in_code: bool = False) -> None:
+        self.group, self.advertised, self.kind = group, advertised, canonical_kind(advertised)
+        self.value, self.origin, self.state, self.reason = value, origin, state, reason
+        self.module = value.partition(":")[0].partition("[")[0].strip()
         self.error: BaseException | None = None
-        self.transient = False
-        self.entry = entry
-        self.warned = False
-        self.in_code = in_code  # registered by register_lazy_*(), not an entry point
-        self.replaceable = False  # the kind's lazy module registered in code (TileLang's one)
+        self.load: object = None
+        self.transient = self.warned = self.replaceable = False
+        self.entry, self.in_code = entry, in_code
 
     def info(self) -> SourceInfo:
         """A snapshot of it."""
         return SourceInfo(self.group, self.advertised, self.value, self.origin, self.state,
                           self.reason, self.error, self.entry.location if self.entry else "")
+
+
+# ---------------------------------------------------------------------- load contexts
+@dataclass(eq=False, slots=True)
+class Load:
+    """One source being imported by one registry's loader: what it registered, how to take
+    that back, and the threads alive when it began (one started later, which the plugin
+    waits for, registers here too)."""
+
+    loader: Any
+    source: Source
+    undo: list[Undo] = field(default_factory=list)
+    lazy: list[Source] = field(default_factory=list)
+    stray: dict[tuple[str, str], None] = field(default_factory=dict)
+    registered: bool = False
+    thread: threading.Thread = field(default_factory=threading.current_thread)
+    threads: frozenset[threading.Thread] = field(
+        default_factory=lambda: frozenset(threading.enumerate()))
+
+
+_LOCAL = threading.local()
+_LOCK = threading.Lock()
+ACTIVE: list[Load] = []
+"""Every load in progress, in any thread (changed in place, under a lock). Empty means no
+load is current here: a thread's own loads are listed before they begin."""
+
+
+def begin(load: Load) -> None:
+    """Make ``load`` current in this thread (and in the threads it starts)."""
+    _LOCAL.__dict__.setdefault("stack", []).append(load)
+    with _LOCK:
+        ACTIVE.append(load)
+
+
+def end(load: Load) -> None:
+    """End ``load``, begun in this thread."""
+    _LOCAL.stack.pop()
+    with _LOCK:
+        ACTIVE.remove(load)
+
+
+def current_load() -> Load | None:
+    """The load a registration made now belongs to: this thread's innermost one, or (in a
+    thread started during a load, which the plugin waits for) that load."""
+    if not ACTIVE:
+        return None
+    stack: list[Load] | None = getattr(_LOCAL, "stack", None)
+    if stack:
+        return stack[-1]
+    me = threading.current_thread()
+    with _LOCK:
+        return next((load for load in reversed(ACTIVE) if me not in load.threads), None)
+
+
+# ---------------------------------------------------------------------- module journals
+Entry = tuple[tuple[str, ...], str, str, object, bool]  # (chain, group, kind, obj, override)
+_JOURNALS: dict[str, tuple[weakref.ref[Any], list[Entry]]] = {}
+BOUNDARY: set[CodeType] = set()
+"""The loader's frames that end every import chain: what runs inside a load is the load's."""
+
+
+def import_chain() -> tuple[str, ...]:
+    """The modules whose top-level code runs in this thread, innermost first, up to the
+    loader's frame (``__main__`` excluded)."""
+    frame = sys._getframe(2)
+    names: list[str] = []
+    while frame is not None and frame.f_code not in BOUNDARY:
+        if frame.f_code.co_name == "<module>":
+            globs = frame.f_globals
+            name = globs.get("__name__")
+            if isinstance(name, str) and name != "__main__" and (not names or names[-1] != name):
+                module = sys.modules.get(name)
+                if module is not None and getattr(module, "__dict__", None) is globs:
+                    names.append(name)
+        frame = frame.f_back  # type: ignore[assignment]
+    return tuple(names)
+
+
+def journal(name: str) -> list[Entry]:
+    """What the imported module ``name`` registered while its top-level code ran."""
+    with _LOCK:
+        found = _JOURNALS.get(name)
+    module = sys.modules.get(name)
+    if found is None or module is None or found[0]() is not module:
+        return []
+    return list(found[1])
+
+
+def write_journal(chain: tuple[str, ...], entry: Entry) -> None:
+    """Write one registration to the journal of every module on ``chain``."""
+    with _LOCK:
+        for name in chain:
+            module = sys.modules.get(name)
+            if module is None:
+                continue
+            found = _JOURNALS.get(name)
+            if found is None or found[0]() is not module:  # a new import of it
+                found = _JOURNALS[name] = (weakref.ref(module), [])
+            found[1].append(entry)

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import itertools
 import threading
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ._errors import DuplicateRegistrationError
 from ._names import CODEGEN_GROUP, HOOK_GROUP
-from ._types import Frozen, HostCodegen, HostCodegenHook, Origin, init_fields
+from ._types import HostCodegen, HostCodegenHook, Origin
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -25,7 +26,8 @@ NOUN = {CODEGEN_GROUP: "host codegen", HOOK_GROUP: "host codegen hook"}
 """What a registration of each group is called in messages."""
 
 
-class Registration(Frozen):
+@dataclass(frozen=True, slots=True)
+class Registration:
     """A codegen or hook registered under a kind, with where it came from (immutable).
 
     ``seq`` is the registration order (an ``override`` registers anew, as in TileLang:
@@ -34,18 +36,11 @@ class Registration(Frozen):
     :mod:`tilelang_hostcg.tilelang`): it serves only when no other registration matches.
     """
 
-    __slots__ = (  # noqa: RUF023  # fields in order
-        "kind", "obj", "origin", "seq", "default",
-    )
     kind: str
     obj: HostCodegen | HostCodegenHook
     origin: Origin
     seq: int
-    default: bool
-
-    def __init__(self, kind: str, obj: HostCodegen | HostCodegenHook, origin: Origin, seq: int,
-                 default: bool = False) -> None:
-        init_fields(self, kind, obj, origin, seq, default)
+    default: bool = False
 
     @property
     def name(self) -> str:
@@ -58,36 +53,22 @@ class Registration(Frozen):
         return self.obj.priority
 
 
-class Undo(Frozen):
+@dataclass(frozen=True, slots=True)
+class Undo:
     """How to take back one change to the table (immutable): remove ``new`` from the
     kind's registrations of ``group`` and put ``old`` back (``None``: nothing to put back)."""
 
-    __slots__ = ("group", "kind", "old", "new")  # noqa: RUF023  # fields in order
     group: str
     kind: str
     old: Registration | None
     new: Registration
 
-    def __init__(self, group: str, kind: str, old: Registration | None,
-                 new: Registration) -> None:
-        init_fields(self, group, kind, old, new)
 
-
-def _sort_key(reg: Registration) -> tuple[int, int]:
-    return (-reg.obj.priority, reg.seq)
-
-
-def _inserted(current: Sequence[Registration], old: Registration | None,
-              new: Registration) -> list[Registration]:
-    """``current`` without ``old``, with ``new`` placed last among its priority."""
-    updated = [r for r in current if r is not old]
-    # ``updated`` is in order and ``new`` comes last among its priority: insert it
-    # there rather than sort.
-    at, priority = len(updated), new.obj.priority
-    while at and updated[at - 1].obj.priority < priority:
-        at -= 1
-    updated.insert(at, new)
-    return updated
+def _ordered(regs: list[Registration]) -> list[Registration]:
+    """``regs`` in resolution order: priority, then registration order (a sorted list with
+    one registration appended sorts in linear time)."""
+    regs.sort(key=lambda reg: (-reg.obj.priority, reg.seq))
+    return regs
 
 
 class RegistrationTable:
@@ -145,9 +126,8 @@ class RegistrationTable:
                     if reg.origin.distribution is None and origin.distribution is not None:
                         # Ordered as if registered now: the plugin's place in load order.
                         new = Registration(canon, obj, origin, next(self._seq))
-                        regs = [new if r is reg else r for r in current]
-                        regs.sort(key=_sort_key)
-                        self._groups[group][canon] = regs
+                        self._groups[group][canon] = _ordered(
+                            [new if r is reg else r for r in current])
                         self.invalidate()
                         # Undone, it goes: the plugin's failure takes its objects with it.
                         return Undo(group, canon, None, new)
@@ -165,7 +145,8 @@ class RegistrationTable:
                 f"target kind {kind!r} ({old.origin.describe()}); pass override=True to "
                 "replace it, or give the new one another name", kind=kind, name=obj.name)
         new = Registration(canon, obj, origin, next(self._seq), default)
-        self._groups[group][canon] = _inserted(self.of(group, canon), old, new)
+        self._groups[group][canon] = _ordered(
+            [*(r for r in self.of(group, canon) if r is not old), new])
         self.invalidate()
         return Undo(group, canon, old, new)
 
@@ -186,8 +167,7 @@ class RegistrationTable:
                 regs = [r for r in self.of(item.group, item.kind) if r is not item.new]
                 if item.old is not None:  # put the overridden one back
                     regs.append(item.old)
-                    regs.sort(key=_sort_key)
-                self._groups[item.group][item.kind] = regs
+                self._groups[item.group][item.kind] = _ordered(regs)
             self.invalidate()
 
     def drop_distributions(self) -> None:

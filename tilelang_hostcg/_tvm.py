@@ -22,11 +22,11 @@ Nothing here runs at import of :mod:`tilelang_hostcg`.
 from __future__ import annotations
 
 import sys
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 from ._errors import HostCodegenError
 from ._names import APACHE_TVM, TILELANG
-from ._types import Frozen, init_fields
 
 if TYPE_CHECKING:
     from importlib.metadata import Distribution
@@ -41,7 +41,8 @@ class TVMNotFoundError(HostCodegenError, ImportError):
     """No TVM can be imported: neither ``apache-tvm`` nor TileLang is installed."""
 
 
-class TVMInfo(Frozen):
+@dataclass(frozen=True, slots=True)
+class TVMInfo:
     """Which TVM is in use and what it can do (immutable).
 
     ``provider`` is ``apache-tvm`` or ``tilelang`` (the distribution that ships it),
@@ -51,9 +52,6 @@ class TVMInfo(Frozen):
     or ``tvm.tir``.
     """
 
-    __slots__ = (  # noqa: RUF023  # fields in order
-        "provider", "provider_version", "version", "path", "llvm", "cuda_host", "tir_module",
-    )
     provider: str
     provider_version: str | None
     version: str
@@ -61,10 +59,6 @@ class TVMInfo(Frozen):
     llvm: bool
     cuda_host: bool
     tir_module: str
-
-    def __init__(self, provider: str, provider_version: str | None, version: str, path: str,
-                 llvm: bool, cuda_host: bool, tir_module: str) -> None:
-        init_fields(self, provider, provider_version, version, path, llvm, cuda_host, tir_module)
 
     def describe(self) -> str:
         """One phrase, e.g. ``apache-tvm 0.27.0`` or ``TVM 0.25.dev0 bundled with tilelang 0.1.15``."""
@@ -74,9 +68,7 @@ class TVMInfo(Frozen):
 
     def as_dict(self) -> dict[str, Any]:
         """The fields as a JSON-ready dict (for ``--json`` documents)."""
-        return {"provider": self.provider, "provider_version": self.provider_version,
-                "version": self.version, "path": self.path, "llvm": self.llvm,
-                "cuda_host": self.cuda_host, "tir_module": self.tir_module}
+        return asdict(self)
 
 
 _INFO: list[TVMInfo] = []
@@ -209,14 +201,8 @@ def tvm_info() -> TVMInfo:
     from importlib.util import find_spec
 
     provider, provider_version = _provider(tvm)
-    try:
-        llvm = bool(tvm.runtime.enabled("llvm"))
-    except Exception:  # a TVM without runtime.enabled: report what can be known
-        llvm = False
-    try:
-        kinds = set(tvm.target.Target.list_kinds())
-    except Exception:
-        kinds = set()
+    llvm = bool(tvm.runtime.enabled("llvm"))
+    kinds = set(tvm.target.Target.list_kinds())
     tir = "tvm.tirx" if "tvm.tirx" in sys.modules or find_spec("tvm.tirx") is not None else "tvm.tir"
     info = TVMInfo(provider, provider_version, str(getattr(tvm, "__version__", "?")),
                    getattr(tvm, "__file__", None) or "", llvm, "cuda_host" in kinds, tir)

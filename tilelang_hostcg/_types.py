@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import FrozenInstanceError, dataclass  # dataclasses: TVM imports it anyway
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
 if TYPE_CHECKING:
     from tvm.ir import IRModule
@@ -13,7 +13,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CODE_ORIGIN",
-    "Frozen",
     "HostCodegen",
     "HostCodegenFunc",
     "HostCodegenHook",
@@ -22,7 +21,7 @@ __all__ = [
     "PlanState",
     "SourceState",
     "TargetPredicate",
-    "init_fields",
+    "Verdict",
 ]
 
 HostCodegenFunc: TypeAlias = Callable[["IRModule", "Target"], "Module"]
@@ -34,66 +33,16 @@ HostCodegenHookFunc: TypeAlias = Callable[["IRModule", "Target", "Target"], "IRM
 TargetPredicate: TypeAlias = Callable[["Target"], bool]
 """Decide whether a codegen or hook serves a given target."""
 
-SourceState: TypeAlias = Literal["lazy", "loading", "loaded", "broken", "disabled", "incompatible"]
-"""The state of an entry point (or lazy module) in a registry."""
+SourceState = Literal["lazy", "loading", "loaded", "broken", "disabled", "incompatible"]
+"""The state of a lazy source: not imported yet (or failed transiently), being imported,
+loaded, failed, skipped by a control, or not compatible with the installed versions."""
 
-PlanState: TypeAlias = Literal["lazy", "disabled", "incompatible"]
+PlanState = Literal["lazy", "disabled", "incompatible"]
 """The states discovery gives an entry point before anything is loaded."""
 
-# ------------------------------------------------------------------ internal records
-# ``@dataclass(frozen=True, slots=True)`` generates and compiles six or more methods per
-# class when its module is imported (about 0.5 ms each here, on the first-use path of
-# every process). The internal records derive from Frozen instead: a ``__slots__``
-# class whose fields are its ``__slots__``, in order, that behaves as a frozen
-# dataclass: equality and hashing over the compared fields (same class only), a
-# ``Name(field=value, ...)`` repr, ``FrozenInstanceError`` on assignment, pickling.
-# Each subclass writes its own ``__init__`` (type-checked) and sets its fields with
-# init_fields(). The public HostCodegen and HostCodegenHook stay dataclasses, as
-# TileLang's are.
-
-_set = object.__setattr__
-
-
-def init_fields(record: Frozen, *values: object) -> None:
-    """Set the fields of a freshly made ``record`` to ``values``, in ``__slots__`` order."""
-    for name, value in zip(type(record).__slots__, values, strict=True):
-        _set(record, name, value)
-
-
-class Frozen:
-    """Base of the internal immutable records (see the comment above).
-
-    ``_compare`` names the fields that equality and hashing use (default: all).
-    """
-
-    __slots__: tuple[str, ...] = ()
-    _compare: tuple[str, ...] | None = None
-
-    def _key(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, name) for name in (self._compare or self.__slots__))
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        assert isinstance(other, Frozen)
-        return self._key() == other._key()
-
-    def __hash__(self) -> int:
-        return hash(self._key())
-
-    def __repr__(self) -> str:
-        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
-        return f"{type(self).__qualname__}({fields})"
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise FrozenInstanceError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name: str) -> None:
-        raise FrozenInstanceError(f"cannot delete field {name!r}")
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), tuple(getattr(self, name) for name in self.__slots__))
-
+Verdict = Literal["match", "no-match", "raised", "not-bool", "missing-build"]
+"""A candidate's verdict for a target: it serves; its predicate returned ``False``, raised,
+or returned something other than a bool; its TVM build function is missing."""
 
 def _check_fields(cls_name: str, name: object, func: object, func_field: str, priority: object,
                   supports_target: object) -> None:
@@ -162,24 +111,18 @@ class HostCodegenHook:
         return self.apply(mod, target_host, target)
 
 
-class Origin(Frozen):
+@dataclass(frozen=True, slots=True)
+class Origin:
     """Where a registration came from (immutable).
 
     ``distribution`` is ``None`` for a registration made in code. ``entry_point``
     is written ``kind = value``; ``group`` is the entry-point group.
     """
 
-    __slots__ = (  # noqa: RUF023  # fields in order
-        "distribution", "version", "group", "entry_point",
-    )
-    distribution: str | None
-    version: str | None
-    group: str | None
-    entry_point: str | None
-
-    def __init__(self, distribution: str | None = None, version: str | None = None,
-                 group: str | None = None, entry_point: str | None = None) -> None:
-        init_fields(self, distribution, version, group, entry_point)
+    distribution: str | None = None
+    version: str | None = None
+    group: str | None = None
+    entry_point: str | None = None
 
     def describe(self) -> str:
         """One human-readable phrase, e.g. ``distribution 'x' 1.0, entry point 'k = m'``."""

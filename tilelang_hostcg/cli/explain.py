@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from .. import __version__
 from .._inputs import DeviceAsHostError
 from .._names import CODEGEN_GROUP, HOOK_GROUP
-from .._resolution import MATCH, MISSING_BUILD, NO_MATCH, NOT_BOOL, RAISED, Candidate, Resolution
+from .._resolution import Candidate, Resolution
 from .._targets import canonical_kind, host_of, is_host_target, parse_target
 from .._tvm import tvm_document
 from ..discovery import ENV_PREFER, Controls
@@ -101,15 +101,15 @@ def explain_document(target: str, host: str | None = None) -> Doc:
 
 def verdict_text(candidate: Candidate) -> str:
     """Why a candidate does not serve the target, from its verdict (empty when it does)."""
-    if candidate.verdict == MISSING_BUILD:
+    if candidate.verdict == "missing-build":
         return (f"its TVM build function {candidate.detail!r} is missing from the TVM in use "
                 f"({tvm_version()})")
-    if candidate.verdict == RAISED:
+    if candidate.verdict == "raised":
         return f"supports_target raised {candidate.detail} (fix the plugin's predicate)"
-    if candidate.verdict == NOT_BOOL:
+    if candidate.verdict == "not-bool":
         return (f"supports_target returned {candidate.detail}, not a bool (fix the plugin's "
                 "predicate to return True or False)")
-    if candidate.verdict == NO_MATCH:
+    if candidate.verdict == "no-match":
         return "its supports_target returned False for this target"
     return ""
 
@@ -165,7 +165,7 @@ def _codegen_docs(resolution: Resolution, sources: Sequence[SourceInfo]) -> list
                    selected=selected, state="loaded")
         if selected:
             why = _selected_text(resolution, reg)
-        elif c.verdict != MATCH:
+        elif c.verdict != "match":
             why = "passed over: " + verdict_text(c)
         else:
             why = _passed_over(resolution, c)

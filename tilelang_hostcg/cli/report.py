@@ -68,7 +68,6 @@ Doc = dict[str, Any]
 CORE_KINDS = frozenset(name for group, name, _ in CORE_ENTRY_POINTS if group == CODEGEN_GROUP)
 _CORE_NAMES: dict[str, frozenset[str]] = {
     kind: frozenset({kind}) for kind in CORE_KINDS}  # the core names its codegens after kinds
-_GROUP_KEY = {CODEGEN_GROUP: "codegens", HOOK_GROUP: "hooks"}
 
 
 # ---------------------------------------------------------------------- session
@@ -77,7 +76,7 @@ class Session:
 
     def __init__(self) -> None:
         self.index = DiscoveryIndex()
-        self.registry = Registry(discover=True, index_loader=self._plan)
+        self.registry = Registry(discover=True, index_loader=self._plan, catch_exit=True)
 
     def add_client_defaults(self) -> None:
         """Register TileLang's own codegens and hooks, as ``tilelang_hostcg.tilelang.install()``

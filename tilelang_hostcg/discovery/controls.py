@@ -12,12 +12,10 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import sys
-import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .._errors import PluginWarning, outside_level
+from .._errors import warn_once
 from .._names import CODEGEN_GROUP, CORE_DISTRIBUTION
 from .._targets import kind_spellings
 from .records import CORE_ENTRY_POINTS, normalize_name
@@ -63,7 +61,6 @@ RESERVED_PREFIX = "TILELANG_HOSTCG_TEST_"
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"", "0", "false", "no", "off"})
-_warned_controls: set[str] = set()
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,10 +126,7 @@ def warn_control_problems(problems: Iterable[ControlProblem]) -> None:
     """Warn (a :class:`PluginWarning`) about each problem, once per process, pointing at
     the first caller outside this package (the user's line)."""
     for problem in problems:
-        if problem.message in _warned_controls:
-            continue
-        _warned_controls.add(problem.message)
-        warnings.warn(problem.message, PluginWarning, stacklevel=outside_level(sys._getframe(1)))
+        warn_once(problem.message)
 
 
 def _unknown_variables(env: Mapping[str, str], problems: list[ControlProblem]) -> None:
@@ -293,13 +287,6 @@ class Controls:
             f"{ENV_PREFER}={kind}={wanted}: kind {kind!r} has no codegen named "
             f"{wanted!r}{nearest(wanted, present)}; its codegens: {listed}. The preference "
             "has no effect; fix the name (see `tilelang-hostcg list --load`)")
-
-    def check_preference(self, kind: str, names: Iterable[str]) -> None:
-        """Warn once when ``PREFER`` names a codegen that ``kind`` does not have."""
-        if kind in self.prefer:
-            problem = self.unknown_preference(kind, names)
-            if problem is not None:
-                warn_control_problems([problem])
 
 
 def _no_distribution(variable: str, item: str, dist: str,

@@ -20,7 +20,7 @@ from tilelang_hostcg_cuda.hooks import NVPTX_HOOKS
 from tvm.script import tirx as T
 from tvm.target import Target
 
-from tilelang_hostcg import HostCodegenError
+from tilelang_hostcg import HostCodegenError, build
 from tilelang_hostcg.testing import check_plugin
 
 SM90 = {"kind": "cuda", "arch": "sm_90"}
@@ -147,7 +147,7 @@ def test_nowhere_to_find_nvcc_lists_what_was_tried(monkeypatch, tmp_path):
 
 
 def test_library_export_rejects_modules_not_built_for_cuda_host(registry):
-    mod = registry.build(scale_2d, Target(SM90, host="llvm"))
+    mod = build(scale_2d, Target(SM90, host="llvm"), registry=registry)
     with pytest.raises(ValueError, match="host='cuda_host'"):
         cuda_plugin.export_cuda_host_library(mod, "unused.so", arch="sm_90")
 
@@ -155,7 +155,7 @@ def test_library_export_rejects_modules_not_built_for_cuda_host(registry):
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
 def test_cuda_host_build_compiles_and_loads(registry, tmp_path):
     target = Target(SM90, host="cuda_host")
-    mod = registry.build(scale_2d, target)
+    mod = build(scale_2d, target, registry=registry)
     path = cuda_plugin.export_cuda_host_library(mod, tmp_path / "scale_2d.so", arch=target,
                                                 keep_source=True)
     assert path.is_file() and (tmp_path / "scale_2d.cu").is_file()

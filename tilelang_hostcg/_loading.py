@@ -1,0 +1,369 @@
+"""Loading plugins: a registry's sources, imported when their kind is first used.
+
+A ``module:attr`` value is imported and what it names registered; a ``module`` value is
+imported while a :class:`Load` is current in the thread (and in threads started during
+it), so its ``register_*`` calls land in the loading registry. A failed load is taken
+back whole. Every registration made by a module's top-level code is also written to that
+module's journal, whoever imported it; a source gets what its module registered, replayed
+when it was imported before (by the user, or for another registry), so answers never
+depend on who imported a module first. Python's module locks serialise imports (the
+registry lock is never held while importing); ``refresh()`` bumps a generation, and a
+load of an older one is undone. ``RecursionError`` and ``MemoryError`` fail the current
+call only; ``KeyboardInterrupt`` and ``SystemExit`` propagate (with ``catch_exit``, the
+command line's, ``SystemExit`` is the plugin's failure), leaving the source to be retried.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ._names import CODEGEN_GROUP
+from ._sources import (
+    BOUNDARY,
+    Load,
+    Source,
+    SourceInfo,
+    begin,
+    current_load,
+    end,
+    import_chain,
+    journal,
+    write_journal,
+)
+from ._table import NOUN
+from ._targets import canonical_kind
+from ._types import CODE_ORIGIN, HostCodegen, HostCodegenHook, Origin, SourceState
+from .discovery import Controls, PlannedSource, planned_sources
+
+if TYPE_CHECKING:
+    from ._table import RegistrationTable
+
+__all__ = ["IndexLoader", "Loader"]
+
+IndexLoader = Callable[[Controls], Sequence[PlannedSource]]  # the planned sources, by controls
+
+_TRANSIENT = (RecursionError, MemoryError)  # failures of the moment, never "broken"
+
+
+def _import(name: str) -> Any:
+    """Import ``name`` through the import statement's path: a module another thread is
+    importing, in a cross-thread cycle, comes back partly initialised, not as a deadlock
+    error (``importlib.import_module`` raises one)."""
+    __import__(name)
+    return sys.modules[name]
+
+
+def _parse(value: str) -> tuple[str, str | None]:
+    """``(module, attr)`` of an entry-point value, as ``importlib.metadata`` reads it."""
+    module, sep, attr = value.partition(":")
+    if all(p.isidentifier() for p in module.split(".")) and (
+            not sep or all(p.isidentifier() for p in attr.split("."))):
+        return module, attr if sep else None  # the usual form, without importing metadata
+    from importlib.metadata import EntryPoint
+
+    match = EntryPoint.pattern.match(value)
+    if match is None:
+        raise ValueError(f"entry point value {value!r} is not 'module' or 'module:attr' "
+                         "(optionally followed by [extras])")
+    return match.group("module"), match.group("attr")
+
+
+def _initializing(name: str) -> bool:
+    module = sys.modules.get(name)
+    return module is not None and getattr(getattr(module, "__spec__", None), "_initializing", False)
+
+
+# ---------------------------------------------------------------------- the loader
+class Loader:
+    """The sources of one registry and their loading (guarded by the table's lock).
+
+    A thread that finds a source loading in another thread waits for that import through
+    the import system (which hands back a partly initialised module in a cross-thread
+    cycle), then for the end of the load; the loading thread itself takes what is there.
+    """
+
+    def __init__(self, table: RegistrationTable, registry: Any, *, discover: bool,
+                 controls: Controls | None, index_loader: IndexLoader | None,
+                 catch_exit: bool = False) -> None:
+        self.table, self.lock, self.registry = table, table.lock, registry
+        self.changed = threading.Condition(table.lock)
+        self.discover, self.controls_arg, self.catch_exit = discover, controls, catch_exit
+        self.index_loader = index_loader or planned_sources
+        self.controls = controls if controls is not None else Controls()
+        self.discovered = not discover
+        self.generation = 0
+        self.sources: dict[tuple[str, str], list[Source]] = {}
+        self.ready: set[tuple[str, str]] = set()
+        self.by_module: dict[str, int] = {}  # how many sources name each module
+        self.kinds_of: dict[str, dict[tuple[str, str], Source]] = {}  # advertised, by dist
+
+    # ------------------------------------------------------------ sources
+    def _add(self, source: Source) -> None:
+        self.sources.setdefault((source.group, source.kind), []).append(source)
+        self.by_module[source.module] = self.by_module.get(source.module, 0) + 1
+        dist = source.origin.distribution
+        if dist is not None and not source.in_code:
+            self.kinds_of.setdefault(dist, {}).setdefault((source.group, source.kind), source)
+
+    def _remove(self, source: Source) -> None:
+        key = (source.group, source.kind)
+        self.sources[key] = [s for s in self.sources.get(key, ()) if s is not source]
+        self.by_module[source.module] -= 1
+
+    def add_lazy(self, group: str, kind: str, path: str, load: Load | None) -> None:
+        """A lazy module registered by ``register_lazy_*``: in code (``load`` is ``None``)
+        it replaces the kind's previous one, as in TileLang; by a plugin being loaded it
+        belongs to the plugin's distribution."""
+        key = (group, canonical_kind(kind))
+        with self.lock:
+            sources = self.sources.get(key, [])
+            if load is None:
+                same = None
+                for old in list(sources):
+                    if old.value == path and old.in_code and old.origin.distribution is None:
+                        same = old
+                    elif old.replaceable:
+                        old.replaceable = False
+                        if old.state in ("lazy", "broken"):  # never imported: dropped
+                            self._remove(old)
+                source = same or Source(group, kind, path, Origin(None, None, group,
+                                                                  f"{kind} = {path}"), in_code=True)
+                source.replaceable = True
+            else:
+                parent = load.source.origin
+                if any(s.origin.distribution == parent.distribution and s.value == path
+                       for s in sources):
+                    return
+                source = Source(group, kind, path, Origin(parent.distribution, parent.version,
+                                                          group, f"{kind} = {path}"), in_code=True)
+                load.lazy.append(source)
+                same = None
+            if same is None:
+                self._add(source)
+            self.ready.discard(key)
+            self.table.invalidate()
+
+    def infos(self, group: str | None = None, kind: str | None = None) -> list[SourceInfo]:
+        """Snapshots of every source (by group and kind), or of one canonical kind's."""
+        self.ensure_discovered()
+        with self.lock:
+            keys = sorted(self.sources) if group is None else [(group, kind)]
+            return [s.info() for key in keys for s in self.sources.get(key, ())]  # type: ignore[arg-type]
+
+    def problems(self, group: str, kind: str) -> list[Source]:
+        """Sources of the kind that failed (broken, incompatible, or transiently)."""
+        return [s for s in self.sources.get((group, kind), ())
+                if s.state in ("broken", "incompatible") or s.transient]
+
+    # ------------------------------------------------------------ discovery
+    def refresh(self) -> None:
+        """Drop what came from distributions and re-read entry points at the next use."""
+        with self.lock:
+            self.table.drop_distributions()
+            kept = [s for sources in self.sources.values() for s in sources
+                    if s.origin.distribution is None]
+            self.sources, self.by_module, self.kinds_of = {}, {}, {}
+            for source in kept:
+                if source.state == "broken" or source.transient:
+                    source.state, source.error, source.warned, source.transient = (
+                        "lazy", None, False, False)
+                self._add(source)
+            self.ready.clear()
+            self.generation += 1
+            self.table.invalidate()
+            importlib.invalidate_caches()
+            self.discovered = not self.discover
+            self.changed.notify_all()
+
+    def ensure_discovered(self) -> None:
+        """Read the entry points (once, at first use)."""
+        if self.discovered:
+            return
+        with self.lock:
+            if self.discovered:
+                return
+            self.controls = self.controls_arg or Controls.from_environ()
+            for planned in self.index_loader(self.controls):
+                entry = planned.entry
+                origin = Origin(entry.distribution, entry.version, entry.group, entry.spec)
+                self._add(Source(entry.group, entry.name, entry.value, origin, planned.state,
+                                 planned.reason, entry))
+            self.ready.clear()
+            self.table.invalidate()
+            self.discovered = True
+
+    # ------------------------------------------------------------ loading
+    def ensure_loaded(self, group: str, kind: str) -> int:
+        """Load the kind's lazy sources (each once, in any thread); returns the generation
+        the result belongs to."""
+        key = (group, kind)
+        while True:
+            generation = self.generation
+            if key in self.ready:
+                return generation
+            self.ensure_discovered()
+            done: set[Source] = set()  # a plugin may add lazy modules for the kind as it loads
+            while self.generation == generation and (pending := [
+                    s for s in self.sources.get(key, ()) if s not in done
+                    and s.state in ("lazy", "loading")]):
+                for source in pending:
+                    done.add(source)
+                    self._load_or_wait(source, generation)
+            with self.lock:
+                if self.generation != generation:
+                    continue  # a refresh() overtook the load: load again
+                if not any(s.state == "loading" or s.transient for s in self.sources.get(key, ())):
+                    self.ready.add(key)
+                return generation
+
+    def load_all(self) -> None:
+        """Import every lazy source now."""
+        self.ensure_discovered()
+        for group, kind in sorted(self.sources):
+            self.ensure_loaded(group, kind)
+
+    def _load_or_wait(self, source: Source, generation: int) -> None:
+        with self.lock:
+            mine = source.state == "lazy" and self.generation == generation
+            if mine:
+                source.load = Load(self, source)
+                source.state, source.error, source.transient = "loading", None, False
+            load = source.load
+        if not isinstance(load, Load):
+            return
+        if mine:
+            return self._load(load)
+        if load.thread is threading.current_thread():
+            return  # re-entrant (the plugin resolving while it is imported): use what is there
+        while source.state == "loading" and self.generation == generation:
+            if _initializing(source.module):
+                _import(source.module)  # wait for that import (cycles come back at once)
+                if _initializing(source.module):
+                    return  # a cross-thread import cycle: use what is there
+            with self.lock:
+                if source.state == "loading" and self.generation == generation:
+                    self.changed.wait(0.05)
+
+    def _load(self, load: Load) -> None:
+        source = load.source
+        begin(load)
+        try:
+            self._import_source(load)
+            if load.stray:
+                listed = ", ".join(f"{NOUN[g]} for kind {k!r}" for g, k in load.stray)
+                raise LookupError(
+                    f"importing it registered {listed}, which distribution "
+                    f"{source.origin.distribution!r} does not advertise; a plugin registers "
+                    "only for the kinds of its entry points: add an entry point for each kind "
+                    "it serves")
+            if not load.registered:
+                raise LookupError(
+                    f"importing it registered no {NOUN[source.group]} for kind "
+                    f"{source.advertised!r}, the kind its entry point advertises")
+        except Exception as exc:
+            self._finish(load, "lazy" if isinstance(exc, _TRANSIENT) else "broken", exc)
+        except BaseException as exc:  # KeyboardInterrupt, SystemExit: retried at the next use
+            if self.catch_exit and isinstance(exc, SystemExit):
+                self._finish(load, "broken", exc)
+            else:
+                self._finish(load, "lazy", None)
+                raise
+        else:
+            self._finish(load, "loaded", None)
+        finally:
+            end(load)
+
+    def _finish(self, load: Load, state: SourceState, failure: BaseException | None) -> None:
+        source = load.source
+        with self.lock:
+            current = source in self.sources.get((source.group, source.kind), ())
+            if state != "loaded" or not current:  # failed, or dropped by refresh(): undo
+                self.table.rollback(load.undo)
+                for lazy in load.lazy:
+                    self._remove(lazy)
+            source.state = state if current else "lazy"
+            source.error, source.transient = failure, failure is not None and state == "lazy"
+            source.load = None
+            self.changed.notify_all()
+
+    def _import_source(self, load: Load) -> None:
+        source = load.source
+        name, attr = _parse(source.value)
+        module = _import(name)
+        # What the module's top-level code registered, for this source or the entry points
+        # of its distribution (also when it was imported before, elsewhere).
+        for chain, group, kind, made, override in journal(name):
+            if self.owner(chain) == name:
+                self.admit(load, group, kind, made, override)
+        if attr is None:
+            return
+        obj: Any = module
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+        expected = HostCodegen if source.group == CODEGEN_GROUP else HostCodegenHook
+        if callable(obj) and not isinstance(obj, type):
+            obj = obj()
+        items: Any = [obj] if isinstance(obj, expected) else obj
+        if isinstance(items, (str, bytes)) or not isinstance(items, Sequence) or not items or not all(
+                isinstance(item, expected) for item in items):
+            raise TypeError(
+                f"{source.value!r} gave {type(obj).__name__} {obj!r:.80}; it must name a "
+                f"{expected.__name__}, a non-empty sequence of them, or a zero-argument "
+                "callable returning either")
+        for item in items:
+            self.admit(load, source.group, source.advertised, item, False)
+
+    def owner(self, chain: tuple[str, ...]) -> str | None:
+        """The module, nearest on ``chain``, that a source of this registry names."""
+        return next((name for name in chain if self.by_module.get(name)), None)
+
+    def register(self, group: str, kind: str, obj: HostCodegen | HostCodegenHook | str,
+                 override: bool, default: bool = False) -> None:
+        """A registration made by code (``obj`` a path: a lazy module): journaled for the
+        modules whose top-level code made it, and sent to the load it belongs to, or
+        applied as a registration in code."""
+        chain = import_chain()
+        if chain:
+            write_journal(chain, (chain, group, kind, obj, override))
+        load = current_load()
+        if load is not None and load.loader is self:
+            owner = self.owner(chain)
+            if owner is None or owner == load.source.module:
+                self.admit(load, group, kind, obj, override)
+            # Otherwise the module that made it is another entry point's: that one gets it
+            # (from the journal) when its kind is used.
+        elif isinstance(obj, str):
+            self.add_lazy(group, kind, obj, None)
+        else:
+            self.table.apply(group, canonical_kind(kind), kind, obj, override, CODE_ORIGIN, default)
+
+    def admit(self, load: Load, group: str, kind: str, obj: object, override: bool) -> None:
+        """Apply one registration of ``load``'s source (dropped where a control disabled that
+        kind of the distribution; noted as stray where the distribution does not advertise it)."""
+        source, canon = load.source, canonical_kind(kind)
+        key, origin = (group, canon), source.origin
+        if origin.distribution is not None:
+            own = self.kinds_of.get(origin.distribution, {}).get(key)
+            if own is None:
+                load.stray[key] = None
+                return
+            if own.state in ("disabled", "incompatible"):
+                return  # TILELANG_HOSTCG_DISABLE=dist:kind drops it, and nothing else
+            if own.module == source.module:
+                origin = own.origin  # the entry point of this kind, whichever kind came first
+        if key == (source.group, source.kind):
+            load.registered = True
+        if isinstance(obj, str):
+            self.add_lazy(group, kind, obj, load)
+            return
+        assert isinstance(obj, (HostCodegen, HostCodegenHook))
+        undo = self.table.apply_in_load(group, canon, kind, obj, override, origin)
+        if undo is not None:
+            load.undo.append(undo)
+
+
+BOUNDARY.add(Loader._import_source.__code__)  # what runs inside a load belongs to it
