@@ -7,6 +7,8 @@ import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from ._text import shown
+
 if TYPE_CHECKING:
     from types import FrameType
 
@@ -141,5 +143,7 @@ def _bootstrap_frame(frame: FrameType) -> bool:
 
 
 def warn_plugin(message: str, category: type[Warning] = PluginWarning) -> None:
-    """Warn, pointing at the user's line (see :func:`outside_level`)."""
-    warnings.warn(message, category, stacklevel=outside_level(sys._getframe(1)))
+    """Warn, pointing at the user's line (see :func:`outside_level`), with the text of
+    plugins and metadata in ``message`` escaped (:func:`~tilelang_hostcg._text.shown`: our
+    messages are one line)."""
+    warnings.warn(shown(message), category, stacklevel=outside_level(sys._getframe(1)))
