@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from ._debugging import reinstall_command, site_text
 from ._targets import canonical_kind
 from ._types import Frozen, Origin, init_fields
 
@@ -88,8 +89,8 @@ class SourceInfo(Frozen):
             what = f"is skipped: {self.reason}"
         else:
             err = self.error
-            what = (f"failed to load: {type(err).__name__}: {text_of(err)}" if err
-                    else "failed to load")
+            what = (f"failed to load: {type(err).__name__}: {text_of(err)}"
+                    f"{site_text(err, module_of(self.value))}" if err else "failed to load")
             if self.state == "lazy" and err is not None:
                 what += " (a transient failure: it is retried at the next use)"
         return f"plugin {self.origin.describe()} {what}"
@@ -102,7 +103,7 @@ class SourceInfo(Frozen):
         if self.state == "incompatible":
             return (f"install a release of {dist!r} that supports the installed versions, or skip "
                     f"it with TILELANG_HOSTCG_DISABLE={dist}")
-        return (f"fix or reinstall {dist!r} (pip install --force-reinstall {dist}), or skip it "
+        return (f"fix or reinstall {dist!r} ({reinstall_command(dist, self.location)}), or skip it "
                 f"with TILELANG_HOSTCG_DISABLE={dist}")
 
 
