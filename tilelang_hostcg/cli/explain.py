@@ -21,11 +21,11 @@ from .report import (
     SCHEMA,
     Doc,
     Session,
+    cannot_build_text,
     capture,
     error_doc,
     registration_doc,
     source_doc,
-    tvm_version,
 )
 
 if TYPE_CHECKING:
@@ -102,8 +102,7 @@ def explain_document(target: str, host: str | None = None) -> Doc:
 def verdict_text(candidate: Candidate) -> str:
     """Why a candidate does not serve the target, from its verdict (empty when it does)."""
     if candidate.verdict == MISSING_BUILD:
-        return (f"its TVM build function {candidate.detail!r} is missing from the TVM in use "
-                f"({tvm_version()})")
+        return cannot_build_text(str(candidate.detail))
     if candidate.verdict == RAISED:
         return f"supports_target raised {candidate.detail} (fix the plugin's predicate)"
     if candidate.verdict == NOT_BOOL:

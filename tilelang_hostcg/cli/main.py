@@ -102,6 +102,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="print one JSON document")
     p.add_argument("--load", action="store_true",
                    help="import the plugins and show each codegen's and hook's name and priority")
+    p.add_argument("--traceback", action="store_true",
+                   help="with --load: show a failed plugin's own traceback")
     p.set_defaults(handler=cmd_list)
 
     p = sub.add_parser("check", help="load every plugin and report every problem",
@@ -113,6 +115,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="a device kind that must have a hook (repeatable, or comma-separated)")
     p.add_argument("--lock", metavar="FILE", help="fail when the installed set differs from FILE")
     p.add_argument("--strict", action="store_true", help="treat warnings as failures")
+    p.add_argument("--traceback", action="store_true",
+                   help="show a failed plugin's own traceback")
     p.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
                    help="print one JSON document")
     p.set_defaults(handler=cmd_check)

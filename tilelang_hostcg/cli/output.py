@@ -1,50 +1,41 @@
-"""What the command line writes to the terminal: text safe for any encoding, one JSON
-document, the wording of list entries, warnings and notes on stderr, and calls whose
-own printing must not reach stdout.
+"""What the command line writes to the terminal: text safe for any terminal, one JSON
+document, the wording of list entries, warnings and notes on stderr, and the work whose
+own printing must not reach stdout (:func:`held_output`).
 
-Names are shown with bytes that were not UTF-8 as ``\\xNN`` (see :func:`shown`), so that
-no name or path can make a command fail.
+Every line of text goes through :func:`~tilelang_hostcg._text.shown`: text from plugins,
+metadata and the environment is shown, never interpreted. JSON keeps the exact text.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
 import sys
+import tempfile
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from .._text import shown
+
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Iterator, Sequence
 
 __all__ = ["Doc", "describe_distribution", "describe_flags", "describe_state", "err",
-           "note_tilelang", "out", "quietly", "shown", "warn_all", "write_json",
-           "write_mapping"]
+           "held_output", "note_tilelang", "out", "quietly", "shown", "warn_all", "write_json",
+           "write_mapping", "write_traceback"]
 
 _T = TypeVar("_T")
 Doc = dict[str, Any]
 
-_SURROGATE_REPR = re.compile(r"(?<!\\)\\udc([89a-f][0-9a-f])")
-
-
-def shown(text: str) -> str:
-    """``text`` for the terminal: bytes that were not UTF-8 (surrogate escapes, raw or as
-    written by ``repr``) become ``\\xNN``, as the library shows environment values."""
-    text = _SURROGATE_REPR.sub(r"\\x\1", text)
-    try:
-        data = text.encode("utf-8", "surrogateescape")
-    except UnicodeEncodeError:  # a surrogate that stands for no byte
-        return text.encode("utf-8", "backslashreplace").decode("utf-8")
-    return data.decode("utf-8", "backslashreplace")
-
 
 def out(text: str = "") -> None:
-    """Write one line of ``text`` on stdout."""
+    """Write ``text`` on stdout as one line (a newline in it is shown as ``\\n``)."""
     sys.stdout.write(shown(text) + "\n")
 
 
 def err(text: str) -> None:
-    """Write one line of ``text`` on stderr."""
+    """Write ``text`` on stderr as one line (a newline in it is shown as ``\\n``)."""
     sys.stderr.write(shown(text) + "\n")
 
 
@@ -76,6 +67,8 @@ def describe_distribution(item: Doc) -> str:
 
 def describe_flags(item: Doc) -> str:
     """How an entry or registration stands to the core, as a bracketed suffix."""
+    if item.get("default"):
+        return "  [default]"
     if item.get("core"):
         return "  [core]"
     if item.get("replaces_core"):
@@ -95,11 +88,63 @@ def describe_state(entry: Doc) -> str:
     return state
 
 
+# TVM's warning that it guessed the CUDA architecture of a target given without one: the
+# command line makes such targets itself (the default ``Target(kind)``), so it is no news.
+_TVM_ARCH_GUESS = re.compile(
+    r"^.*Warning: Unable to detect CUDA version, default to \"-(?:arch|mcpu)=sm_\d+\" instead\n",
+    re.MULTILINE)
+
+
+def _flush() -> None:
+    for stream in (sys.stdout, sys.__stdout__, sys.stderr, sys.__stderr__):
+        with contextlib.suppress(Exception):
+            if stream is not None:
+                stream.flush()
+
+
+@contextlib.contextmanager
+def held_output() -> Iterator[None]:
+    """Hold what TVM and plugins write while the command loads them -- to ``sys.stdout``,
+    ``sys.__stdout__``, file descriptor 1 or 2 -- and write it on stderr afterwards, so that
+    stdout carries only the command's document. TVM's guess of a CUDA architecture is left
+    out unless the work failed."""
+    _flush()
+    saved: list[tuple[int, int]] = []
+    failed = True
+    with tempfile.TemporaryFile() as held:
+        try:
+            for fd in (1, 2):
+                with contextlib.suppress(OSError):  # a closed descriptor stays closed
+                    copy = os.dup(fd)
+                    saved.append((fd, copy))
+                    os.dup2(held.fileno(), fd)
+            with contextlib.redirect_stdout(sys.stderr):
+                yield
+            failed = False
+        finally:
+            _flush()
+            for fd, copy in reversed(saved):
+                os.dup2(copy, fd)
+                os.close(copy)
+            held.seek(0)
+            text = held.read().decode("utf-8", "replace")
+            if not failed:
+                text = _TVM_ARCH_GUESS.sub("", text)
+            if text:
+                sys.stderr.write(text)
+                sys.stderr.flush()
+
+
+def write_traceback(item: Doc, wanted: bool, indent: str) -> None:
+    """With ``--traceback``, the plugin's own traceback of ``item`` (an entry point or a
+    problem), one escaped line each."""
+    for line in (item.get("traceback") or ()) if wanted else ():
+        out(indent + line)
+
+
 def quietly(build: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
-    """Call ``build`` with whatever it prints (TVM and plugins print, e.g. "ROCm not
-    detected") sent to stderr, so that stdout holds only the command's output."""
-    sys.stdout.flush()
-    with contextlib.redirect_stdout(sys.stderr):
+    """``build(*args, **kwargs)`` inside :func:`held_output`."""
+    with held_output():
         return build(*args, **kwargs)
 
 

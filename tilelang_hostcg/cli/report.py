@@ -22,13 +22,15 @@ from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
+from .._debugging import failure_site, plugin_traceback
 from .._errors import PluginWarning
 from .._global_func import required_global_func
 from .._names import CODEGEN_GROUP, CORE_DISTRIBUTION, HOOK_GROUP
 from .._registry import Registry
-from .._sources import SourceInfo
+from .._resolution import missing_build
+from .._sources import SourceInfo, module_of, text_of
 from .._targets import canonical_kind
-from .._tvm import describe_tvm, import_tvm, tvm_document
+from .._tvm import TVMNotFoundError, describe_tvm, import_tvm, tvm_document
 from ..discovery import (
     CORE_ENTRY_POINTS,
     Controls,
@@ -68,7 +70,6 @@ Doc = dict[str, Any]
 CORE_KINDS = frozenset(name for group, name, _ in CORE_ENTRY_POINTS if group == CODEGEN_GROUP)
 _CORE_NAMES: dict[str, frozenset[str]] = {
     kind: frozenset({kind}) for kind in CORE_KINDS}  # the core names its codegens after kinds
-_GROUP_KEY = {CODEGEN_GROUP: "codegens", HOOK_GROUP: "hooks"}
 
 
 # ---------------------------------------------------------------------- session
@@ -115,7 +116,7 @@ def error_doc(exc: BaseException | None) -> Doc | None:
     """``{"type", "message"}`` of an exception (``None`` for none)."""
     if exc is None:
         return None
-    return {"type": type(exc).__name__, "message": str(exc)}
+    return {"type": type(exc).__name__, "message": text_of(exc)}
 
 
 def is_core(distribution: str | None) -> bool:
@@ -126,6 +127,10 @@ def is_core(distribution: str | None) -> bool:
 def source_doc(info: SourceInfo) -> Doc:
     """The document of one entry point (or lazy module registered in code)."""
     dist = info.origin.distribution
+    error = error_doc(info.error)
+    if error is not None:  # where the plugin failed, for its author
+        site = failure_site(info.error, module_of(info.value))
+        error.update(file=site[0] if site else None, line=site[1] if site else None)
     return {
         "group": info.group,
         "kind": canonical_kind(info.kind),
@@ -140,13 +145,28 @@ def source_doc(info: SourceInfo) -> Doc:
                          and canonical_kind(info.kind) in CORE_KINDS),
         "state": info.state,
         "reason": info.reason,
-        "error": error_doc(info.error),
+        "error": error,
+        "traceback": plugin_traceback(info.error) or None,
     }
 
 
 def build_function(reg: Registration) -> str | None:
     """The TVM global function a codegen builds with, when it is known."""
     return required_global_func(getattr(reg.obj, "build", None))
+
+
+def cannot_build(reg: Registration) -> str | None:
+    """The TVM global function ``reg``'s build calls and the TVM in use lacks, judged as
+    resolution judges it (``None`` when it can build, or no TVM can be imported)."""
+    try:
+        return missing_build(reg.obj)
+    except TVMNotFoundError:
+        return None
+
+
+def cannot_build_text(function: str) -> str:
+    """Why a codegen cannot build: one wording for ``list``, ``check`` and ``explain``."""
+    return f"cannot build with {describe_tvm()}: it needs TVM global function {function!r}"
 
 
 def registration_doc(reg: Registration, group: str) -> Doc:
@@ -163,9 +183,13 @@ def registration_doc(reg: Registration, group: str) -> Doc:
         "core": is_core(dist),
         "extends_core": foreign_core,
         "replaces_core": foreign_core and reg.name in _CORE_NAMES[reg.kind],
+        "default": reg.default,
     }
     if group == CODEGEN_GROUP:
         doc["build_function"] = build_function(reg)
+        missing = cannot_build(reg)
+        doc["buildable"] = missing is None
+        doc["cannot_build"] = None if missing is None else cannot_build_text(missing)
     return doc
 
 
@@ -223,6 +247,8 @@ def list_document(*, load: bool = False) -> Doc:
     captured: list[str] = []
     with capture(captured):
         if load:
+            with suppress(TVMNotFoundError):  # the document says what is wrong
+                session.add_client_defaults()
             registry.load_all()
         sources = registry.sources()
         controls = registry.controls
@@ -290,7 +316,3 @@ def lock_document() -> tuple[Doc, list[str]]:
               if info.state in ("broken", "incompatible")]
     return lock_from(registry, sources), notes
 
-
-def tvm_version() -> str:
-    """The TVM in use, in words."""
-    return describe_tvm()
