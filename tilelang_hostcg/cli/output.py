@@ -107,10 +107,9 @@ def held_output() -> Iterator[None]:
     """Hold what TVM and plugins write while the command loads them -- to ``sys.stdout``,
     ``sys.__stdout__``, file descriptor 1 or 2 -- and write it on stderr afterwards, so that
     stdout carries only the command's document. TVM's guess of a CUDA architecture is left
-    out unless the work failed."""
+    out."""
     _flush()
     saved: list[tuple[int, int]] = []
-    failed = True
     with tempfile.TemporaryFile() as held:
         try:
             for fd in (1, 2):
@@ -120,16 +119,13 @@ def held_output() -> Iterator[None]:
                     os.dup2(held.fileno(), fd)
             with contextlib.redirect_stdout(sys.stderr):
                 yield
-            failed = False
         finally:
             _flush()
             for fd, copy in reversed(saved):
                 os.dup2(copy, fd)
                 os.close(copy)
             held.seek(0)
-            text = held.read().decode("utf-8", "replace")
-            if not failed:
-                text = _TVM_ARCH_GUESS.sub("", text)
+            text = _TVM_ARCH_GUESS.sub("", held.read().decode("utf-8", "replace"))
             if text:
                 sys.stderr.write(text)
                 sys.stderr.flush()
