@@ -14,6 +14,7 @@ from .. import __version__
 from .._inputs import DeviceAsHostError
 from .._names import CODEGEN_GROUP, HOOK_GROUP
 from .._resolution import MATCH, MISSING_BUILD, NO_MATCH, NOT_BOOL, RAISED, Candidate, Resolution
+from .._sources import text_of
 from .._targets import canonical_kind, host_of, is_host_target, parse_target
 from .._tvm import tvm_document
 from ..discovery import ENV_PREFER, Controls
@@ -179,29 +180,24 @@ def _codegen_docs(resolution: Resolution, sources: Sequence[SourceInfo]) -> list
 
 
 def _source_docs(kind: str, group: str, sources: Sequence[SourceInfo], verb: str) -> list[Doc]:
-    """Entries for the kind's sources that did not load (broken, disabled, incompatible)."""
+    """Entries for the kind's sources that did not load (broken, disabled, incompatible),
+    shaped as the candidates are, with ``name: null``."""
     out = []
     for info in sources:
-        if info.group != group or canonical_kind(info.kind) != kind:
-            continue
-        if info.state not in ("broken", "disabled", "incompatible"):
+        if (info.group != group or canonical_kind(info.kind) != kind
+                or info.state not in ("broken", "disabled", "incompatible")):
             continue
         src = source_doc(info)
-        doc: Doc = {
-            "kind": kind, "name": None, "priority": None,
-            "distribution": src["distribution"], "version": src["version"],
-            "entry_point": src["entry_point"], "core": src["core"],
-            "extends_core": src["extends_core"] if group == CODEGEN_GROUP else False,
-            "replaces_core": False,
-        }
+        doc: Doc = {key: src[key] for key in ("distribution", "version", "entry_point", "core",
+                                              "extends_core", "state")}
+        doc.update(kind=kind, name=None, priority=None, replaces_core=False, default=False)
         if group == CODEGEN_GROUP:
             doc.update(build_function=None, matches=None, verdict=None, buildable=None,
-                       selected=False)
+                       cannot_build=None, selected=False)
         else:
             doc.update(applies=False, order=None)
-        doc["state"] = info.state
         doc["reason"] = f"{verb}: {info.state}: " + (
-            info.reason or (f"{type(info.error).__name__}: {info.error}"
+            info.reason or (f"{type(info.error).__name__}: {text_of(info.error)}"
                             if info.error else info.state))
         out.append(doc)
     return out

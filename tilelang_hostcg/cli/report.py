@@ -1,16 +1,9 @@
-"""The data behind the command line: the documents of list and lock, and what the
-documents of explain (:mod:`._explain`) and check (:mod:`._checks`) share.
+"""The data behind the command line: the documents of list and lock, and the records
+that explain (:mod:`.explain`) and check (:mod:`.checks`) share.
 
-Each public function builds one JSON-ready ``dict`` (``"schema": 1``) from a fresh,
-discovering :class:`~tilelang_hostcg.Registry`; the command line only formats them. The
-documents are described in ``docs/cli.md``; changing their shape means a new schema.
-
-User errors (a target TVM cannot parse, an unknown kind, a device kind given as host,
-an unreadable lock file) raise :class:`InputError` subclasses or :class:`~tilelang_hostcg.TargetParseError`;
-plugin problems never raise, they become entries of the documents.
-
-:func:`list_document` without ``load`` reads installed metadata only: it imports
-neither a plugin nor TVM.
+Each document is one JSON-ready ``dict`` (``"schema": 1``, ``docs/cli.md``) built from a
+fresh, discovering :class:`~tilelang_hostcg.Registry`. Plugin problems never raise: they
+are entries of the documents. Plain :func:`list_document` imports neither a plugin nor TVM.
 """
 
 from __future__ import annotations
@@ -68,8 +61,6 @@ SCHEMA = 1
 Doc = dict[str, Any]
 
 CORE_KINDS = frozenset(name for group, name, _ in CORE_ENTRY_POINTS if group == CODEGEN_GROUP)
-_CORE_NAMES: dict[str, frozenset[str]] = {
-    kind: frozenset({kind}) for kind in CORE_KINDS}  # the core names its codegens after kinds
 
 
 # ---------------------------------------------------------------------- session
@@ -96,10 +87,8 @@ class Session:
 
 @contextmanager
 def capture(into: list[str]) -> Iterator[None]:
-    """Collect plugin warnings as text (deduplicated) instead of printing them.
-
-    Other warnings keep the filters in force and are shown as usual afterwards.
-    """
+    """Collect plugin warnings as text (deduplicated) instead of printing them; other
+    warnings keep the filters in force and are shown afterwards."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PluginWarning)
         yield
@@ -150,11 +139,6 @@ def source_doc(info: SourceInfo) -> Doc:
     }
 
 
-def build_function(reg: Registration) -> str | None:
-    """The TVM global function a codegen builds with, when it is known."""
-    return required_global_func(getattr(reg.obj, "build", None))
-
-
 def cannot_build(reg: Registration) -> str | None:
     """The TVM global function ``reg``'s build calls and the TVM in use lacks, judged as
     resolution judges it (``None`` when it can build, or no TVM can be imported)."""
@@ -182,11 +166,11 @@ def registration_doc(reg: Registration, group: str) -> Doc:
         "entry_point": reg.origin.entry_point,
         "core": is_core(dist),
         "extends_core": foreign_core,
-        "replaces_core": foreign_core and reg.name in _CORE_NAMES[reg.kind],
+        "replaces_core": foreign_core and reg.name == reg.kind,  # the core's names are its kinds
         "default": reg.default,
     }
     if group == CODEGEN_GROUP:
-        doc["build_function"] = build_function(reg)
+        doc["build_function"] = required_global_func(getattr(reg.obj, "build", None))
         missing = cannot_build(reg)
         doc["buildable"] = missing is None
         doc["cannot_build"] = None if missing is None else cannot_build_text(missing)
@@ -217,11 +201,6 @@ def _kinds(registry: Registry, group: str, sources: Sequence[SourceInfo],
     return out
 
 
-def _duplicates(index: DiscoveryIndex) -> list[Doc]:
-    return [{"distribution": name, "locations": list(locations)}
-            for name, locations in index.duplicates]
-
-
 def controls_doc(controls: Controls) -> Doc:
     """The document of the controls in force."""
     return {
@@ -235,13 +214,9 @@ def controls_doc(controls: Controls) -> Doc:
 
 # ---------------------------------------------------------------------- list
 def list_document(*, load: bool = False) -> Doc:
-    """Every advertised kind with its entry points (and, with ``load``, what they register).
-
-    Without ``load`` nothing is imported: states are ``lazy``, ``disabled`` or
-    ``incompatible``. With ``load`` every plugin is imported and states become
-    ``loaded`` or ``broken``; ``registrations`` then lists each kind's codegens or
-    hooks in resolution order (it is ``null`` without ``load``).
-    """
+    """Every advertised kind with its entry points; with ``load`` every plugin is imported
+    (states become ``loaded`` or ``broken``) and ``registrations`` lists each kind's
+    codegens or hooks in resolution order, client defaults included."""
     session = Session()
     registry = session.registry
     captured: list[str] = []
@@ -261,7 +236,8 @@ def list_document(*, load: bool = False) -> Doc:
         "controls": controls_doc(controls),
         "codegens": _kinds(registry, CODEGEN_GROUP, sources, load),
         "hooks": _kinds(registry, HOOK_GROUP, sources, load),
-        "duplicates": _duplicates(session.index),
+        "duplicates": [{"distribution": name, "locations": list(locations)}
+                       for name, locations in session.index.duplicates],
         "warnings": captured,
     }
 
@@ -300,12 +276,9 @@ def _lock_key(item: Mapping[str, Any]) -> tuple[str, ...]:
 
 
 def lock_document() -> tuple[Doc, list[str]]:
-    """The installed plugin set as a lock document, and the problems worth a note.
-
-    Every plugin is imported so that the names of its codegens and hooks are known.
-    The notes list broken or incompatible entry points (they are locked, but
-    register nothing) and captured plugin warnings.
-    """
+    """The installed plugin set as a lock document (every plugin imported, for the names of
+    its codegens and hooks), and notes: broken or incompatible entry points (locked, but
+    registering nothing) and captured plugin warnings."""
     session = Session()
     registry = session.registry
     notes: list[str] = []
