@@ -151,8 +151,9 @@ def warn_all(texts: Sequence[str]) -> None:
 
 
 def note_tilelang(doc: Doc) -> None:
-    """Say on stderr when the TVM in use is a TileLang the integration does not support:
-    the answers are then for :func:`tilelang_hostcg.build` with its TVM."""
+    """Say on stderr when the TVM in use is a TileLang the integration does not support
+    (the answers are then for :func:`tilelang_hostcg.build` with its TVM), and, for plain
+    ``list`` under a supported one, that ``--load`` shows TileLang's defaults."""
     tvm = doc.get("tvm") or {}
     if tvm.get("provider") != "tilelang":
         return
@@ -161,6 +162,9 @@ def note_tilelang(doc: Doc) -> None:
     version = str(tvm.get("provider_version") or "?")
     try:
         mode_of(version)
+        if doc.get("loaded") is False:  # plain list: TileLang's codegens are not registered
+            err(f"note: TileLang {version}'s own host codegens and hooks are the defaults; "
+                "`list --load` shows them")
     except UnsupportedTileLangError:
         err(f"note: TileLang {version} is not supported by tilelang_hostcg.tilelang "
             f"(tilelang{SUPPORTED}); these answers are for tilelang_hostcg.build() with its "
