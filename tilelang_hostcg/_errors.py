@@ -7,8 +7,6 @@ import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ._text import shown
-
 if TYPE_CHECKING:
     from types import FrameType
 
@@ -146,4 +144,6 @@ def warn_plugin(message: str, category: type[Warning] = PluginWarning) -> None:
     """Warn, pointing at the user's line (see :func:`outside_level`), with the text of
     plugins and metadata in ``message`` escaped (:func:`~tilelang_hostcg._text.shown`: our
     messages are one line)."""
+    from ._text import shown  # loaded when there is something to warn about
+
     warnings.warn(shown(message), category, stacklevel=outside_level(sys._getframe(1)))

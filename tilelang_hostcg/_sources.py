@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from ._debugging import reinstall_command, site_text
 from ._targets import canonical_kind
 from ._types import Frozen, Origin, init_fields
 
@@ -88,6 +87,8 @@ class SourceInfo(Frozen):
         elif self.state == "disabled":
             what = f"is skipped: {self.reason}"
         else:
+            from ._debugging import site_text  # a failure's own code, loaded on failure
+
             err = self.error
             what = (f"failed to load: {type(err).__name__}: {text_of(err)}"
                     f"{site_text(err, module_of(self.value))}" if err else "failed to load")
@@ -97,6 +98,8 @@ class SourceInfo(Frozen):
 
     def advice(self) -> str:
         """What to do about it."""
+        from ._debugging import reinstall_command
+
         dist = self.origin.distribution
         if dist is None:
             return f"fix the import path {self.value!r} passed to register_lazy_*()"
