@@ -21,6 +21,7 @@ from .._resolution import Resolution, missing_build
 from .._sources import SourceInfo, text_of
 from .._table import Registration
 from .._targets import canonical_kind, is_host_target, parse_target
+from .._text import shown
 from .._tvm import describe_tvm, import_tvm, tvm_document
 from ..discovery import ControlProblem, Controls, DiscoveryIndex, declaration_problems, normalize_name
 from .lockfile import lock_drift, read_lock
@@ -208,9 +209,10 @@ def _check_duplicates(c: _Checked) -> list[Doc]:
         severity="warning", distribution=name) for name, locations in c.index.duplicates]
 
 
-def control_problems(c: _Checked) -> list[ControlProblem]:
-    """Every control item that cannot do what it says, judged with all plugins loaded."""
-    found = list(c.controls.problems)
+def _check_controls(c: _Checked) -> list[Doc]:
+    """``control``: a ``TILELANG_HOSTCG_*`` item that is malformed or names nothing, judged
+    with all plugins loaded."""
+    found: list[ControlProblem] = list(c.controls.problems)
     found += c.controls.unknown_names(c.index.entry_points)
     for kind in sorted(c.controls.prefer):
         names = [r.name for r in c.codegens if r.kind == canonical_kind(kind)]
@@ -218,12 +220,7 @@ def control_problems(c: _Checked) -> list[ControlProblem]:
             problem = c.controls.unknown_preference(kind, names)
             if problem is not None:
                 found.append(problem)
-    return found
-
-
-def _check_controls(c: _Checked) -> list[Doc]:
-    """``control``: a ``TILELANG_HOSTCG_*`` item that is malformed or names nothing."""
-    return [_problem("control", p.message, severity="warning") for p in control_problems(c)]
+    return [_problem("control", p.message, severity="warning") for p in found]
 
 
 def _check_lock(c: _Checked) -> list[Doc]:
@@ -235,9 +232,17 @@ def _check_lock(c: _Checked) -> list[Doc]:
             for code, message, kind, dist, version in lock_drift(c.locked, current, c.lock_path)]
 
 
+def _check_declarations(c: _Checked) -> list[Doc]:
+    """``declaration``: a plugin declaration that cannot take effect or is unsafe (entry
+    points in a near miss of our groups, no requirement on ``tilelang-hostcg``)."""
+    return [_problem("declaration", message, severity="warning", distribution=dist)
+            for dist, message in declaration_problems(c.index)]
+
+
 _CHECKS: tuple[Callable[[_Checked], list[Doc]], ...] = (
     _check_sources, _check_required, _check_unknown_kinds, _check_device_kinds,
-    _check_ambiguous, _check_build_functions, _check_duplicates, _check_controls, _check_lock)
+    _check_ambiguous, _check_build_functions, _check_duplicates, _check_controls, _check_lock,
+    _check_declarations)
 
 
 # ---------------------------------------------------------------------- options
@@ -346,19 +351,11 @@ def check_document(*, require: Sequence[str] = (), require_hooks: Sequence[str] 
 
 def _other_warnings(captured: Sequence[str], problems: Sequence[Doc],
                     sources: Sequence[SourceInfo]) -> list[Doc]:
-    """``plugin-warning``: captured warnings that no other problem already reports."""
-    reported = {p["message"] for p in problems}
-    bad = tuple(f"plugin {s.origin.describe()} " for s in sources
+    """``plugin-warning``: captured warnings (their text escaped, as warnings are) that no
+    other problem already reports."""
+    reported = {shown(p["message"]) for p in problems}
+    bad = tuple(shown(f"plugin {s.origin.describe()} ") for s in sources
                 if s.state in ("broken", "incompatible"))
     return [_problem("plugin-warning", text, severity="warning") for text in captured
             if text not in reported and not text.startswith(bad)]
 
-
-def _check_declarations(c: _Checked) -> list[Doc]:
-    """``declaration``: a plugin declaration that cannot take effect or is unsafe (entry
-    points in a near miss of our groups, no requirement on ``tilelang-hostcg``)."""
-    return [_problem("declaration", message, severity="warning", distribution=dist)
-            for dist, message in declaration_problems(c.index)]
-
-
-_CHECKS += (_check_declarations,)
