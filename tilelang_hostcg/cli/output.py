@@ -91,7 +91,7 @@ def describe_state(entry: Doc) -> str:
 # TVM's warning that it guessed the CUDA architecture of a target given without one: the
 # command line makes such targets itself (the default ``Target(kind)``), so it is no news.
 _TVM_ARCH_GUESS = re.compile(
-    r"^.*Warning: Unable to detect CUDA version, default to \"-(?:arch|mcpu)=sm_\d+\" instead\n",
+    rb"^.*Warning: Unable to detect CUDA version, default to \"-(?:arch|mcpu)=sm_\d+\" instead\n",
     re.MULTILINE)
 
 
@@ -125,10 +125,13 @@ def held_output() -> Iterator[None]:
                 os.dup2(copy, fd)
                 os.close(copy)
             held.seek(0)
-            text = _TVM_ARCH_GUESS.sub("", held.read().decode("utf-8", "replace"))
-            if text:
-                sys.stderr.write(text)
-                sys.stderr.flush()
+            data = _TVM_ARCH_GUESS.sub(b"", held.read())
+            stream = getattr(sys.stderr, "buffer", None)  # the bytes as written, if it can
+            if data and stream is not None:
+                stream.write(data)
+                stream.flush()
+            elif data:
+                sys.stderr.write(data.decode("utf-8", "backslashreplace"))
 
 
 def write_traceback(item: Doc, wanted: bool, indent: str) -> None:
