@@ -32,6 +32,7 @@ from .report import (
     cannot_build_text,
     capture,
     controls_doc,
+    duplicate_text,
     is_core,
     lock_from,
 )
@@ -200,13 +201,8 @@ def _check_build_functions(c: _Checked) -> list[Doc]:
 
 def _check_duplicates(c: _Checked) -> list[Doc]:
     """``duplicate-distribution``: one distribution installed twice on ``sys.path``."""
-    return [_problem(
-        "duplicate-distribution",
-        f"distribution {name!r} is installed {len(locations)} times on sys.path "
-        f"({', '.join(locations)}); the first is used and the others are stale metadata. "
-        f"Remove the stale metadata folder(s) {', '.join(locations[1:])} (or take their parent "
-        "folder off sys.path/PYTHONPATH)",
-        severity="warning", distribution=name) for name, locations in c.index.duplicates]
+    return [_problem("duplicate-distribution", duplicate_text(name, locations), severity="warning",
+                     distribution=name) for name, locations in c.index.duplicates]
 
 
 def _check_controls(c: _Checked) -> list[Doc]:

@@ -19,7 +19,6 @@ from .errors import PROG, CliError, UsageError
 from .output import (
     describe_distribution,
     describe_flags,
-    describe_state,
     err,
     note_tilelang,
     out,
@@ -42,7 +41,7 @@ __all__ = ["cmd_cache_clear", "cmd_cache_info", "cmd_check", "cmd_explain", "cmd
 # ---------------------------------------------------------------------- list
 def cmd_list(args: argparse.Namespace) -> int:
     """``list``: every advertised kind with its entry points (and, with ``--load``, names)."""
-    from .report import list_document
+    from .report import describe_state, duplicate_text, list_document
 
     if args.traceback and not args.load:
         raise UsageError("--traceback shows the traceback of a plugin that failed to load; "
@@ -70,9 +69,7 @@ def cmd_list(args: argparse.Namespace) -> int:
                     f"{describe_distribution(reg)}{describe_flags(reg)}"
                     + (f"  {reg['cannot_build']}" if reg.get("cannot_build") else ""))
     for dup in doc["duplicates"]:
-        locations = dup["locations"]
-        err(f"warning: distribution {dup['distribution']!r} is installed {len(locations)} "
-            f"times: {locations[0]} (used), " + ", ".join(locations[1:]))
+        err(f"warning: {duplicate_text(dup['distribution'], dup['locations'])}")
     warn_all(doc["warnings"])
     note_tilelang(doc)
     return 0

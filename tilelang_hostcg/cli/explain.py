@@ -14,7 +14,6 @@ from .. import __version__
 from .._inputs import DeviceAsHostError
 from .._names import CODEGEN_GROUP, HOOK_GROUP
 from .._resolution import MATCH, MISSING_BUILD, NO_MATCH, NOT_BOOL, RAISED, Candidate, Resolution
-from .._sources import text_of
 from .._targets import canonical_kind, host_of, is_host_target, parse_target
 from .._tvm import tvm_document
 from ..discovery import ENV_PREFER, Controls
@@ -24,6 +23,7 @@ from .report import (
     Session,
     cannot_build_text,
     capture,
+    describe_state,
     error_doc,
     registration_doc,
     source_doc,
@@ -196,9 +196,7 @@ def _source_docs(kind: str, group: str, sources: Sequence[SourceInfo], verb: str
                        cannot_build=None, selected=False)
         else:
             doc.update(applies=False, order=None)
-        doc["reason"] = f"{verb}: {info.state}: " + (
-            info.reason or (f"{type(info.error).__name__}: {text_of(info.error)}"
-                            if info.error else info.state))
+        doc["reason"] = f"{verb}: {describe_state(src)}"
         out.append(doc)
     return out
 

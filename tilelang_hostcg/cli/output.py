@@ -21,7 +21,7 @@ from .._text import shown
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
 
-__all__ = ["Doc", "describe_distribution", "describe_flags", "describe_state", "err",
+__all__ = ["Doc", "describe_distribution", "describe_flags", "err",
            "held_output", "note_tilelang", "out", "quietly", "shown", "warn_all", "write_json",
            "write_mapping", "write_traceback"]
 
@@ -76,16 +76,6 @@ def describe_flags(item: Doc) -> str:
     if item.get("extends_core"):
         return "  [overrides/extends core]"
     return ""
-
-
-def describe_state(entry: Doc) -> str:
-    """An entry point's state, with its error or reason."""
-    state = str(entry["state"])
-    if entry.get("error"):
-        return f"{state}: {entry['error']['type']}: {entry['error']['message']}"
-    if entry.get("reason"):
-        return f"{state}: {entry['reason']}"
-    return state
 
 
 # TVM's warning that it guessed the CUDA architecture of a target given without one: the

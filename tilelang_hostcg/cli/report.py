@@ -45,6 +45,8 @@ __all__ = [
     "Session",
     "capture",
     "controls_doc",
+    "describe_state",
+    "duplicate_text",
     "error_doc",
     "format_lock",
     "is_core",
@@ -106,6 +108,24 @@ def error_doc(exc: BaseException | None) -> Doc | None:
     if exc is None:
         return None
     return {"type": type(exc).__name__, "message": text_of(exc)}
+
+
+def describe_state(entry: Doc) -> str:
+    """An entry point's state, with its error or reason."""
+    state = str(entry["state"])
+    if entry.get("error"):
+        return f"{state}: {entry['error']['type']}: {entry['error']['message']}"
+    if entry.get("reason"):
+        return f"{state}: {entry['reason']}"
+    return state
+
+
+def duplicate_text(name: str, locations: Sequence[str]) -> str:
+    """One distribution installed more than once on ``sys.path``, and what to do."""
+    return (f"distribution {name!r} is installed {len(locations)} times on sys.path "
+            f"({', '.join(locations)}); the first is used and the others are stale metadata. "
+            f"Remove the stale metadata folder(s) {', '.join(locations[1:])} (or take their "
+            "parent folder off sys.path/PYTHONPATH)")
 
 
 def is_core(distribution: str | None) -> bool:
