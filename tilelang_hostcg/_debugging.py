@@ -55,40 +55,24 @@ def site_text(exc: BaseException | None, module: str | None = None) -> str:
 
 
 def plugin_traceback(exc: BaseException | None) -> list[str]:
-    """The lines of ``exc``'s traceback as Python prints it, with our frames and the
-    import system's left out, causes and contexts first, as Python does; the text is the
-    plugin's own (escape it with :func:`~tilelang_hostcg._text.shown` to show it). Empty
-    for no exception."""
-    chain: list[BaseException] = []
-    while exc is not None and exc not in chain and len(chain) < 8:
-        chain.insert(0, exc)
-        exc = exc.__cause__ or (None if exc.__suppress_context__ else exc.__context__)
-    import linecache
+    """The lines of ``exc``'s traceback as Python prints it (causes and contexts first),
+    with our frames and the import system's left out. The text is the plugin's own: escape
+    it with :func:`~tilelang_hostcg._text.shown` to show it. Empty for no exception."""
+    if exc is None:
+        return []
+    import traceback
 
-    lines: list[str] = []
-    for i, item in enumerate(chain):
-        if i:
-            lines += ["", "The above exception was the direct cause of the following exception:"
-                      if item.__cause__ is chain[i - 1] else
-                      "During handling of the above exception, another exception occurred:", ""]
-        frames = list(_frames(item))
-        if frames:
-            lines.append("Traceback (most recent call last):")
-        for _, line, file, function in frames:
-            lines.append(f'  File "{file}", line {line}, in {function}')
-            source = linecache.getline(file, line).strip()
-            if source:
-                lines.append(f"    {source}")
-        lines.append(f"{type(item).__module__}.{type(item).__qualname__}: {_text(item)}"
-                     .removeprefix("builtins."))
-    return lines
-
-
-def _text(exc: BaseException) -> str:
-    try:
-        return str(exc)
-    except Exception:
-        return f"<{type(exc).__name__} whose str() raised>"
+    report = traceback.TracebackException.from_exception(exc)
+    todo: list[tuple[traceback.TracebackException, BaseException]] = [(report, exc)]
+    while todo:  # each exception of the chain keeps only the plugin's frames
+        item, error = todo.pop()
+        item.stack = traceback.StackSummary.extract(
+            (frame, line) for frame, line in traceback.walk_tb(error.__traceback__)
+            if not _hidden(frame.f_globals.get("__name__")))
+        todo += [(t, e) for t, e in ((item.__cause__, error.__cause__),
+                                     (item.__context__, error.__context__))
+                 if t is not None and e is not None]
+    return "".join(report.format()).rstrip("\n").split("\n")
 
 
 def reinstall_command(distribution: str, location: str | None = None) -> str:
