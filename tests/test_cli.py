@@ -217,7 +217,9 @@ def test_list_load_adds_names_priorities_and_errors(installed: Installed, tmp_pa
     assert cuda_host["hcg-good"]["state"] == "loaded"
     broken = cuda_host["hcg-broken"]
     assert broken["state"] == "broken"
-    assert broken["error"] == {"type": "RuntimeError", "message": "boom: no driver found"}
+    plugin_file = installed.env.site_packages / "hcg_broken" / "codegen.py"
+    assert broken["error"] == {"type": "RuntimeError", "message": "boom: no driver found",
+                               "file": str(plugin_file), "line": 4}  # after the marker's 3
     assert _entries(doc, "codegens", "c")["hcg-incompat"]["state"] == "incompatible"
 
     hooks = _kind(doc, "hooks", "cuda")["registrations"]

@@ -100,6 +100,32 @@ def test_the_fixture_imports_tilelangs_tvm(new: TileLangEnv, tmp_path: Path) -> 
     assert "1 passed" in proc.stdout
 
 
+def test_list_shows_what_builds_and_tvms_cuda_probe_stays_off(new: TileLangEnv) -> None:
+    """``list --load`` shows TileLang's own codegens and hooks (the defaults) and that the
+    core's ``llvm`` cannot build with TileLang's TVM; ``explain cuda`` and ``check`` keep
+    TVM's "Unable to detect CUDA version" off stderr."""
+    listed, text, explained, checked, plain = new.cli_each(
+        ("--json", "list", "--load"), ("list", "--load"), ("explain", "cuda"), ("check",),
+        ("list",))
+    assert "`list --load` shows them" in plain.stderr
+    assert listed.returncode == 0, listed.stderr
+    doc = json.loads(listed.stdout)
+    codegens = {(r["distribution"], r["name"]): r for k in doc["codegens"]
+                for r in k["registrations"]}
+    defaults = [r for (dist, _), r in codegens.items() if dist == "tilelang"]
+    assert defaults and all(r["default"] for r in defaults)
+    assert any(r["distribution"] == "tilelang" for k in doc["hooks"] for r in k["registrations"])
+    llvm = codegens["tilelang-hostcg", "llvm"]
+    assert llvm["buildable"] is False
+    assert llvm["cannot_build"].startswith("cannot build with TVM 0.25.dev0 bundled with tilelang")
+    (line,) = [line for line in text.stdout.splitlines() if "codegen 'llvm'" in line]
+    assert llvm["cannot_build"] in line
+    assert "from tilelang 0.1.15  [default]" in text.stdout
+    for proc in (explained, checked):
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert "Unable to detect CUDA version" not in proc.stderr, proc.stderr
+
+
 @pytest.mark.parametrize("stray", ["folder", "module"])
 def test_a_stray_tilelang_in_the_working_directory_changes_nothing(new: TileLangEnv, stray: str,
                                                                     tmp_path: Path) -> None:

@@ -143,8 +143,12 @@ def _bootstrap_frame(frame: FrameType) -> bool:
 
 
 def warn_plugin(message: str, category: type[Warning] = PluginWarning) -> None:
-    """Warn, pointing at the user's line (see :func:`outside_level`)."""
-    warnings.warn(message, category, stacklevel=outside_level(sys._getframe(1)))
+    """Warn, pointing at the user's line (see :func:`outside_level`), with the text of
+    plugins and metadata in ``message`` escaped (:func:`~tilelang_hostcg._text.shown`: our
+    messages are one line)."""
+    from ._text import shown  # loaded when there is something to warn about
+
+    warnings.warn(shown(message), category, stacklevel=outside_level(sys._getframe(1)))
 
 
 _WARNED: set[str] = set()
@@ -154,7 +158,9 @@ def warn_once(message: str, category: type[Warning] = PluginWarning) -> None:
     """:func:`warn_plugin`, once per process for each message."""
     if message not in _WARNED:
         _WARNED.add(message)
-        warnings.warn(message, category, stacklevel=outside_level(sys._getframe(1)))
+        from ._text import shown
+
+        warnings.warn(shown(message), category, stacklevel=outside_level(sys._getframe(1)))
 
 
 def add_note(exc: BaseException, note: str) -> None:

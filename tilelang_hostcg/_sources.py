@@ -26,7 +26,12 @@ if TYPE_CHECKING:
     from .discovery import AdvertisedEntryPoint
 
 __all__ = ["ACTIVE", "BOUNDARY", "Load", "Source", "SourceInfo", "begin", "current_load", "end",
-           "import_chain", "journal", "text_of", "write_journal"]
+           "import_chain", "journal", "module_of", "text_of", "write_journal"]
+
+
+def module_of(value: str) -> str:
+    """The module an entry-point value (``module``, ``module:attr``, extras) names."""
+    return value.partition(":")[0].partition("[")[0].strip()
 
 
 def text_of(exc: BaseException) -> str:
@@ -68,24 +73,29 @@ class SourceInfo:
         elif self.state == "disabled":
             what = f"is skipped: {self.reason}"
         else:
+            from ._debugging import site_text  # a failure's own code, loaded on failure
+
             err = self.error
             what = ("failed to load" if err is None
                     else f"exited while being imported (sys.exit({err.code!r}))"
                     if isinstance(err, SystemExit)
-                    else f"failed to load: {type(err).__name__}: {text_of(err)}")
+                    else f"failed to load: {type(err).__name__}: {text_of(err)}"
+                         f"{site_text(err, module_of(self.value))}")
             if self.state == "lazy" and err is not None:
                 what += " (a transient failure: it is retried at the next use)"
         return f"plugin {self.origin.describe()} {what}"
 
     def advice(self) -> str:
         """What to do about it."""
+        from ._debugging import reinstall_command
+
         dist = self.origin.distribution
         if dist is None:
             return f"fix the import path {self.value!r} passed to register_lazy_*()"
         if self.state == "incompatible":
             return (f"install a release of {dist!r} that supports the installed versions, or skip "
                     f"it with TILELANG_HOSTCG_DISABLE={dist}")
-        return (f"fix or reinstall {dist!r} (pip install --force-reinstall {dist}), or skip it "
+        return (f"fix or reinstall {dist!r} ({reinstall_command(dist, self.location)}), or skip it "
                 f"with TILELANG_HOSTCG_DISABLE={dist}")
 
 
@@ -105,7 +115,7 @@ class Source:
                  entry: AdvertisedEntryPoint | None = None, in_code: bool = False) -> None:
         self.group, self.advertised, self.kind = group, advertised, canonical_kind(advertised)
         self.value, self.origin, self.state, self.reason = value, origin, state, reason
-        self.module = value.partition(":")[0].partition("[")[0].strip()
+        self.module = module_of(value)
         self.error: BaseException | None = None
         self.load: object = None
         self.transient = self.warned = self.replaceable = False

@@ -12,26 +12,29 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import __version__
+from .._debugging import plugin_traceback
 from .._errors import AmbiguousHostCodegenError
 from .._inputs import UnknownKindError
 from .._names import CODEGEN_GROUP, HOOK_GROUP
 from .._registry import Registry
 from .._resolution import Resolution, missing_build
-from .._sources import SourceInfo
+from .._sources import SourceInfo, text_of
 from .._table import Registration
 from .._targets import canonical_kind, is_host_target, parse_target
-from .._tvm import import_tvm, tvm_document
+from .._text import shown
+from .._tvm import describe_tvm, import_tvm, tvm_document
 from ..discovery import ControlProblem, Controls, DiscoveryIndex, declaration_problems, normalize_name
 from .lockfile import lock_drift, read_lock
 from .report import (
     SCHEMA,
     Doc,
     Session,
+    cannot_build_text,
     capture,
     controls_doc,
+    duplicate_text,
     is_core,
     lock_from,
-    tvm_version,
 )
 
 __all__ = ["check_document"]
@@ -57,10 +60,11 @@ class _Checked:
 
 def _problem(code: str, message: str, *, severity: str = "error", kind: str | None = None,
              group: str | None = None, distribution: str | None = None,
-             version: str | None = None, entry_point: str | None = None) -> Doc:
+             version: str | None = None, entry_point: str | None = None,
+             traceback: list[str] | None = None) -> Doc:
     return {"code": code, "severity": severity, "message": message, "kind": kind,
             "group": group, "distribution": distribution, "version": version,
-            "entry_point": entry_point}
+            "entry_point": entry_point, "traceback": traceback}
 
 
 def _resolution(c: _Checked, kind: str) -> Resolution | None:
@@ -78,65 +82,46 @@ def _check_sources(c: _Checked) -> list[Doc]:
     return [_problem(info.state, f"{info.failure_text()}; {info.advice()}",
                      kind=canonical_kind(info.kind), group=info.group,
                      distribution=info.origin.distribution, version=info.origin.version,
-                     entry_point=info.origin.entry_point)
+                     entry_point=info.origin.entry_point,
+                     traceback=plugin_traceback(info.error) or None)
             for info in c.sources if info.state in ("broken", "incompatible")]
 
 
 def _check_required(c: _Checked) -> list[Doc]:
-    """``missing-codegen`` and ``missing-hook``: a required kind nothing serves. A codegen
-    serves when it can build with the TVM in use, as resolution judges it."""
+    """``missing-codegen`` and ``missing-hook``: a required kind nothing serves. A host
+    kind is served exactly when ``explain KIND`` resolves: the resolution record of the
+    default ``Target(kind)`` chooses a codegen, which can build with the TVM in use; a
+    kind the TVM in use cannot target has none."""
     out = []
     for kind in c.require:
         canon = canonical_kind(kind)
         resolution = _resolution(c, canon)
-        if resolution is not None:
-            unusable = [cand.registration for cand in resolution.candidates
-                        if not cand.buildable]
-            usable = len(resolution.buildable)
-        else:  # a kind only a plugin knows: its registrations, judged by the same rule
-            regs = [r for r in c.codegens if r.kind == canon]
-            unusable = [r for r in regs if missing_build(r.obj) is not None]
-            usable = len(regs) - len(unusable)
-        if not usable:
-            out.append(_missing(CODEGEN_GROUP, kind, _providers(c, CODEGEN_GROUP, canon),
-                                unusable))
+        if resolution is None:
+            why = (f"the TVM in use ({describe_tvm()}) has no target kind {canon!r}, so nothing "
+                   "can be built for it")
+        elif resolution.choice is not None or isinstance(resolution.error,
+                                                           AmbiguousHostCodegenError):
+            continue  # served, or reported (and failed) as ``ambiguous``
+        else:
+            why = text_of(resolution.error) if resolution.error else "nothing resolves"
+        out.append(_problem("missing-codegen", f"required kind {kind!r} (--require) has no host "
+                            f"codegen that can build with the TVM in use: {why}", kind=canon,
+                            group=CODEGEN_GROUP))
     have = {r.kind for r in c.hooks}
     for kind in c.require_hooks:
         canon = canonical_kind(kind)
-        if canon not in have:
-            out.append(_missing(HOOK_GROUP, kind, _providers(c, HOOK_GROUP, canon), []))
+        if canon in have:
+            continue
+        notes = [f"{info.origin.distribution!r} provides it but " + (
+            f"is skipped ({info.reason})" if info.state == "disabled" else
+            "is incompatible" if info.state == "incompatible" else "failed to load")
+            for info in c.sources if info.group == HOOK_GROUP and canonical_kind(info.kind) == canon
+            and info.state in ("disabled", "incompatible", "broken")]
+        out.append(_problem("missing-hook", f"required kind {kind!r} (--require-hook) has no host "
+                            "codegen hook" + (": " + "; ".join(notes) if notes else
+                                              "; install a plugin distribution that provides it"),
+                            kind=canon, group=HOOK_GROUP))
     return out
-
-
-def _providers(c: _Checked, group: str, kind: str) -> list[SourceInfo]:
-    return [s for s in c.sources if s.group == group and canonical_kind(s.kind) == kind]
-
-
-def _missing(group: str, kind: str, providers: Sequence[SourceInfo],
-             unusable: Sequence[Registration]) -> Doc:
-    noun = "host codegen" if group == CODEGEN_GROUP else "host codegen hook"
-    flag = "--require" if group == CODEGEN_GROUP else "--require-hook"
-    message = f"required kind {kind!r} ({flag}) has no {noun}"
-    if unusable:
-        listed = ", ".join(f"{r.name!r} ({r.origin.describe()}) needs TVM global function "
-                           f"{missing_build(r.obj)!r}" for r in unusable)
-        message += (f" that can build with the TVM in use ({tvm_version()}): {listed}; install "
-                    "a TVM build that provides it, or a plugin whose codegen of the kind does")
-    notes = []
-    for info in providers:
-        if info.state == "disabled":
-            notes.append(f"{info.origin.distribution!r} provides it but is skipped "
-                         f"({info.reason})")
-        elif info.state == "incompatible":
-            notes.append(f"{info.origin.distribution!r} provides it but is incompatible")
-        elif info.state == "broken":
-            notes.append(f"{info.origin.distribution!r} provides it but failed to load")
-    if notes:
-        message += ": " + "; ".join(notes)
-    elif not unusable:
-        message += "; install a plugin distribution that provides it"
-    code = "missing-codegen" if group == CODEGEN_GROUP else "missing-hook"
-    return _problem(code, message, kind=canonical_kind(kind), group=group)
 
 
 def _check_unknown_kinds(c: _Checked) -> list[Doc]:
@@ -148,7 +133,7 @@ def _check_unknown_kinds(c: _Checked) -> list[Doc]:
             names = ", ".join(f"{r.name!r} ({r.origin.describe()})" for r in where)
             out.append(_problem(
                 "unknown-kind", f"{names} registered for kind {kind!r}, which is not a target "
-                f"kind of the installed TVM ({tvm_version()}); nothing can resolve to it until "
+                f"kind of the installed TVM ({describe_tvm()}); nothing can resolve to it until "
                 "TVM knows the kind", severity="warning", kind=kind, group=group,
                 distribution=where[0].origin.distribution))
     return out
@@ -203,9 +188,8 @@ def _check_build_functions(c: _Checked) -> list[Doc]:
         info = is_core(reg.origin.distribution) or reg.default
         out.append(_problem(
             "missing-build-function",
-            f"host codegen {reg.name!r} for kind {reg.kind!r} ({reg.origin.describe()}) calls "
-            f"TVM global function {missing!r}, which the installed TVM ({tvm_version()}) does "
-            "not provide; " + (
+            f"host codegen {reg.name!r} for kind {reg.kind!r} ({reg.origin.describe()}) "
+            f"{cannot_build_text(missing)}; " + (
                 "it is not used with this TVM (a capability of the TVM, not a problem of the "
                 "installation)" if info else
                 "install a TVM build with it, or a release of the plugin built for this TVM"),
@@ -217,18 +201,14 @@ def _check_build_functions(c: _Checked) -> list[Doc]:
 
 def _check_duplicates(c: _Checked) -> list[Doc]:
     """``duplicate-distribution``: one distribution installed twice on ``sys.path``."""
-    return [_problem(
-        "duplicate-distribution",
-        f"distribution {name!r} is installed {len(locations)} times on sys.path "
-        f"({', '.join(locations)}); the first is used and the others are stale metadata. "
-        f"Remove the stale metadata folder(s) {', '.join(locations[1:])} (or take their parent "
-        "folder off sys.path/PYTHONPATH)",
-        severity="warning", distribution=name) for name, locations in c.index.duplicates]
+    return [_problem("duplicate-distribution", duplicate_text(name, locations), severity="warning",
+                     distribution=name) for name, locations in c.index.duplicates]
 
 
-def control_problems(c: _Checked) -> list[ControlProblem]:
-    """Every control item that cannot do what it says, judged with all plugins loaded."""
-    found = list(c.controls.problems)
+def _check_controls(c: _Checked) -> list[Doc]:
+    """``control``: a ``TILELANG_HOSTCG_*`` item that is malformed or names nothing, judged
+    with all plugins loaded."""
+    found: list[ControlProblem] = list(c.controls.problems)
     found += c.controls.unknown_names(c.index.entry_points)
     for kind in sorted(c.controls.prefer):
         names = [r.name for r in c.codegens if r.kind == canonical_kind(kind)]
@@ -236,12 +216,7 @@ def control_problems(c: _Checked) -> list[ControlProblem]:
             problem = c.controls.unknown_preference(kind, names)
             if problem is not None:
                 found.append(problem)
-    return found
-
-
-def _check_controls(c: _Checked) -> list[Doc]:
-    """``control``: a ``TILELANG_HOSTCG_*`` item that is malformed or names nothing."""
-    return [_problem("control", p.message, severity="warning") for p in control_problems(c)]
+    return [_problem("control", p.message, severity="warning") for p in found]
 
 
 def _check_lock(c: _Checked) -> list[Doc]:
@@ -253,9 +228,17 @@ def _check_lock(c: _Checked) -> list[Doc]:
             for code, message, kind, dist, version in lock_drift(c.locked, current, c.lock_path)]
 
 
+def _check_declarations(c: _Checked) -> list[Doc]:
+    """``declaration``: a plugin declaration that cannot take effect or is unsafe (entry
+    points in a near miss of our groups, no requirement on ``tilelang-hostcg``)."""
+    return [_problem("declaration", message, severity="warning", distribution=dist)
+            for dist, message in declaration_problems(c.index)]
+
+
 _CHECKS: tuple[Callable[[_Checked], list[Doc]], ...] = (
     _check_sources, _check_required, _check_unknown_kinds, _check_device_kinds,
-    _check_ambiguous, _check_build_functions, _check_duplicates, _check_controls, _check_lock)
+    _check_ambiguous, _check_build_functions, _check_duplicates, _check_controls, _check_lock,
+    _check_declarations)
 
 
 # ---------------------------------------------------------------------- options
@@ -364,19 +347,11 @@ def check_document(*, require: Sequence[str] = (), require_hooks: Sequence[str] 
 
 def _other_warnings(captured: Sequence[str], problems: Sequence[Doc],
                     sources: Sequence[SourceInfo]) -> list[Doc]:
-    """``plugin-warning``: captured warnings that no other problem already reports."""
-    reported = {p["message"] for p in problems}
-    bad = tuple(f"plugin {s.origin.describe()} " for s in sources
+    """``plugin-warning``: captured warnings (their text escaped, as warnings are) that no
+    other problem already reports."""
+    reported = {shown(p["message"]) for p in problems}
+    bad = tuple(shown(f"plugin {s.origin.describe()} ") for s in sources
                 if s.state in ("broken", "incompatible"))
     return [_problem("plugin-warning", text, severity="warning") for text in captured
             if text not in reported and not text.startswith(bad)]
 
-
-def _check_declarations(c: _Checked) -> list[Doc]:
-    """``declaration``: a plugin declaration that cannot take effect or is unsafe (entry
-    points in a near miss of our groups, no requirement on ``tilelang-hostcg``)."""
-    return [_problem("declaration", message, severity="warning", distribution=dist)
-            for dist, message in declaration_problems(c.index)]
-
-
-_CHECKS += (_check_declarations,)

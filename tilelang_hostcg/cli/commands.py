@@ -8,7 +8,6 @@ command runs, so that importing the command line stays cheap.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import sys
@@ -19,7 +18,6 @@ from .errors import PROG, UsageError
 from .output import (
     describe_distribution,
     describe_flags,
-    describe_state,
     err,
     note_tilelang,
     out,
@@ -27,6 +25,7 @@ from .output import (
     shown,
     warn_all,
     write_json,
+    write_traceback,
 )
 
 if TYPE_CHECKING:
@@ -39,13 +38,11 @@ __all__ = ["cmd_check", "cmd_explain", "cmd_list", "cmd_lock"]
 # ---------------------------------------------------------------------- list
 def cmd_list(args: argparse.Namespace) -> int:
     """``list``: every advertised kind with its entry points (and, with ``--load``, names)."""
-    from .report import list_document
+    from .report import describe_state, duplicate_text, list_document
 
-    if args.load:  # plugins that import TVM get the TVM in use (TileLang's needs tilelang first)
-        from .._tvm import TVMNotFoundError, import_tvm
-
-        with contextlib.suppress(TVMNotFoundError):  # the document says what is wrong
-            quietly(import_tvm)
+    if args.traceback and not args.load:
+        raise UsageError("--traceback shows the traceback of a plugin that failed to load; "
+                         "plain list loads none: add --load", prog=f"{PROG} list")
     doc = quietly(list_document, load=args.load)
     if args.json:
         write_json(doc)
@@ -63,13 +60,13 @@ def cmd_list(args: argparse.Namespace) -> int:
             for entry in kind["entry_points"]:
                 out(f"    {describe_distribution(entry)}  {entry['entry_point']}  "
                     f"{describe_state(entry)}{describe_flags(entry)}")
+                write_traceback(entry, args.traceback, "        ")
             for reg in kind["registrations"] or ():
                 out(f"      {noun} {reg['name']!r} priority {reg['priority']}  from "
-                    f"{describe_distribution(reg)}{describe_flags(reg)}")
+                    f"{describe_distribution(reg)}{describe_flags(reg)}"
+                    + (f"  {reg['cannot_build']}" if reg.get("cannot_build") else ""))
     for dup in doc["duplicates"]:
-        locations = dup["locations"]
-        err(f"warning: distribution {dup['distribution']!r} is installed {len(locations)} "
-            f"times: {locations[0]} (used), " + ", ".join(locations[1:]))
+        err(f"warning: {duplicate_text(dup['distribution'], dup['locations'])}")
     warn_all(doc["warnings"])
     note_tilelang(doc)
     return 0
@@ -96,6 +93,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         + (f"; lock file: {doc['lock']}" if doc["lock"] else ""))
     for problem in doc["problems"]:
         out(f"{problem['severity']} [{problem['code']}] {problem['message']}")
+        write_traceback(problem, args.traceback, "    ")
     errors, warnings = doc["summary"]["errors"], doc["summary"]["warnings"]
     if doc["ok"]:
         out("check passed" + (f" with {warnings} warning(s)" if warnings else ""))

@@ -21,11 +21,12 @@ from .report import (
     SCHEMA,
     Doc,
     Session,
+    cannot_build_text,
     capture,
+    describe_state,
     error_doc,
     registration_doc,
     source_doc,
-    tvm_version,
 )
 
 if TYPE_CHECKING:
@@ -102,8 +103,7 @@ def explain_document(target: str, host: str | None = None) -> Doc:
 def verdict_text(candidate: Candidate) -> str:
     """Why a candidate does not serve the target, from its verdict (empty when it does)."""
     if candidate.verdict == "missing-build":
-        return (f"its TVM build function {candidate.detail!r} is missing from the TVM in use "
-                f"({tvm_version()})")
+        return cannot_build_text(str(candidate.detail))
     if candidate.verdict == "raised":
         return f"supports_target raised {candidate.detail} (fix the plugin's predicate)"
     if candidate.verdict == "not-bool":
@@ -180,30 +180,23 @@ def _codegen_docs(resolution: Resolution, sources: Sequence[SourceInfo]) -> list
 
 
 def _source_docs(kind: str, group: str, sources: Sequence[SourceInfo], verb: str) -> list[Doc]:
-    """Entries for the kind's sources that did not load (broken, disabled, incompatible)."""
+    """Entries for the kind's sources that did not load (broken, disabled, incompatible),
+    shaped as the candidates are, with ``name: null``."""
     out = []
     for info in sources:
-        if info.group != group or canonical_kind(info.kind) != kind:
-            continue
-        if info.state not in ("broken", "disabled", "incompatible"):
+        if (info.group != group or canonical_kind(info.kind) != kind
+                or info.state not in ("broken", "disabled", "incompatible")):
             continue
         src = source_doc(info)
-        doc: Doc = {
-            "kind": kind, "name": None, "priority": None,
-            "distribution": src["distribution"], "version": src["version"],
-            "entry_point": src["entry_point"], "core": src["core"],
-            "extends_core": src["extends_core"] if group == CODEGEN_GROUP else False,
-            "replaces_core": False,
-        }
+        doc: Doc = {key: src[key] for key in ("distribution", "version", "entry_point", "core",
+                                              "extends_core", "state")}
+        doc.update(kind=kind, name=None, priority=None, replaces_core=False, default=False)
         if group == CODEGEN_GROUP:
             doc.update(build_function=None, matches=None, verdict=None, buildable=None,
-                       selected=False)
+                       cannot_build=None, selected=False)
         else:
             doc.update(applies=False, order=None)
-        doc["state"] = info.state
-        doc["reason"] = f"{verb}: {info.state}: " + (
-            info.reason or (f"{type(info.error).__name__}: {info.error}"
-                            if info.error else info.state))
+        doc["reason"] = f"{verb}: {describe_state(src)}"
         out.append(doc)
     return out
 

@@ -1,21 +1,9 @@
-"""The ``tilelang-hostcg`` command line (also ``python -m tilelang_hostcg``).
+"""The ``tilelang-hostcg`` command line (also ``python -m tilelang_hostcg``): :func:`main`,
+the argument parser, dispatch to the commands (:mod:`.commands`) and the error documents.
 
-This module is the entry point: :func:`main`, the argument parser, dispatch to the
-commands and the error documents. The commands (:mod:`tilelang_hostcg.cli.commands`)
-only format what :mod:`tilelang_hostcg.cli.report` returns, writing through
-:mod:`tilelang_hostcg.cli.output`; :class:`CliError` and :class:`UsageError` live in
-:mod:`tilelang_hostcg.cli.errors` and are importable from here. ``--json`` prints
-exactly one JSON document on stdout (``"schema": 1``, see ``docs/cli.md``).
-
-Exit status: 0 ok; 1 ``check`` found a problem, or ``explain`` found nothing that
-resolves; 2 usage error (bad arguments, a target TVM cannot parse, an unknown kind or
-one of the wrong sort, a device kind given as host, a ``--host`` for a host target,
-an unreadable lock file, a lock file that could not be written, an output path that
-cannot take it) or no usable TVM (none installed, or it cannot be imported) —
-reported as one line on stderr, never a traceback, and with ``--json`` also as one
-JSON document on stdout (``"ok": false``, ``"error"``). Names are printed with
-``errors="backslashreplace"``, so no terminal encoding can make a command fail, and
-bytes of the command line or a path that are not UTF-8 show as ``\\xNN``.
+Exit status (``docs/cli.md``): 0 ok; 1 ``check`` found a problem or ``explain`` nothing that
+resolves; 2 a usage error or no usable TVM -- one line on stderr, never a traceback, and
+with ``--json`` also one JSON document on stdout (``"ok": false``, ``"error"``).
 """
 
 from __future__ import annotations
@@ -43,8 +31,6 @@ if TYPE_CHECKING:
 
 __all__ = ["CliError", "UsageError", "main"]
 
-_DISTRIBUTION = CORE_DISTRIBUTION
-
 
 class _Parser(argparse.ArgumentParser):
     """An ``ArgumentParser`` whose errors are :class:`UsageError` (one line, exit 2)."""
@@ -61,13 +47,13 @@ class _MainParser(_Parser):
 
 
 def _documentation() -> str:
-    """Where the documentation is, from the installed metadata's ``Project-URL``s."""
-    urls: list[str] = []
-    try:
-        from importlib.metadata import metadata
+    """Where the documentation is: the installed metadata's ``Project-URL``s, else the
+    source distribution, which ships ``docs/``."""
+    from importlib.metadata import PackageNotFoundError, metadata
 
-        urls = metadata(_DISTRIBUTION).get_all("Project-URL") or []
-    except Exception:  # a source checkout without metadata: name the files instead
+    try:
+        urls = metadata(CORE_DISTRIBUTION).get_all("Project-URL") or []
+    except PackageNotFoundError:
         urls = []
     lines = [f"  {label.strip()}: {url.strip()}" for label, _, url in
              (item.partition(",") for item in urls) if url.strip()]
@@ -100,6 +86,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="print one JSON document")
     p.add_argument("--load", action="store_true",
                    help="import the plugins and show each codegen's and hook's name and priority")
+    p.add_argument("--traceback", action="store_true",
+                   help="with --load: show a failed plugin's own traceback")
     p.set_defaults(handler=cmd_list)
 
     p = sub.add_parser("check", help="load every plugin and report every problem",
@@ -111,6 +99,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="a device kind that must have a hook (repeatable, or comma-separated)")
     p.add_argument("--lock", metavar="FILE", help="fail when the installed set differs from FILE")
     p.add_argument("--strict", action="store_true", help="treat warnings as failures")
+    p.add_argument("--traceback", action="store_true",
+                   help="show a failed plugin's own traceback")
     p.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
                    help="print one JSON document")
     p.set_defaults(handler=cmd_check)

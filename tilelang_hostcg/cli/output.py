@@ -1,70 +1,47 @@
-"""What the command line writes to the terminal: text safe for any encoding, one JSON
-document, the wording of list entries, warnings and notes on stderr, and calls whose
-own printing must not reach stdout.
+"""What the command line writes to the terminal: text safe for any terminal, one JSON
+document, the wording of list entries, warnings and notes on stderr, and the work whose
+own printing must not reach stdout (:func:`held_output`).
 
-Names are shown with bytes that were not UTF-8 as ``\\xNN`` (see :func:`shown`), so that
-no name or path can make a command fail.
+Every line of text goes through :func:`~tilelang_hostcg._text.shown`: text from plugins,
+metadata and the environment is shown, never interpreted. JSON keeps the exact text.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
 import sys
+import tempfile
 from typing import TYPE_CHECKING, Any, TypeVar
 
-if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+from .._text import shown
 
-__all__ = ["Doc", "describe_distribution", "describe_flags", "describe_state", "err",
-           "note_tilelang", "out", "quietly", "shown", "warn_all", "write_json",
-           "write_mapping"]
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Sequence
+
+__all__ = ["Doc", "describe_distribution", "describe_flags", "err",
+           "held_output", "note_tilelang", "out", "quietly", "shown", "warn_all", "write_json",
+           "write_traceback"]
 
 _T = TypeVar("_T")
 Doc = dict[str, Any]
 
-_SURROGATE_REPR = re.compile(r"(?<!\\)\\udc([89a-f][0-9a-f])")
-
-
-def shown(text: str) -> str:
-    """``text`` for the terminal: bytes that were not UTF-8 (surrogate escapes, raw or as
-    written by ``repr``) become ``\\xNN``, as the library shows environment values."""
-    text = _SURROGATE_REPR.sub(r"\\x\1", text)
-    try:
-        data = text.encode("utf-8", "surrogateescape")
-    except UnicodeEncodeError:  # a surrogate that stands for no byte
-        return text.encode("utf-8", "backslashreplace").decode("utf-8")
-    return data.decode("utf-8", "backslashreplace")
-
 
 def out(text: str = "") -> None:
-    """Write one line of ``text`` on stdout."""
+    """Write ``text`` on stdout as one line (a newline in it is shown as ``\\n``)."""
     sys.stdout.write(shown(text) + "\n")
 
 
 def err(text: str) -> None:
-    """Write one line of ``text`` on stderr."""
+    """Write ``text`` on stderr as one line (a newline in it is shown as ``\\n``)."""
     sys.stderr.write(shown(text) + "\n")
 
 
 def write_json(doc: Doc) -> None:
     """Write ``doc`` as one JSON document on stdout."""
     sys.stdout.write(json.dumps(doc, indent=2, sort_keys=True, default=str) + "\n")
-
-
-def write_mapping(info: Any, indent: str = "") -> None:
-    """Write a mapping as aligned ``key: value`` lines, nested mappings indented."""
-    width = max((len(str(k)) for k in info), default=0)
-    for key, value in info.items():
-        label = f"{indent}{str(key) + ':':<{width + 1}}"
-        if isinstance(value, dict):
-            out(label.rstrip())
-            write_mapping(value, indent + "  ")
-        elif isinstance(value, (list, tuple)):
-            out(f"{label} " + (", ".join(map(str, value)) if value else "(none)"))
-        else:
-            out(f"{label} {value}")
 
 
 def describe_distribution(item: Doc) -> str:
@@ -76,6 +53,8 @@ def describe_distribution(item: Doc) -> str:
 
 def describe_flags(item: Doc) -> str:
     """How an entry or registration stands to the core, as a bracketed suffix."""
+    if item.get("default"):
+        return "  [default]"
     if item.get("core"):
         return "  [core]"
     if item.get("replaces_core"):
@@ -85,21 +64,62 @@ def describe_flags(item: Doc) -> str:
     return ""
 
 
-def describe_state(entry: Doc) -> str:
-    """An entry point's state, with its error or reason."""
-    state = str(entry["state"])
-    if entry.get("error"):
-        return f"{state}: {entry['error']['type']}: {entry['error']['message']}"
-    if entry.get("reason"):
-        return f"{state}: {entry['reason']}"
-    return state
+# TVM's warning that it guessed the CUDA architecture of a target given without one: the
+# command line makes such targets itself (the default ``Target(kind)``), so it is no news.
+_TVM_ARCH_GUESS = re.compile(
+    rb"^.*Warning: Unable to detect CUDA version, default to \"-(?:arch|mcpu)=sm_\d+\" instead\n",
+    re.MULTILINE)
+
+
+def _flush() -> None:
+    for stream in (sys.stdout, sys.__stdout__, sys.stderr, sys.__stderr__):
+        with contextlib.suppress(Exception):
+            if stream is not None:
+                stream.flush()
+
+
+@contextlib.contextmanager
+def held_output() -> Iterator[None]:
+    """Hold what TVM and plugins write while the command loads them -- to ``sys.stdout``,
+    ``sys.__stdout__``, file descriptor 1 or 2 -- and write it on stderr afterwards, so that
+    stdout carries only the command's document. TVM's guess of a CUDA architecture is left
+    out."""
+    _flush()
+    saved: list[tuple[int, int]] = []
+    with tempfile.TemporaryFile() as held:
+        try:
+            for fd in (1, 2):
+                with contextlib.suppress(OSError):  # a closed descriptor stays closed
+                    copy = os.dup(fd)
+                    saved.append((fd, copy))
+                    os.dup2(held.fileno(), fd)
+            with contextlib.redirect_stdout(sys.stderr):
+                yield
+        finally:
+            _flush()
+            for fd, copy in reversed(saved):
+                os.dup2(copy, fd)
+                os.close(copy)
+            held.seek(0)
+            data = _TVM_ARCH_GUESS.sub(b"", held.read())
+            stream = getattr(sys.stderr, "buffer", None)  # the bytes as written, if it can
+            if data and stream is not None:
+                stream.write(data)
+                stream.flush()
+            elif data:
+                sys.stderr.write(data.decode("utf-8", "backslashreplace"))
+
+
+def write_traceback(item: Doc, wanted: bool, indent: str) -> None:
+    """With ``--traceback``, the plugin's own traceback of ``item`` (an entry point or a
+    problem), one escaped line each."""
+    for line in (item.get("traceback") or ()) if wanted else ():
+        out(indent + line)
 
 
 def quietly(build: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
-    """Call ``build`` with whatever it prints (TVM and plugins print, e.g. "ROCm not
-    detected") sent to stderr, so that stdout holds only the command's output."""
-    sys.stdout.flush()
-    with contextlib.redirect_stdout(sys.stderr):
+    """``build(*args, **kwargs)`` inside :func:`held_output`."""
+    with held_output():
         return build(*args, **kwargs)
 
 
@@ -110,8 +130,9 @@ def warn_all(texts: Sequence[str]) -> None:
 
 
 def note_tilelang(doc: Doc) -> None:
-    """Say on stderr when the TVM in use is a TileLang the integration does not support:
-    the answers are then for :func:`tilelang_hostcg.build` with its TVM."""
+    """Say on stderr when the TVM in use is a TileLang the integration does not support
+    (the answers are then for :func:`tilelang_hostcg.build` with its TVM), and, for plain
+    ``list`` under a supported one, that ``--load`` shows TileLang's defaults."""
     tvm = doc.get("tvm") or {}
     if tvm.get("provider") != "tilelang":
         return
@@ -120,6 +141,9 @@ def note_tilelang(doc: Doc) -> None:
     version = str(tvm.get("provider_version") or "?")
     try:
         mode_of(version)
+        if doc.get("loaded") is False:  # plain list: TileLang's codegens are not registered
+            err(f"note: TileLang {version}'s own host codegens and hooks are the defaults; "
+                "`list --load` shows them")
     except UnsupportedTileLangError:
         err(f"note: TileLang {version} is not supported by tilelang_hostcg.tilelang "
             f"(tilelang{SUPPORTED}); these answers are for tilelang_hostcg.build() with its "

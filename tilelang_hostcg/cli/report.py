@@ -1,16 +1,9 @@
-"""The data behind the command line: the documents of list and lock, and what the
-documents of explain (:mod:`._explain`) and check (:mod:`._checks`) share.
+"""The data behind the command line: the documents of list and lock, and the records
+that explain (:mod:`.explain`) and check (:mod:`.checks`) share.
 
-Each public function builds one JSON-ready ``dict`` (``"schema": 1``) from a fresh,
-discovering :class:`~tilelang_hostcg.Registry`; the command line only formats them. The
-documents are described in ``docs/cli.md``; changing their shape means a new schema.
-
-User errors (a target TVM cannot parse, an unknown kind, a device kind given as host,
-an unreadable lock file) raise :class:`InputError` subclasses or :class:`~tilelang_hostcg.TargetParseError`;
-plugin problems never raise, they become entries of the documents.
-
-:func:`list_document` without ``load`` reads installed metadata only: it imports
-neither a plugin nor TVM.
+Each document is one JSON-ready ``dict`` (``"schema": 1``, ``docs/cli.md``) built from a
+fresh, discovering :class:`~tilelang_hostcg.Registry`. Plugin problems never raise: they
+are entries of the documents. Plain :func:`list_document` imports neither a plugin nor TVM.
 """
 
 from __future__ import annotations
@@ -22,13 +15,15 @@ from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
+from .._debugging import failure_site, plugin_traceback
 from .._errors import PluginWarning
 from .._global_func import required_global_func
 from .._names import CODEGEN_GROUP, CORE_DISTRIBUTION, HOOK_GROUP
 from .._registry import Registry
-from .._sources import SourceInfo
+from .._resolution import missing_build
+from .._sources import SourceInfo, module_of, text_of
 from .._targets import canonical_kind
-from .._tvm import describe_tvm, import_tvm, tvm_document
+from .._tvm import TVMNotFoundError, describe_tvm, import_tvm, tvm_document
 from ..discovery import (
     CORE_ENTRY_POINTS,
     Controls,
@@ -50,6 +45,8 @@ __all__ = [
     "Session",
     "capture",
     "controls_doc",
+    "describe_state",
+    "duplicate_text",
     "error_doc",
     "format_lock",
     "is_core",
@@ -66,8 +63,6 @@ SCHEMA = 1
 Doc = dict[str, Any]
 
 CORE_KINDS = frozenset(name for group, name, _ in CORE_ENTRY_POINTS if group == CODEGEN_GROUP)
-_CORE_NAMES: dict[str, frozenset[str]] = {
-    kind: frozenset({kind}) for kind in CORE_KINDS}  # the core names its codegens after kinds
 
 
 # ---------------------------------------------------------------------- session
@@ -93,10 +88,8 @@ class Session:
 
 @contextmanager
 def capture(into: list[str]) -> Iterator[None]:
-    """Collect plugin warnings as text (deduplicated) instead of printing them.
-
-    Other warnings keep the filters in force and are shown as usual afterwards.
-    """
+    """Collect plugin warnings as text (deduplicated) instead of printing them; other
+    warnings keep the filters in force and are shown afterwards."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PluginWarning)
         yield
@@ -113,7 +106,25 @@ def error_doc(exc: BaseException | None) -> Doc | None:
     """``{"type", "message"}`` of an exception (``None`` for none)."""
     if exc is None:
         return None
-    return {"type": type(exc).__name__, "message": str(exc)}
+    return {"type": type(exc).__name__, "message": text_of(exc)}
+
+
+def describe_state(entry: Doc) -> str:
+    """An entry point's state, with its error or reason."""
+    state = str(entry["state"])
+    if entry.get("error"):
+        return f"{state}: {entry['error']['type']}: {entry['error']['message']}"
+    if entry.get("reason"):
+        return f"{state}: {entry['reason']}"
+    return state
+
+
+def duplicate_text(name: str, locations: Sequence[str]) -> str:
+    """One distribution installed more than once on ``sys.path``, and what to do."""
+    return (f"distribution {name!r} is installed {len(locations)} times on sys.path "
+            f"({', '.join(locations)}); the first is used and the others are stale metadata. "
+            f"Remove the stale metadata folder(s) {', '.join(locations[1:])} (or take their "
+            "parent folder off sys.path/PYTHONPATH)")
 
 
 def is_core(distribution: str | None) -> bool:
@@ -124,6 +135,10 @@ def is_core(distribution: str | None) -> bool:
 def source_doc(info: SourceInfo) -> Doc:
     """The document of one entry point (or lazy module registered in code)."""
     dist = info.origin.distribution
+    error = error_doc(info.error)
+    if error is not None:  # where the plugin failed, for its author
+        site = failure_site(info.error, module_of(info.value))
+        error.update(file=site[0] if site else None, line=site[1] if site else None)
     return {
         "group": info.group,
         "kind": canonical_kind(info.kind),
@@ -138,13 +153,23 @@ def source_doc(info: SourceInfo) -> Doc:
                          and canonical_kind(info.kind) in CORE_KINDS),
         "state": info.state,
         "reason": info.reason,
-        "error": error_doc(info.error),
+        "error": error,
+        "traceback": plugin_traceback(info.error) or None,
     }
 
 
-def build_function(reg: Registration) -> str | None:
-    """The TVM global function a codegen builds with, when it is known."""
-    return required_global_func(getattr(reg.obj, "build", None))
+def cannot_build(reg: Registration) -> str | None:
+    """The TVM global function ``reg``'s build calls and the TVM in use lacks, judged as
+    resolution judges it (``None`` when it can build, or no TVM can be imported)."""
+    try:
+        return missing_build(reg.obj)
+    except TVMNotFoundError:
+        return None
+
+
+def cannot_build_text(function: str) -> str:
+    """Why a codegen cannot build: one wording for ``list``, ``check`` and ``explain``."""
+    return f"cannot build with {describe_tvm()}: it needs TVM global function {function!r}"
 
 
 def registration_doc(reg: Registration, group: str) -> Doc:
@@ -160,10 +185,14 @@ def registration_doc(reg: Registration, group: str) -> Doc:
         "entry_point": reg.origin.entry_point,
         "core": is_core(dist),
         "extends_core": foreign_core,
-        "replaces_core": foreign_core and reg.name in _CORE_NAMES[reg.kind],
+        "replaces_core": foreign_core and reg.name == reg.kind,  # the core's names are its kinds
+        "default": reg.default,
     }
     if group == CODEGEN_GROUP:
-        doc["build_function"] = build_function(reg)
+        doc["build_function"] = required_global_func(getattr(reg.obj, "build", None))
+        missing = cannot_build(reg)
+        doc["buildable"] = missing is None
+        doc["cannot_build"] = None if missing is None else cannot_build_text(missing)
     return doc
 
 
@@ -191,11 +220,6 @@ def _kinds(registry: Registry, group: str, sources: Sequence[SourceInfo],
     return out
 
 
-def _duplicates(index: DiscoveryIndex) -> list[Doc]:
-    return [{"distribution": name, "locations": list(locations)}
-            for name, locations in index.duplicates]
-
-
 def controls_doc(controls: Controls) -> Doc:
     """The document of the controls in force."""
     return {
@@ -209,18 +233,16 @@ def controls_doc(controls: Controls) -> Doc:
 
 # ---------------------------------------------------------------------- list
 def list_document(*, load: bool = False) -> Doc:
-    """Every advertised kind with its entry points (and, with ``load``, what they register).
-
-    Without ``load`` nothing is imported: states are ``lazy``, ``disabled`` or
-    ``incompatible``. With ``load`` every plugin is imported and states become
-    ``loaded`` or ``broken``; ``registrations`` then lists each kind's codegens or
-    hooks in resolution order (it is ``null`` without ``load``).
-    """
+    """Every advertised kind with its entry points; with ``load`` every plugin is imported
+    (states become ``loaded`` or ``broken``) and ``registrations`` lists each kind's
+    codegens or hooks in resolution order, client defaults included."""
     session = Session()
     registry = session.registry
     captured: list[str] = []
     with capture(captured):
         if load:
+            with suppress(TVMNotFoundError):  # the document says what is wrong
+                session.add_client_defaults()
             registry.load_all()
         sources = registry.sources()
         controls = registry.controls
@@ -233,7 +255,8 @@ def list_document(*, load: bool = False) -> Doc:
         "controls": controls_doc(controls),
         "codegens": _kinds(registry, CODEGEN_GROUP, sources, load),
         "hooks": _kinds(registry, HOOK_GROUP, sources, load),
-        "duplicates": _duplicates(session.index),
+        "duplicates": [{"distribution": name, "locations": list(locations)}
+                       for name, locations in session.index.duplicates],
         "warnings": captured,
     }
 
@@ -272,12 +295,9 @@ def _lock_key(item: Mapping[str, Any]) -> tuple[str, ...]:
 
 
 def lock_document() -> tuple[Doc, list[str]]:
-    """The installed plugin set as a lock document, and the problems worth a note.
-
-    Every plugin is imported so that the names of its codegens and hooks are known.
-    The notes list broken or incompatible entry points (they are locked, but
-    register nothing) and captured plugin warnings.
-    """
+    """The installed plugin set as a lock document (every plugin imported, for the names of
+    its codegens and hooks), and notes: broken or incompatible entry points (locked, but
+    registering nothing) and captured plugin warnings."""
     session = Session()
     registry = session.registry
     notes: list[str] = []
@@ -288,7 +308,3 @@ def lock_document() -> tuple[Doc, list[str]]:
               if info.state in ("broken", "incompatible")]
     return lock_from(registry, sources), notes
 
-
-def tvm_version() -> str:
-    """The TVM in use, in words."""
-    return describe_tvm()

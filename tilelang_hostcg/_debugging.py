@@ -1,0 +1,107 @@
+"""What a user needs to debug a failed plugin: the file and line where it failed, its own
+traceback (our frames and the import system's hidden) and the command that reinstalls it
+the way it was installed."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from types import TracebackType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+__all__ = ["failure_site", "plugin_traceback", "reinstall_command", "site_text"]
+
+_PACKAGE = __name__.rpartition(".")[0]
+_HIDDEN = (_PACKAGE, "importlib", "_frozen_importlib", "_frozen_importlib_external")
+
+
+def _hidden(module: object) -> bool:
+    return isinstance(module, str) and any(
+        module == name or module.startswith(name + ".") for name in _HIDDEN)
+
+
+def _frames(exc: BaseException) -> Iterator[tuple[str, int, str, str]]:
+    """``(module, line, file, function)`` of each frame of ``exc``'s traceback that is
+    neither ours nor the import system's, outermost first."""
+    tb: TracebackType | None = exc.__traceback__
+    while tb is not None:
+        frame = tb.tb_frame
+        module = frame.f_globals.get("__name__")
+        if not _hidden(module):
+            yield str(module), tb.tb_lineno, frame.f_code.co_filename, frame.f_code.co_name
+        tb = tb.tb_next
+
+
+def failure_site(exc: BaseException | None, module: str | None = None) -> tuple[str, int] | None:
+    """``(file, line)`` where a plugin failed: the innermost frame of ``module``'s package
+    (the entry point's module), else the innermost frame that is not ours; ``None`` when
+    the failure has no plugin frame (a missing module, or a problem found by us)."""
+    if exc is None:
+        return None
+    frames = list(_frames(exc))
+    top = (module or "").partition(".")[0]
+    own = [f for f in frames if top and f[0].partition(".")[0] == top]
+    chosen = (own or frames)[-1:] if frames else []
+    return (chosen[0][2], chosen[0][1]) if chosen else None
+
+
+def site_text(exc: BaseException | None, module: str | None = None) -> str:
+    """`` (at FILE:LINE)`` for :func:`failure_site`, or the empty string."""
+    site = failure_site(exc, module)
+    return f" (at {site[0]}:{site[1]})" if site else ""
+
+
+def plugin_traceback(exc: BaseException | None) -> list[str]:
+    """The lines of ``exc``'s traceback as Python prints it (causes and contexts first),
+    with our frames and the import system's left out. The text is the plugin's own: escape
+    it with :func:`~tilelang_hostcg._text.shown` to show it. Empty for no exception."""
+    if exc is None:
+        return []
+    import traceback
+
+    report = traceback.TracebackException.from_exception(exc)
+    todo: list[tuple[traceback.TracebackException, BaseException]] = [(report, exc)]
+    while todo:  # each exception of the chain keeps only the plugin's frames
+        item, error = todo.pop()
+        item.stack = traceback.StackSummary.extract(
+            (frame, line) for frame, line in traceback.walk_tb(error.__traceback__)
+            if not _hidden(frame.f_globals.get("__name__")))
+        todo += [(t, e) for t, e in ((item.__cause__, error.__cause__),
+                                     (item.__context__, error.__context__))
+                 if t is not None and e is not None]
+    return "".join(report.format()).rstrip("\n").split("\n")
+
+
+def reinstall_command(distribution: str, location: str | None = None) -> str:
+    """The ``pip`` command that reinstalls ``distribution`` the way it was installed, read
+    from its ``direct_url.json`` (PEP 610; the metadata folder ``location`` when known):
+    ``pip install -e FOLDER`` for an editable install, ``pip install --force-reinstall
+    SOURCE`` for one from a folder, file or repository, and ``pip install
+    --force-reinstall NAME`` for one from an index."""
+    from importlib.metadata import Distribution, PackageNotFoundError
+
+    try:
+        dist = (Distribution.at(location) if location else Distribution.from_name(distribution))
+        info = json.loads(dist.read_text("direct_url.json") or "null")
+    except (PackageNotFoundError, OSError, ValueError):
+        info = None
+    url = info.get("url") if isinstance(info, dict) else None
+    if not isinstance(url, str) or not url:
+        return f"pip install --force-reinstall {shlex.quote(distribution)}"
+    source = url
+    if url.startswith("file:"):
+        from urllib.parse import urlparse
+        from urllib.request import url2pathname
+
+        source = url2pathname(urlparse(url).path)
+    vcs = info.get("vcs_info") if isinstance(info, dict) else None
+    if isinstance(vcs, dict) and isinstance(vcs.get("vcs"), str):
+        revision = vcs.get("requested_revision") or vcs.get("commit_id")
+        source = f"{vcs['vcs']}+{url}" + (f"@{revision}" if isinstance(revision, str) else "")
+    dir_info = info.get("dir_info") if isinstance(info, dict) else None
+    if isinstance(dir_info, dict) and dir_info.get("editable") is True:
+        return f"pip install -e {shlex.quote(source)}"
+    return f"pip install --force-reinstall {shlex.quote(source)}"
