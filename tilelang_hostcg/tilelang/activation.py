@@ -1,11 +1,12 @@
 """Activation without code: TileLang uses the registry once a third-party plugin is installed.
 
-The start-up hook (``_tilelang_hostcg_hook``, imported by ``tilelang_hostcg_hook.pth``
-at every interpreter start) puts a finder first on ``sys.meta_path``. On ``import
-tilelang`` (unless ``TILELANG_HOSTCG_AUTO_INSTALL=0``) it calls :func:`find_spec`
-here, which takes the finder off ``sys.meta_path``, lets the other finders find
-TileLang, and wraps TileLang's loader; once TileLang's module has executed, the module
-and its spec get TileLang's own loader back and :func:`activate` runs.
+The start-up hook (``_tilelang_hostcg_hook``, started by ``site`` at every interpreter
+start) puts a finder first on ``sys.meta_path``. When ``tilelang`` is looked up (unless
+``TILELANG_HOSTCG_AUTO_INSTALL=0``) it calls :func:`find_spec` here, which lets the
+finders after it find TileLang and wraps TileLang's loader. Only an import activates:
+once TileLang's module has executed, the module and its spec get TileLang's own loader
+back, the finder leaves ``sys.meta_path`` and :func:`activate` runs, once per process.
+A look (``importlib.util.find_spec``) or a failed import leaves the finder in place.
 :func:`activate` calls :func:`tilelang_hostcg.tilelang.install` only where it has
 something to do:
 
@@ -39,23 +40,22 @@ if TYPE_CHECKING:
     from importlib.machinery import ModuleSpec
     from types import ModuleType
 
+    from _tilelang_hostcg_hook import _Finder
+
 __all__ = ["activate", "find_spec", "third_party_plugins"]
 
 
-def find_spec(finder: object, name: str, path: Sequence[str] | None,
+def find_spec(finder: _Finder, name: str, path: Sequence[str] | None,
               target: ModuleType | None) -> ModuleSpec | None:
     """TileLang's spec as the finders after ``finder`` find it, with a loader that runs
-    :func:`activate` once TileLang's module has executed (``None``: leave it to them)."""
-    meta_path = sys.meta_path
-    # A new list, not a change of this one: the import system, in this thread or another,
-    # may be iterating over it now.
-    sys.meta_path = [f for f in meta_path if f is not finder]
+    :func:`activate` once TileLang's module has executed (``None``: leave it to them).
+    ``finder`` stays on ``sys.meta_path`` until then: a look is not an import."""
     value = os.environ.get(ENV_AUTO_INSTALL, "")
     if value.strip().lower() not in ON:
         _warn(f"{ENV_AUTO_INSTALL}={value[:40]!r} is not understood; activation of the TileLang "
               f"integration stays on. Write {ENV_AUTO_INSTALL}=0 to turn it off")
-    after = meta_path[meta_path.index(finder) + 1:] if finder in meta_path else sys.meta_path
-    for other in after:
+    meta_path = sys.meta_path
+    for other in meta_path[meta_path.index(finder) + 1:] if finder in meta_path else ():
         find = getattr(other, "find_spec", None)
         if find is None:
             return None  # a legacy finder: leave the search to the import system
@@ -65,19 +65,22 @@ def find_spec(finder: object, name: str, path: Sequence[str] | None,
         loader = spec.loader
         if loader is None or not hasattr(loader, "exec_module"):
             return spec  # a namespace package, or a loader we do not know: not TileLang
-        spec.loader = _Loader(loader, spec)  # type: ignore[assignment]
+        spec.loader = _Loader(loader, spec, finder)  # type: ignore[assignment]
         return spec
     return None
 
 
 class _Loader:
-    """TileLang's loader, called as it would be; :func:`activate` runs after it."""
+    """TileLang's loader, called as it would be; once TileLang's module has executed, the
+    finder leaves ``sys.meta_path`` and :func:`activate` runs (once: only while the finder
+    is still there)."""
 
-    __slots__ = ("loader", "spec")
+    __slots__ = ("finder", "loader", "spec")
 
-    def __init__(self, loader: object, spec: ModuleSpec) -> None:
+    def __init__(self, loader: object, spec: ModuleSpec, finder: _Finder) -> None:
         self.loader = loader
         self.spec = spec
+        self.finder = finder
 
     def __getattr__(self, name: str) -> object:
         return getattr(self.loader, name)
@@ -96,7 +99,8 @@ class _Loader:
                 self.spec.loader = self.loader  # type: ignore[assignment]
             if module.__dict__.get("__loader__") is self:
                 module.__loader__ = self.loader
-        activate()
+        if self.finder.leave():
+            activate()
 
 
 def third_party_plugins() -> bool:
