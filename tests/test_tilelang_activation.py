@@ -14,7 +14,7 @@ import pytest
 
 from tilelang_hostcg.testing import write_distribution
 
-from .tilelang_env import INTEGRATION_POINTS, KERNELS, ROOT, TileLangEnv, TileLangEnvs, params
+from .tilelang_env import INTEGRATION_POINTS, KERNELS, POINTS, ROOT, TileLangEnv, TileLangEnvs, params
 
 pytestmark = [pytest.mark.slow, pytest.mark.tilelang]
 
@@ -57,7 +57,7 @@ print(json.dumps({"sources": [host_source(elementwise()), host_source(gemm())],
 """
 """An unchanged TileLang program (plus the probe): two kernels' host sources."""
 
-UNTOUCHED = {"ours": [False, False, False], "loader": "SourceFileLoader", "spec_loader": True,
+UNTOUCHED = {"ours": [False] * POINTS, "loader": "SourceFileLoader", "spec_loader": True,
              "hook_left": [], "installed": False}
 
 
@@ -115,13 +115,13 @@ print(json.dumps([on, {"back": [b is a.__wrapped__ for a, b in zip(active, back)
         env.pip("uninstall", "-q", "-y", "tilelang-hostcg-stamp")
     removed = env.run_json(UNCHANGED)
     assert [stamps_of(s) for s in on["sources"]] == [[True, True], [True, True]]
-    assert on["state"]["ours"] == [True, True, True] and on["state"]["installed"]
+    assert on["state"]["ours"] == [True] * POINTS and on["state"]["installed"]
     assert on["state"]["loader"] == "SourceFileLoader" and on["state"]["spec_loader"]
     assert on["state"]["hook_left"] == []  # the finder left sys.meta_path
     for out in (off, no_autoload, removed):
         assert out["sources"] == stock  # byte-identical
         assert out["state"] == UNTOUCHED
-    assert undone["back"] == [True, True, True]
+    assert undone["back"] == [True] * POINTS
     assert undone["source"] == stock[0] and undone["state"] == UNTOUCHED
 
 
@@ -189,7 +189,7 @@ print(json.dumps({
         assert category == "PluginWarning" and at_user_line
         assert "DuplicateRegistrationError" in message and "'tilelang-c'" in message
         assert "TILELANG_HOSTCG_AUTO_INSTALL=0" in message
-        assert out["state"]["ours"] == [False, False, False] and not out["state"]["installed"]
+        assert out["state"]["ours"] == [False] * POINTS and not out["state"]["installed"]
         assert out["tilelang_owned"] == []
         assert out["source"] == stock[0]
 
@@ -224,8 +224,8 @@ print(json.dumps({
 }))
 """)
         assert out["alive"] == [False] * 4
-        assert out["state"]["installed"] and out["state"]["ours"] == [True, True, True]
-        assert out["wrapped"] == [True, True, True]  # patched once: each wraps TileLang's own
+        assert out["state"]["installed"] and out["state"]["ours"] == [True] * POINTS
+        assert out["wrapped"] == [True] * POINTS  # patched once: each wraps TileLang's own
         assert len(out["defaults"]) == len(set(out["defaults"])) and "tilelang-c" in out["defaults"]
 
 
@@ -283,7 +283,7 @@ def test_install_from_a_plugins_import_keeps_tilelangs_defaults_tilelangs(env, s
         out = env.run_json(SELF_INSTALL, env=OFF)  # only the plugin's own call installs
     finally:
         env.pip("uninstall", "-q", "-y", "tl-self-install")
-    assert out["state"]["installed"] and out["state"]["ours"] == [True, True, True]
+    assert out["state"]["installed"] and out["state"]["ours"] == [True] * POINTS
     assert ["tilelang-c", "tilelang", True] in out["regs"]  # TileLang's, not the plugin's
     if not fails:
         assert out["sources"] == [["tl-self-install", "loaded"]]

@@ -18,8 +18,9 @@ way it was installed.
   those two names in ``tilelang.engine.lower`` are replaced.
 - TileLang 0.1.14-0.1.15: ``BackendModule.get_host_codegen`` and
   ``BackendModule.preprocess_host_codegen`` are replaced.
-- Both: ``KernelCache._generate_key`` also hashes the plugin set (see
-  :func:`plugin_fingerprint`), so a kernel cached before a plugin was installed,
+- Both: ``KernelCache._generate_key`` and ``AutoTuner.generate_cache_key`` (the key of
+  ``@tilelang.autotune``'s tuned results) also hash the plugin set (see
+  :func:`plugin_fingerprint`), so a kernel cached or tuned before a plugin was installed,
   upgraded or removed is never served for the new set, and the same set in a fresh
   process still hits the cache.
 - Any other version: :class:`UnsupportedTileLangError`, before anything is touched.
@@ -114,7 +115,7 @@ def plugin_fingerprint(target: Any = None, target_host: Any = None, *,
     distribution whose entry points the registry reads or skips (name, version, ``on`` or
     ``off``), and the codegen and hooks chosen (name and origin). JSON-ready and the same
     in every process with the same installed set, whatever was loaded first; TileLang's
-    kernel cache key includes it after :func:`install`."""
+    kernel and autotuner cache keys include it after :func:`install`."""
     if registry is None:
         if _STATE:
             registry = _STATE[0].registry
