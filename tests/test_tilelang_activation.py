@@ -149,6 +149,38 @@ class TestWithTheStampPluginInstalled:
         """, env=OFF)
         assert out == []
 
+    def test_only_an_import_activates_and_once(self, env):
+        """A look at TileLang (``importlib.util.find_spec``, the command line's look at the
+        TVM in use) and a first ``import tilelang`` that fails leave activation to the
+        import that succeeds; ``activate`` (an internal, counted here) runs once."""
+        out = env.run_json(PROBE + """
+import contextlib, importlib.util, io
+import tilelang_hostcg.tilelang.activation as activation
+from tilelang_hostcg.cli import main
+
+calls = []
+stock_activate = activation.activate
+activation.activate = lambda: (calls.append(1), stock_activate())[1]
+spec = importlib.util.find_spec("tilelang")
+with contextlib.redirect_stdout(io.StringIO()):
+    main(["list"])
+sys.modules["torch"] = None  # a broken environment: TileLang's import fails ...
+try:
+    import tilelang
+except ImportError as exc:
+    failed = str(exc)
+del sys.modules["torch"]  # ... is repaired, and the import retried
+import tilelang
+import tilelang  # and again, and a reload: nothing more
+importlib.reload(tilelang)
+print(json.dumps({"failed": failed, "calls": len(calls), "state": tilelang_state(),
+                  "spec": spec is not None}))
+""")
+        assert "torch" in out["failed"] and out["spec"]
+        assert out["calls"] == 1
+        assert out["state"]["installed"] and out["state"]["ours"] == [True] * POINTS
+        assert out["state"]["hook_left"] == []
+
     def test_spawned_workers_activate_too(self, env, stock):
         out = env.run_json(KERNELS + PROBE + """
 import multiprocessing

@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ import pytest
 from tilelang_hostcg.testing import PluginEnvironment
 
 from .plugin_factory import Plugin, codegen_module, install
+from .tilelang_env import session_wheels
 
 HEAVY = ["tvm", "tvm_ffi", "importlib.metadata", "importlib_metadata", "packaging", "tilelang",
          "tilelang_hostcg", "tilelang_hostcg._registry", "tilelang_hostcg.discovery"]
@@ -194,4 +196,18 @@ def test_with_a_plugin_but_no_tilelang_distribution_nothing_is_installed(fake_ti
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
     out = json.loads(proc.stdout)
     assert "tilelang_hostcg.tilelang.activation" in out["ours"]
-    assert "tilelang_hostcg.tilelang" not in out["ours"]  # a plugin, but no TileLang: quiet
+    assert out["installed"] is False  # a plugin, but no TileLang: quiet
+
+
+@pytest.mark.slow
+def test_the_wheel_ships_the_start_up_hook(tmp_path_factory):
+    """The project's wheel (``pip wheel`` of the checkout) holds the hook module, the
+    ``.pth`` file and the PEP 829 ``.start`` file at its root."""
+    wheel = session_wheels(tmp_path_factory).project
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+        start = archive.read("tilelang_hostcg_hook.start").decode()
+        pth = archive.read("tilelang_hostcg_hook.pth").decode()
+    assert {"_tilelang_hostcg_hook.py", "tilelang_hostcg_hook.pth", "tilelang_hostcg_hook.start"} <= names
+    assert start.split() == ["_tilelang_hostcg_hook:start"]
+    assert pth.split("\n")[0] == "import _tilelang_hostcg_hook"
