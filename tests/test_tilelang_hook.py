@@ -68,8 +68,7 @@ def test_another_package_named_tilelang_is_left_alone(fake_tilelang):
     out = json.loads(proc.stdout)
     assert out["hook"] == []  # the finder left sys.meta_path
     assert out["loader"] == "SourceFileLoader" and out["spec_loader"]  # its own loader back
-    assert "tilelang_hostcg.tilelang.activation" in out["ours"]  # activation asked ...
-    assert out["installed"] is False  # ... and installed nothing
+    assert out["installed"] is False  # and nothing installed
 
 
 def test_the_off_switch_imports_nothing_of_ours(fake_tilelang):
@@ -106,7 +105,6 @@ def test_a_failing_import_of_tilelang_fails_as_it_would_and_the_retry_activates(
     first, out = map(json.loads, proc.stdout.splitlines())
     assert first == ["ImportError('broken on purpose')", ["_tilelang_hostcg_hook"]]  # still in place
     assert out["hook"] == [] and out["loader"] == "SourceFileLoader"  # the retry took it off
-    assert "tilelang_hostcg.tilelang.activation" in out["ours"]  # and activation ran
 
 
 def test_a_look_at_tilelang_is_not_an_import(fake_tilelang):
@@ -195,8 +193,7 @@ def test_with_a_plugin_but_no_tilelang_distribution_nothing_is_installed(fake_ti
                fake_tilelang, python=env.python, XDG_CACHE_HOME=str(env.cache_home))
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
     out = json.loads(proc.stdout)
-    assert "tilelang_hostcg.tilelang.activation" in out["ours"]
-    assert out["installed"] is False  # a plugin, but no TileLang: quiet
+    assert out["hook"] == [] and out["installed"] is False  # a plugin, but no TileLang: quiet
 
 
 @pytest.mark.slow

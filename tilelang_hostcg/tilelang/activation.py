@@ -1,25 +1,17 @@
 """Activation without code: TileLang uses the registry once a third-party plugin is installed.
 
-The start-up hook (``_tilelang_hostcg_hook``, started by ``site`` at every interpreter
-start) puts a finder first on ``sys.meta_path``. When ``tilelang`` is looked up (unless
-``TILELANG_HOSTCG_AUTO_INSTALL=0``) it calls :func:`find_spec` here, which lets the
-finders after it find TileLang and wraps TileLang's loader. Only an import activates:
-once TileLang's module has executed, the module and its spec get TileLang's own loader
-back, the finder leaves ``sys.meta_path`` and :func:`activate` runs, once per process.
-A look (``importlib.util.find_spec``) or a failed import leaves the finder in place.
-:func:`activate` calls :func:`tilelang_hostcg.tilelang.install` only where it has
-something to do:
-
-- a distribution other than ``tilelang-hostcg`` advertises our entry points, and the
-  controls do not skip all of them (``TILELANG_HOSTCG_DISABLE_PLUGIN_AUTOLOAD=1``,
-  ``TILELANG_HOSTCG_ONLY``, ``TILELANG_HOSTCG_DISABLE``): decided by the default
-  registry's discovery (its cache included), as resolution will see it;
-- TileLang's distribution is installed (an importable ``tilelang`` that is not TileLang
-  is left alone).
-
-Otherwise TileLang is not touched at all. A failure (an unsupported TileLang, a broken
-environment) is one :class:`~tilelang_hostcg.PluginWarning` naming the cause and the
-off switch, and TileLang stays stock: ``import tilelang`` never fails because of us.
+The start-up hook's finder (``_tilelang_hostcg_hook``) calls :func:`find_spec` here when
+``tilelang`` is looked up; only an import activates: once TileLang's module has
+executed, the finder leaves ``sys.meta_path`` and :func:`activate` runs, once per
+process. :func:`activate` calls :func:`tilelang_hostcg.tilelang.install` only where a
+distribution other than ``tilelang-hostcg`` advertises our entry points that the
+controls (``TILELANG_HOSTCG_DISABLE_PLUGIN_AUTOLOAD=1``, ``TILELANG_HOSTCG_ONLY``,
+``TILELANG_HOSTCG_DISABLE``) do not all skip, as resolution will see them, and
+TileLang's distribution is installed (an importable ``tilelang`` that is not TileLang
+is left alone). Otherwise TileLang is not touched at all. A failure (an unsupported
+TileLang, a broken environment) is one :class:`~tilelang_hostcg.PluginWarning` naming
+the cause and the off switch, and TileLang stays stock: ``import tilelang`` never fails
+because of us.
 """
 
 from __future__ import annotations
@@ -42,7 +34,7 @@ if TYPE_CHECKING:
 
     from _tilelang_hostcg_hook import _Finder
 
-__all__ = ["activate", "find_spec", "third_party_plugins"]
+__all__ = ["activate", "find_spec"]
 
 
 def find_spec(finder: _Finder, name: str, path: Sequence[str] | None,
@@ -103,29 +95,23 @@ class _Loader:
             activate()
 
 
-def third_party_plugins() -> bool:
-    """Whether the default registry has entry points of a third-party distribution that
-    the controls do not skip (an incompatible one counts: resolution then says why it is
-    not used). The one place activation asks discovery."""
-    from .._api import default_registry
-
-    return any(s.origin.distribution not in (None, CORE_DISTRIBUTION) and s.state != "disabled"
-               for s in default_registry().sources())
-
-
 def activate() -> None:
-    """Turn the TileLang integration on if a third-party plugin is installed; never raises
-    (but ``KeyboardInterrupt`` and ``SystemExit``). Called once TileLang is imported."""
+    """Turn the TileLang integration on if the default registry has entry points of a
+    third-party distribution that the controls do not skip (an incompatible one counts:
+    resolution then says why it is not used) and TileLang's distribution is installed;
+    never raises (but ``KeyboardInterrupt`` and ``SystemExit``). Called once TileLang is
+    imported."""
     try:
-        if not third_party_plugins():
+        from .._api import default_registry
+
+        if not any(s.origin.distribution not in (None, CORE_DISTRIBUTION) and s.state != "disabled"
+                   for s in default_registry().sources()):
             return
+        from . import install
         from .gate import tilelang_version
 
-        if tilelang_version() is None:
-            return  # something named tilelang, but not TileLang's distribution
-        from . import install
-
-        install()
+        if tilelang_version() is not None:  # else something named tilelang, not TileLang
+            install()
     except Exception as exc:
         try:
             cause = f"{type(exc).__name__}: {exc}"

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from .._global_func import GlobalFuncBuild
 from .._names import CODEGEN_GROUP, HOOK_GROUP
 from .._types import HostCodegen, HostCodegenHook, Origin
+from .gate import Mode
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -55,14 +56,15 @@ class _StockBuild(GlobalFuncBuild):
         return f"tilelang({self.global_func_name!r})"
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class State:
-    """What one :func:`enter` did: the registry, the replaced attributes, the defaults."""
+    """What one :func:`enter` did: the registry, the replaced attributes (with their
+    originals), TileLang's defaults registered, and the checked wrappers of the codegens
+    chosen; the fields stay, their contents grow and :func:`undo` empties them."""
 
     registry: Registry
-    version: str
-    mode: str  # "registry" (0.1.12-0.1.13) or "backend" (0.1.14-0.1.15)
-    origin: Origin
+    mode: Mode
+    origin: Origin  # TileLang's distribution and version: the defaults' origin
     patches: list[tuple[Any, str, Any]] = field(default_factory=list)
     codegens: dict[str, HostCodegen] = field(default_factory=dict)
     hooks: dict[str, HostCodegenHook] = field(default_factory=dict)
