@@ -19,12 +19,11 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import warnings
 from typing import TYPE_CHECKING
 
 from _tilelang_hostcg_hook import ENV_AUTO_INSTALL, ON
 
-from .._errors import PluginWarning, outside_level
+from .._errors import warn_plugin
 from .._names import CORE_DISTRIBUTION
 
 if TYPE_CHECKING:
@@ -123,4 +122,4 @@ def activate() -> None:
 
 def _warn(message: str) -> None:
     with contextlib.suppress(Exception):  # where warnings are errors: never fail the import
-        warnings.warn(message, PluginWarning, stacklevel=outside_level(sys._getframe(1)))
+        warn_plugin(message)
