@@ -17,6 +17,7 @@ back (``is``-identical), and every default registered is removed again.
 from __future__ import annotations
 
 import contextvars
+import inspect
 from dataclasses import dataclass, field
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
@@ -108,11 +109,10 @@ def patch(state: State, owner: Any, name: str, value: Any) -> None:
 
 def _closure_global_func(build: Any) -> str | None:
     """The TVM global function a ``global_func_host_codegen`` closure of TileLang calls."""
-    code = getattr(build, "__code__", None)
-    cells = getattr(build, "__closure__", None)
-    if code is None or not cells or "global_func_name" not in code.co_freevars:
+    try:
+        value = inspect.getclosurevars(build).nonlocals.get("global_func_name")
+    except TypeError:  # not a Python function
         return None
-    value = cells[code.co_freevars.index("global_func_name")].cell_contents
     return value if isinstance(value, str) else None
 
 
