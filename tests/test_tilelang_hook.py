@@ -144,7 +144,9 @@ for name in names:
             if line.startswith(("import ", "import\t")):
                 if name[:-4] + ".start" in names:
                     skipped.append(name)
-                if ALSO_PTH:
+                    if ALSO_PTH:
+                        exec(line)
+                else:
                     exec(line)
             elif line.strip() and not line.startswith("#"):
                 sys.path.append(os.path.join(site_dir, line.strip()))
