@@ -88,14 +88,13 @@ def undo(state: State) -> None:
         setattr(owner, name, original)
     state.patches.clear()
     registry = state.registry
-    for kind, codegen in state.codegens.items():
-        if any(r.obj is codegen for r in registry.registrations(CODEGEN_GROUP, kind)):
-            registry.unregister_host_codegen(kind, codegen.name)
-    for kind, hook in state.hooks.items():
-        if any(r.obj is hook for r in registry.registrations(HOOK_GROUP, kind)):
-            registry.unregister_host_codegen_hook(kind, hook.name)
-    state.codegens.clear()
-    state.hooks.clear()
+    for group, held, unregister in (
+            (CODEGEN_GROUP, state.codegens, registry.unregister_host_codegen),
+            (HOOK_GROUP, state.hooks, registry.unregister_host_codegen_hook)):
+        for kind, obj in held.items():
+            if any(r.obj is obj for r in registry.registrations(group, kind)):
+                unregister(kind, obj.name)
+        held.clear()
 
 
 def patch(state: State, owner: Any, name: str, value: Any) -> None:
