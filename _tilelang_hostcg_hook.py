@@ -1,11 +1,16 @@
 """tilelang-hostcg's start-up hook: activates the TileLang integration when TileLang is imported.
 
-``tilelang_hostcg_hook.pth``, installed beside this module, imports it at interpreter
-start, as ``site`` does for every ``.pth`` file. It imports nothing and only puts a
-finder first on ``sys.meta_path``, which answers ``None`` for every module but
-``tilelang``; the rest is in ``tilelang_hostcg.tilelang.activation``, imported when
-TileLang is. Nothing here raises or prints: a failure is one warning, and TileLang
-stays stock. ``TILELANG_HOSTCG_AUTO_INSTALL=0`` turns activation off.
+At interpreter start ``site`` imports this module, whose import calls :func:`start`:
+through the entry ``_tilelang_hostcg_hook:start`` of ``tilelang_hostcg_hook.start`` on
+Python 3.15 and later (PEP 829: ``site`` resolves the entry, which imports the module,
+calls it, and skips the ``import`` line of the ``.pth`` of the same name), through that
+line of ``tilelang_hostcg_hook.pth`` before. :func:`start` is idempotent: one finder
+however often it runs. It imports nothing and puts a finder first on ``sys.meta_path``
+that answers ``None`` for every module but ``tilelang``; the rest is in
+``tilelang_hostcg.tilelang.activation``, imported when TileLang is looked up. The finder
+stays until TileLang's module has executed: a look (``importlib.util.find_spec``) or a
+failed import changes nothing. Nothing here raises or prints: a failure is one warning,
+and TileLang stays stock. ``TILELANG_HOSTCG_AUTO_INSTALL=0`` turns activation off.
 """
 
 import sys
@@ -18,7 +23,7 @@ if TYPE_CHECKING:
     from importlib.machinery import ModuleSpec
     from types import ModuleType
 
-__all__ = ["ENV_AUTO_INSTALL", "OFF", "ON"]
+__all__ = ["ENV_AUTO_INSTALL", "OFF", "ON", "start"]
 
 ENV_AUTO_INSTALL = "TILELANG_HOSTCG_AUTO_INSTALL"
 OFF = ("0", "false", "no", "off")
@@ -40,12 +45,13 @@ class _Finder:
             import os
 
             if os.environ.get(ENV_AUTO_INSTALL, "").strip().lower() in OFF:
-                sys.meta_path = [f for f in sys.meta_path if f is not self]
+                self.leave()
                 return None
             from tilelang_hostcg.tilelang.activation import find_spec
 
             return find_spec(self, name, path, target)
         except Exception as exc:  # the usual finders still import TileLang
+            self.leave()  # one warning, not one per look
             try:
                 import warnings
 
@@ -56,9 +62,24 @@ class _Finder:
                 pass
             return None
 
+    def leave(self) -> bool:
+        """Take this finder off ``sys.meta_path``; whether it was there."""
+        # A new list, not a change of this one: the import system, in this thread or
+        # another, may be iterating over it now.
+        here = self in sys.meta_path
+        sys.meta_path = [f for f in sys.meta_path if f is not self]
+        return here
 
-try:
-    if not any(type(f).__name__ == "_Finder" and type(f).__module__ == __name__ for f in sys.meta_path):
-        sys.meta_path.insert(0, _Finder())
-except Exception:  # never break interpreter start
-    pass
+
+def start() -> None:
+    """Put the finder first on ``sys.meta_path``, unless one is there already (so calling
+    it again, or from a second copy of this file, changes nothing). Never raises."""
+    try:
+        if not any(type(f).__name__ == "_Finder" and type(f).__module__ == __name__
+                   for f in sys.meta_path):
+            sys.meta_path.insert(0, _Finder())
+    except Exception:  # never break interpreter start
+        pass
+
+
+start()

@@ -32,6 +32,8 @@ before the clock starts, as a compiler driver has done before it asks for a code
    processes interleaved: what every Python process pays once the package is installed.
 7. A TileLang compile (``tilelang_compile.py``, in a TileLang environment) with the
    integration against stock, and the CPU time of our code per compile (cProfile).
+8. Activation: ``import tilelang`` with the example plugin installed, activation on
+   against off, fresh processes interleaved, in the same TileLang environment.
 
 Figures are medians over repetitions. The guards print PASS or MISS; figures kept for
 information (targets retired because they no longer serve users) print ``info``.
@@ -40,6 +42,7 @@ information (targets retired because they no longer serve users) print ``info``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -50,7 +53,7 @@ import tempfile
 import time
 import timeit
 import venv
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -492,6 +495,27 @@ def _tilelang_python(given: str | None) -> str | None:
     return str(python) if python.exists() else None
 
 
+@contextlib.contextmanager
+def _installed_in(python: str, *what: str) -> Iterator[None]:
+    """``pip install`` of ``what`` (dependencies resolved) into the TileLang environment of
+    ``python`` for the time of the block; what it added is uninstalled afterwards."""
+    def pip(*args: str) -> str:
+        return subprocess.run([python, "-m", "pip", "--disable-pip-version-check", "--no-input",
+                               *args], check=True, capture_output=True, text=True).stdout
+
+    def names() -> set[str]:
+        return {d["name"] for d in json.loads(pip("list", "--format", "json"))}
+
+    before = names()
+    pip("install", "-q", *what)
+    try:
+        yield
+    finally:
+        added = names() - before
+        if added:
+            pip("uninstall", "-q", "-y", *sorted(added))
+
+
 def bench_tilelang(python: str | None, rounds: int) -> None:
     """``benchmarks/tilelang_compile.py`` in a TileLang environment, with this checkout's
     ``tilelang_hostcg`` first on ``sys.path``: a GEMM lowered with host code, stock and
@@ -502,8 +526,9 @@ def bench_tilelang(python: str | None, rounds: int) -> None:
         _info("TileLang compile with the integration vs stock", "not measured (no TileLang)")
         return
     env = dict(_clean_env(HERE), PYTHONPATH=str(HERE.parent))
-    proc = subprocess.run([python, str(HERE / "tilelang_compile.py"), "--json", "--rounds",
-                           str(rounds)], capture_output=True, text=True, env=env, cwd=HERE.parent)
+    with _installed_in(python, str(HERE.parent)):  # its dependencies; the checkout comes first
+        proc = subprocess.run([python, str(HERE / "tilelang_compile.py"), "--json", "--rounds",
+                               str(rounds)], capture_output=True, text=True, env=env, cwd=HERE.parent)
     if proc.returncode != 0:
         raise RuntimeError(f"tilelang_compile.py failed under {python}:\n{proc.stdout}\n{proc.stderr}")
     doc = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -524,6 +549,42 @@ def bench_tilelang(python: str | None, rounds: int) -> None:
     ours_ms = doc["our_cpu_ms_per_compile"]
     _target("CPU time in our code per TileLang compile (cProfile)", ours_ms < 1.0,
             f"{ours_ms:.3f} ms (target < 1 ms)")
+
+
+def bench_activation(python: str | None, rounds: int) -> None:
+    """``python -c 'import tilelang'`` in a TileLang environment with this checkout and the
+    example plugin installed (``pip install``, removed again afterwards): activation on
+    (the integration installs itself) against off (``TILELANG_HOSTCG_AUTO_INSTALL=0``,
+    stock TileLang), fresh processes interleaved, CPU time of each."""
+    if python is None:
+        _info("import tilelang with activation vs stock", "not measured (no TileLang)")
+        return
+    with _installed_in(python, str(HERE.parent), str(HERE.parent / "plugins" / "tilelang-hostcg-stamp")):
+        env, cwd = _clean_env(HERE), Path(tempfile.mkdtemp(prefix="hostcg-activation-"))
+        check = "import sys, tilelang; print('tilelang_hostcg.tilelang' in sys.modules and " \
+                "sys.modules['tilelang_hostcg.tilelang'].is_installed())"
+        active = subprocess.run([python, "-c", check], capture_output=True, text=True, env=env,
+                                cwd=cwd, check=True).stdout.strip()
+        cases = {"stock (activation off)": dict(env, TILELANG_HOSTCG_AUTO_INSTALL="0"),
+                 "activation on": env}
+        cpu: dict[str, list[float]] = {name: [] for name in cases}
+        for i in range(rounds + 1):
+            for name in list(cases)[i % 2:] + list(cases)[:i % 2]:
+                proc = subprocess.Popen([python, "-c", "import tilelang"], env=cases[name], cwd=cwd)
+                _, status, usage = os.wait4(proc.pid, 0)
+                proc.returncode = os.waitstatus_to_exitcode(status)
+                if status != 0:
+                    raise RuntimeError(f"{python} -c 'import tilelang' failed ({name})")
+                if i:  # the first round warms the page cache
+                    cpu[name].append((usage.ru_utime + usage.ru_stime) * 1e3)
+    stock, on = (_median(cpu[name]) for name in cases)
+    _table(f"8. import tilelang with the example plugin installed, fresh processes, {rounds} "
+           f"interleaved runs each, CPU ms (integration installed when on: {active})",
+           ["case", "CPU median", "ratio"],
+           [[name, _fmt_ms(_median(cpu[name])), _ratio(_median(cpu[name]), stock)] for name in cases])
+    _target("import tilelang with activation vs stock (median CPU time)",
+            on / stock <= 1.01 and active == "True",
+            f"{on / stock:.3f}x, activated: {active} (target <= 1.01x)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -563,6 +624,7 @@ def main(argv: list[str] | None = None) -> int:
             bench_many_kinds(root, args.kinds, 1 if args.quick else 3)
         bench_startup(root, args.startup_runs or (60 if args.quick else 300), args.editable)
         bench_tilelang(_tilelang_python(args.tilelang_python), 3 if args.quick else 7)
+        bench_activation(_tilelang_python(args.tilelang_python), 5 if args.quick else 15)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     print("\nTargets")

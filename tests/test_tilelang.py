@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from .tilelang_env import KERNELS, TileLangEnvs, params
+from .tilelang_env import KERNELS, POINTS, TileLangEnvs, params
 
 pytestmark = [pytest.mark.slow, pytest.mark.tilelang]
 
@@ -92,8 +92,8 @@ print(json.dumps({
 """)
     assert out["same_with"] and out["same_after"] and out["same_again"]
     assert out["gemm_len"] > 1000
-    assert out["patched"] == [True, True, True]
-    assert out["restored"] == [True, True, True]
+    assert out["patched"] == [True] * POINTS
+    assert out["restored"] == [True] * POINTS
     v = tl["version"]
     assert ["c", "tilelang-c", "tilelang", v, True] in out["defaults"]
     assert out["left"] == []
@@ -162,6 +162,53 @@ def test_kernel_cache_follows_the_plugin_set(tl, tmp_path):
     assert hit == first  # served from the cache: no new entry
     assert removed["stamped"] == [False, False]  # never the stale stamped kernel
     assert removed["entries"] > first["entries"]
+
+
+AUTOTUNE_KEY = KERNELS + """
+import inspect, json
+import tilelang_hostcg.tilelang as integration
+from tilelang.autotuner import AutoTuner
+
+
+def tuned(block=128):
+    return elementwise(block=block)
+
+
+def key():
+    tuner = AutoTuner.from_kernel(kernel=tuned, configs=[{"block": 128}, {"block": 256}])
+    tuner.set_compile_args(target=SM80)
+    tuner.set_kernel_parameters(((), ()), {})
+    return tuner.generate_cache_key(dict(inspect.signature(tuned).parameters), {})
+
+
+original = AutoTuner.__dict__["generate_cache_key"]
+stock = key()
+integration.install()
+ours = key()
+integration.uninstall()
+print(json.dumps({"stock": stock, "ours": ours, "after": key(),
+                  "restored": AutoTuner.__dict__["generate_cache_key"] is original}))
+"""
+
+
+def test_the_autotuners_cache_key_follows_the_plugin_set(tl):
+    """``@tilelang.autotune`` caches tuned kernels, host code included, under
+    ``AutoTuner.generate_cache_key``: with the integration the key also holds the plugin
+    set, so a kernel tuned before a plugin was installed is not served after (no GPU is
+    needed to compute a key)."""
+    env = tl["env"]
+    off = {"TILELANG_HOSTCG_AUTO_INSTALL": "0"}  # install() by hand
+    bare, again = env.run_json(AUTOTUNE_KEY, env=off), env.run_json(AUTOTUNE_KEY, env=off)
+    env.pip("install", "-q", str(tl["wheels"]["tilelang-hostcg-stamp"]))
+    try:
+        stamped = env.run_json(AUTOTUNE_KEY, env=off)
+    finally:
+        env.pip("uninstall", "-q", "-y", "tilelang-hostcg-stamp")
+    assert bare == again  # the same installed set: the same keys, in a fresh process
+    assert bare["ours"] != bare["stock"] and stamped["ours"] != bare["ours"]  # the plugin set counts
+    for out in (bare, stamped):
+        assert out["stock"] == bare["stock"]  # TileLang's own key knows no plugin ...
+        assert out["after"] == out["stock"] and out["restored"]  # ... and uninstall() puts it back
 
 
 def test_build_works_with_tilelangs_tvm(tl):

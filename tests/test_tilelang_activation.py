@@ -14,7 +14,7 @@ import pytest
 
 from tilelang_hostcg.testing import write_distribution
 
-from .tilelang_env import INTEGRATION_POINTS, KERNELS, ROOT, TileLangEnv, TileLangEnvs, params
+from .tilelang_env import INTEGRATION_POINTS, KERNELS, POINTS, ROOT, TileLangEnv, TileLangEnvs, params
 
 pytestmark = [pytest.mark.slow, pytest.mark.tilelang]
 
@@ -57,7 +57,7 @@ print(json.dumps({"sources": [host_source(elementwise()), host_source(gemm())],
 """
 """An unchanged TileLang program (plus the probe): two kernels' host sources."""
 
-UNTOUCHED = {"ours": [False, False, False], "loader": "SourceFileLoader", "spec_loader": True,
+UNTOUCHED = {"ours": [False] * POINTS, "loader": "SourceFileLoader", "spec_loader": True,
              "hook_left": [], "installed": False}
 
 
@@ -115,13 +115,13 @@ print(json.dumps([on, {"back": [b is a.__wrapped__ for a, b in zip(active, back)
         env.pip("uninstall", "-q", "-y", "tilelang-hostcg-stamp")
     removed = env.run_json(UNCHANGED)
     assert [stamps_of(s) for s in on["sources"]] == [[True, True], [True, True]]
-    assert on["state"]["ours"] == [True, True, True] and on["state"]["installed"]
+    assert on["state"]["ours"] == [True] * POINTS and on["state"]["installed"]
     assert on["state"]["loader"] == "SourceFileLoader" and on["state"]["spec_loader"]
     assert on["state"]["hook_left"] == []  # the finder left sys.meta_path
     for out in (off, no_autoload, removed):
         assert out["sources"] == stock  # byte-identical
         assert out["state"] == UNTOUCHED
-    assert undone["back"] == [True, True, True]
+    assert undone["back"] == [True] * POINTS
     assert undone["source"] == stock[0] and undone["state"] == UNTOUCHED
 
 
@@ -148,6 +148,38 @@ class TestWithTheStampPluginInstalled:
             print(json.dumps(sorted(m for m in sys.modules if m.startswith("tilelang_hostcg"))))
         """, env=OFF)
         assert out == []
+
+    def test_only_an_import_activates_and_once(self, env):
+        """A look at TileLang (``importlib.util.find_spec``, the command line's look at the
+        TVM in use) and a first ``import tilelang`` that fails leave activation to the
+        import that succeeds; ``activate`` (an internal, counted here) runs once."""
+        out = env.run_json(PROBE + """
+import contextlib, importlib.util, io
+import tilelang_hostcg.tilelang.activation as activation
+from tilelang_hostcg.cli import main
+
+calls = []
+stock_activate = activation.activate
+activation.activate = lambda: (calls.append(1), stock_activate())[1]
+spec = importlib.util.find_spec("tilelang")
+with contextlib.redirect_stdout(io.StringIO()):
+    main(["list"])
+sys.modules["torch"] = None  # a broken environment: TileLang's import fails ...
+try:
+    import tilelang
+except ImportError as exc:
+    failed = str(exc)
+del sys.modules["torch"]  # ... is repaired, and the import retried
+import tilelang
+import tilelang  # and again, and a reload: nothing more
+importlib.reload(tilelang)
+print(json.dumps({"failed": failed, "calls": len(calls), "state": tilelang_state(),
+                  "spec": spec is not None}))
+""")
+        assert "torch" in out["failed"] and out["spec"]
+        assert out["calls"] == 1
+        assert out["state"]["installed"] and out["state"]["ours"] == [True] * POINTS
+        assert out["state"]["hook_left"] == []
 
     def test_spawned_workers_activate_too(self, env, stock):
         out = env.run_json(KERNELS + PROBE + """
@@ -189,7 +221,7 @@ print(json.dumps({
         assert category == "PluginWarning" and at_user_line
         assert "DuplicateRegistrationError" in message and "'tilelang-c'" in message
         assert "TILELANG_HOSTCG_AUTO_INSTALL=0" in message
-        assert out["state"]["ours"] == [False, False, False] and not out["state"]["installed"]
+        assert out["state"]["ours"] == [False] * POINTS and not out["state"]["installed"]
         assert out["tilelang_owned"] == []
         assert out["source"] == stock[0]
 
@@ -224,8 +256,8 @@ print(json.dumps({
 }))
 """)
         assert out["alive"] == [False] * 4
-        assert out["state"]["installed"] and out["state"]["ours"] == [True, True, True]
-        assert out["wrapped"] == [True, True, True]  # patched once: each wraps TileLang's own
+        assert out["state"]["installed"] and out["state"]["ours"] == [True] * POINTS
+        assert out["wrapped"] == [True] * POINTS  # patched once: each wraps TileLang's own
         assert len(out["defaults"]) == len(set(out["defaults"])) and "tilelang-c" in out["defaults"]
 
 
@@ -283,7 +315,7 @@ def test_install_from_a_plugins_import_keeps_tilelangs_defaults_tilelangs(env, s
         out = env.run_json(SELF_INSTALL, env=OFF)  # only the plugin's own call installs
     finally:
         env.pip("uninstall", "-q", "-y", "tl-self-install")
-    assert out["state"]["installed"] and out["state"]["ours"] == [True, True, True]
+    assert out["state"]["installed"] and out["state"]["ours"] == [True] * POINTS
     assert ["tilelang-c", "tilelang", True] in out["regs"]  # TileLang's, not the plugin's
     if not fails:
         assert out["sources"] == [["tl-self-install", "loaded"]]

@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ import pytest
 from tilelang_hostcg.testing import PluginEnvironment
 
 from .plugin_factory import Plugin, codegen_module, install
+from .tilelang_env import session_wheels
 
 HEAVY = ["tvm", "tvm_ffi", "importlib.metadata", "importlib_metadata", "packaging", "tilelang",
          "tilelang_hostcg", "tilelang_hostcg._registry", "tilelang_hostcg.discovery"]
@@ -51,10 +53,11 @@ def fake_tilelang(tmp_path: Path) -> Path:
 
 def test_a_process_that_never_imports_tilelang_imports_nothing_of_ours(tmp_path):
     proc = run(f"import json, sys; print(json.dumps([type(sys.meta_path[0]).__module__, "
+               f"[type(f).__module__ for f in sys.meta_path].count('_tilelang_hostcg_hook'), "
                f"[m for m in {HEAVY!r} if m in sys.modules]]))", tmp_path)
     assert proc.returncode == 0, proc.stderr
-    first, heavy = json.loads(proc.stdout)
-    assert first == "_tilelang_hostcg_hook"  # installed, first on sys.meta_path
+    first, count, heavy = json.loads(proc.stdout)
+    assert first == "_tilelang_hostcg_hook" and count == 1  # installed, once, first on sys.meta_path
     assert heavy == []
     assert proc.stderr == ""
 
@@ -65,8 +68,7 @@ def test_another_package_named_tilelang_is_left_alone(fake_tilelang):
     out = json.loads(proc.stdout)
     assert out["hook"] == []  # the finder left sys.meta_path
     assert out["loader"] == "SourceFileLoader" and out["spec_loader"]  # its own loader back
-    assert "tilelang_hostcg.tilelang.activation" in out["ours"]  # activation asked ...
-    assert out["installed"] is False  # ... and installed nothing
+    assert out["installed"] is False  # and nothing installed
 
 
 def test_the_off_switch_imports_nothing_of_ours(fake_tilelang):
@@ -87,19 +89,103 @@ def test_a_value_not_understood_warns_at_the_import_line(fake_tilelang):
     assert proc.stderr.count("is not understood") == 1, proc.stderr
 
 
-def test_a_failing_import_of_tilelang_fails_as_it_would(fake_tilelang):
-    (fake_tilelang / "tilelang" / "__init__.py").write_text("raise ImportError('broken on purpose')\n")
-    proc = run("""
+def test_a_failing_import_of_tilelang_fails_as_it_would_and_the_retry_activates(fake_tilelang):
+    (fake_tilelang / "tilelang" / "__init__.py").write_text(
+        "import os\nif not os.path.exists('fixed'):\n    raise ImportError('broken on purpose')\n")
+    proc = run(textwrap.dedent("""
+        import json, pathlib, sys
         try:
             import tilelang
         except ImportError as exc:
-            print(repr(exc))
-        import sys
-        integration = sys.modules.get("tilelang_hostcg.tilelang")
-        print("tilelang" in sys.modules, integration is not None and integration.is_installed())
-    """, fake_tilelang)
+            failed = repr(exc)
+        hooked = [type(f).__module__ for f in sys.meta_path if type(f).__module__ == "_tilelang_hostcg_hook"]
+        pathlib.Path("fixed").touch()
+        import tilelang
+        print(json.dumps([failed, hooked]))
+    """) + REPORT, fake_tilelang)
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
-    assert proc.stdout.split("\n")[:2] == ["ImportError('broken on purpose')", "False False"]
+    first, out = map(json.loads, proc.stdout.splitlines())
+    assert first == ["ImportError('broken on purpose')", ["_tilelang_hostcg_hook"]]  # still in place
+    assert out["hook"] == [] and out["loader"] == "SourceFileLoader"  # the retry took it off
+
+
+def test_a_look_at_tilelang_is_not_an_import(fake_tilelang):
+    """``importlib.util.find_spec`` and the command line's look at which TVM is in use (in
+    the same process) leave the finder in place, and the later import takes it off."""
+    proc = run(textwrap.dedent("""
+        import contextlib, importlib.util, io, json, sys
+        from tilelang_hostcg.cli import main
+
+        spec = importlib.util.find_spec("tilelang")
+        with contextlib.redirect_stdout(io.StringIO()):
+            code = main(["list"])
+        hooked = [type(f).__module__ for f in sys.meta_path if type(f).__module__ == "_tilelang_hostcg_hook"]
+        print(json.dumps([spec.origin.endswith("__init__.py"), code, hooked, "tilelang" in sys.modules]))
+        import tilelang
+    """) + REPORT, fake_tilelang)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    look, out = map(json.loads, proc.stdout.splitlines())
+    assert look == [True, 0, ["_tilelang_hostcg_hook"], False]
+    assert out["hook"] == [] and out["loader"] == "SourceFileLoader" and out["spec_loader"]
+
+
+# What PEP 829's ``site`` (Python 3.15+) does with a site directory, as its documentation
+# states it: ``.pth`` files in sorted order for their paths, skipping the ``import`` lines
+# of a ``<name>.pth`` whose ``<name>.start`` exists (ALSO_PTH runs them anyway, as a site
+# that processed both would), then each ``.start`` file's ``pkg.mod:callable`` entries,
+# resolved by ``pkgutil.resolve_name`` and called.
+PEP_829_SITE = """
+import json, os, pkgutil, sys
+site_dir = SITE
+sys.path.append(site_dir)  # this interpreter runs with -S: nothing was processed yet
+names = sorted(os.listdir(site_dir))
+skipped, run = [], []
+for name in names:
+    if name.endswith(".pth"):
+        for line in open(os.path.join(site_dir, name)).read().splitlines():
+            if line.startswith(("import ", "import\t")):
+                if name[:-4] + ".start" in names:
+                    skipped.append(name)
+                    if ALSO_PTH:
+                        exec(line)
+                else:
+                    exec(line)
+            elif line.strip() and not line.startswith("#"):
+                sys.path.append(os.path.join(site_dir, line.strip()))
+for name in names:
+    if name.endswith(".start"):
+        for line in open(os.path.join(site_dir, name)).read().splitlines():
+            if line.strip() and not line.startswith("#"):
+                pkgutil.resolve_name(line.strip())()
+                run.append(line.strip())
+finders = [type(f).__module__ for f in sys.meta_path if type(f).__module__ == "_tilelang_hostcg_hook"]
+import tilelang_hostcg.tilelang.activation as activation
+calls = []
+stock = activation.activate
+activation.activate = lambda: (calls.append(1), stock())[1]
+import tilelang
+print(json.dumps({"skipped": skipped, "run": run, "finders": finders, "calls": len(calls),
+                  "left": [f for f in sys.meta_path if type(f).__module__ == "_tilelang_hostcg_hook"] == []}))
+"""
+
+
+@pytest.mark.parametrize("also_pth", [False, True], ids=["as-pep-829", "pth-line-too"])
+def test_a_site_directory_processed_as_pep_829_says_starts_one_finder(fake_tilelang, also_pth):
+    """The installed ``tilelang_hostcg_hook.start`` runs ``_tilelang_hostcg_hook:start``
+    and the ``.pth`` line of the same name is skipped; were both run, still one finder.
+    One activation: ``activate`` (wrapped here, an internal) runs once, at the import."""
+    site_dir = next(p for p in sys.path if p.endswith("site-packages")
+                    and os.path.exists(os.path.join(p, "tilelang_hostcg_hook.start")))
+    code = PEP_829_SITE.replace("SITE", repr(site_dir)).replace("ALSO_PTH", repr(also_pth))
+    proc = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True,
+                          cwd=fake_tilelang, timeout=120,
+                          env={k: v for k, v in os.environ.items() if not k.startswith("TILELANG_HOSTCG_")})
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["skipped"] == ["tilelang_hostcg_hook.pth"]
+    assert out["run"] == ["_tilelang_hostcg_hook:start"]
+    assert out["finders"] == ["_tilelang_hostcg_hook"]
+    assert out["calls"] == 1 and out["left"]
 
 
 @pytest.mark.slow
@@ -111,5 +197,18 @@ def test_with_a_plugin_but_no_tilelang_distribution_nothing_is_installed(fake_ti
                fake_tilelang, python=env.python, XDG_CACHE_HOME=str(env.cache_home))
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
     out = json.loads(proc.stdout)
-    assert "tilelang_hostcg.tilelang.activation" in out["ours"]
-    assert "tilelang_hostcg.tilelang" not in out["ours"]  # a plugin, but no TileLang: quiet
+    assert out["hook"] == [] and out["installed"] is False  # a plugin, but no TileLang: quiet
+
+
+@pytest.mark.slow
+def test_the_wheel_ships_the_start_up_hook(tmp_path_factory):
+    """The project's wheel (``pip wheel`` of the checkout) holds the hook module, the
+    ``.pth`` file and the PEP 829 ``.start`` file at its root."""
+    wheel = session_wheels(tmp_path_factory).project
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+        start = archive.read("tilelang_hostcg_hook.start").decode()
+        pth = archive.read("tilelang_hostcg_hook.pth").decode()
+    assert {"_tilelang_hostcg_hook.py", "tilelang_hostcg_hook.pth", "tilelang_hostcg_hook.start"} <= names
+    assert start.split() == ["_tilelang_hostcg_hook:start"]
+    assert pth.split("\n")[0] == "import _tilelang_hostcg_hook"

@@ -1,6 +1,7 @@
 """The parts of the TileLang integration that need no TileLang: the version gate,
 registry defaults and origins, global functions looked up at every call, the TVM
-finder, requirement checks across TVM providers, and the build driver's fixes."""
+finder, requirement checks across TVM providers, and the build driver's fixes. The
+version gate's tests are unit tests of an internal (``tilelang_hostcg.tilelang.gate``)."""
 
 from __future__ import annotations
 

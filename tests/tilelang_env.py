@@ -193,6 +193,9 @@ INTEGRATION_POINTS = KERNELS[KERNELS.index("\ndef integration_points"):]
 """The text of ``integration_points()`` alone, for scripts that must not import TileLang
 before they choose to (it imports TileLang's modules only when called)."""
 
+POINTS = 4
+"""How many attributes ``integration_points()`` gives."""
+
 
 # ------------------------------------------------------------- once per test session
 @dataclass(frozen=True)

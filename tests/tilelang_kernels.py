@@ -47,9 +47,10 @@ def host_source(func):
 
 def integration_points():
     """The attributes through which TileLang resolves host codegens, runs hooks and keys
-    its kernel cache (what the integration replaces), as they are now: for 0.1.14+
+    its caches of host code (what the integration replaces), as they are now: for 0.1.14+
     ``BackendModule``'s methods, for 0.1.12-0.1.13 ``tilelang.engine.lower``'s functions,
-    and ``KernelCache._generate_key``."""
+    and ``KernelCache._generate_key`` and ``AutoTuner.generate_cache_key``."""
+    from tilelang.autotuner.tuner import AutoTuner
     from tilelang.cache.kernel_cache import KernelCache
     try:
         import tilelang.backend.module as m
@@ -58,5 +59,5 @@ def integration_points():
         import importlib
         m = importlib.import_module("tilelang.engine.lower")
         owners = [(m, "resolve_host_codegen"), (m, "apply_host_codegen_hooks")]
-    owners.append((KernelCache, "_generate_key"))
+    owners += [(KernelCache, "_generate_key"), (AutoTuner, "generate_cache_key")]
     return [o.__dict__[n] if isinstance(o, type) else getattr(o, n) for o, n in owners]

@@ -15,7 +15,7 @@ Something merely importable under the name ``tilelang`` (an empty folder or a st
 ``tilelang.py`` in the working directory) is not TileLang: without TileLang's metadata
 it changes nothing, and with it the installed package is imported, not the stray one.
 Metadata is read only when TVM must be imported (rule 1 reads none; importing TVM
-costs about a second anyway) and something named ``tilelang`` is importable at all.
+costs about a second anyway).
 Nothing here runs at import of :mod:`tilelang_hostcg`.
 """
 
@@ -77,17 +77,9 @@ _INFO: list[TVMInfo] = []
 def tilelang_distribution() -> Distribution | None:
     """TileLang's installed distribution as ``importlib.metadata`` sees it (the first copy
     on ``sys.path``), or ``None``: what is importable under the name does not count.
-
-    Where nothing named ``tilelang`` is importable, no TileLang can provide TVM and no
-    metadata is read (``importlib.metadata`` costs more than the import system's look-up).
+    Metadata only, never the import system: a look at ``tilelang`` through the import
+    system would reach the start-up hook's finder.
     """
-    from importlib.util import find_spec
-
-    try:
-        if find_spec(TILELANG) is None:
-            return None
-    except (ImportError, ValueError):
-        return None
     from importlib.metadata import PackageNotFoundError, distribution
 
     try:

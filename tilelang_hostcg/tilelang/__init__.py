@@ -8,21 +8,13 @@ It turns itself on: once a third-party plugin is installed in a TileLang environ
 
     tilelang_hostcg.tilelang.install()
 
-After :func:`install`, TileLang resolves its host codegen and runs its host-codegen
-hooks through :func:`tilelang_hostcg.default_registry` (entry points of installed
-plugins included); :func:`uninstall` puts TileLang back exactly as it was, whichever
-way it was installed.
-
-- TileLang 0.1.12-0.1.13: ``tilelang.engine.lower`` imports ``resolve_host_codegen``
-  and ``apply_host_codegen_hooks`` from ``tilelang.backend.host_codegen`` by name;
-  those two names in ``tilelang.engine.lower`` are replaced.
-- TileLang 0.1.14-0.1.15: ``BackendModule.get_host_codegen`` and
-  ``BackendModule.preprocess_host_codegen`` are replaced.
-- Both: ``KernelCache._generate_key`` also hashes the plugin set (see
-  :func:`plugin_fingerprint`), so a kernel cached before a plugin was installed,
-  upgraded or removed is never served for the new set, and the same set in a fresh
-  process still hits the cache.
-- Any other version: :class:`UnsupportedTileLangError`, before anything is touched.
+After :func:`install`, TileLang (0.1.12 to 0.1.15; another version is refused with
+:class:`UnsupportedTileLangError`, before anything is touched) resolves its host codegen
+and runs its host-codegen hooks through :func:`tilelang_hostcg.default_registry`
+(entry points of installed plugins included), and its kernel cache and autotuner keys
+also hash the plugin set (:func:`plugin_fingerprint`); :func:`uninstall` puts TileLang
+back exactly as it was, whichever way it was installed. What is replaced in each
+TileLang version: :mod:`tilelang_hostcg.tilelang.modes`.
 
 TileLang's own host codegens are registered as *defaults* (named ``tilelang-<kind>``,
 distribution ``tilelang``): they serve only when no other codegen of the kind matches,
@@ -60,6 +52,18 @@ def is_installed() -> bool:
     return bool(_STATE)
 
 
+def _state(registry: Registry | None) -> State:
+    """What :func:`install` or :func:`add_defaults` will record; raises
+    :class:`UnsupportedTileLangError` for a TileLang that is missing or unsupported."""
+    version = installed_tilelang()
+    mode = mode_of(version)
+    if registry is None:
+        from .._api import default_registry
+
+        registry = default_registry()
+    return State(registry, mode, Origin(TILELANG, version))
+
+
 def install(*, registry: Registry | None = None) -> None:
     """Route TileLang's host-codegen choice and hooks through ``registry`` (default: the
     default registry). Idempotent; raises :class:`UnsupportedTileLangError` for a TileLang
@@ -67,8 +71,7 @@ def install(*, registry: Registry | None = None) -> None:
     registry as they were."""
     if _STATE:
         return
-    version = installed_tilelang()
-    mode = mode_of(version)
+    state = _state(registry)
     # Before the lock: a thread importing TileLang activates the integration at the end
     # of its import, and must not wait for this thread, which would wait for its import.
     import tilelang  # noqa: F401  # its TVM becomes the TVM in use
@@ -76,11 +79,6 @@ def install(*, registry: Registry | None = None) -> None:
     with _LOCK:
         if _STATE:
             return
-        if registry is None:
-            from .._api import default_registry
-
-            registry = default_registry()
-        state = State(registry, version, mode, Origin(TILELANG, version))
         try:
             enter(state, patch_tilelang=True)
             patch_cache_key(state)
@@ -94,9 +92,7 @@ def add_defaults(registry: Registry) -> None:
     """Register TileLang's own codegens and hooks in ``registry`` as :func:`install` does,
     without touching TileLang (the CLI's ``check`` and ``explain`` use it to answer as
     TileLang would after :func:`install`)."""
-    version = installed_tilelang()
-    enter(State(registry, version, mode_of(version), Origin(TILELANG, version)),
-          patch_tilelang=False)
+    enter(_state(registry), patch_tilelang=False)
 
 
 def uninstall() -> None:
@@ -114,12 +110,9 @@ def plugin_fingerprint(target: Any = None, target_host: Any = None, *,
     distribution whose entry points the registry reads or skips (name, version, ``on`` or
     ``off``), and the codegen and hooks chosen (name and origin). JSON-ready and the same
     in every process with the same installed set, whatever was loaded first; TileLang's
-    kernel cache key includes it after :func:`install`."""
+    kernel and autotuner cache keys include it after :func:`install`."""
     if registry is None:
-        if _STATE:
-            registry = _STATE[0].registry
-        else:
-            from .._api import default_registry
+        from .._api import default_registry
 
-            registry = default_registry()
+        registry = _STATE[0].registry if _STATE else default_registry()
     return fingerprint(registry, target, target_host)

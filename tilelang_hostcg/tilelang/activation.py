@@ -1,24 +1,17 @@
 """Activation without code: TileLang uses the registry once a third-party plugin is installed.
 
-The start-up hook (``_tilelang_hostcg_hook``, imported by ``tilelang_hostcg_hook.pth``
-at every interpreter start) puts a finder first on ``sys.meta_path``. On ``import
-tilelang`` (unless ``TILELANG_HOSTCG_AUTO_INSTALL=0``) it calls :func:`find_spec`
-here, which takes the finder off ``sys.meta_path``, lets the other finders find
-TileLang, and wraps TileLang's loader; once TileLang's module has executed, the module
-and its spec get TileLang's own loader back and :func:`activate` runs.
-:func:`activate` calls :func:`tilelang_hostcg.tilelang.install` only where it has
-something to do:
-
-- a distribution other than ``tilelang-hostcg`` advertises our entry points, and the
-  controls do not skip all of them (``TILELANG_HOSTCG_DISABLE_PLUGIN_AUTOLOAD=1``,
-  ``TILELANG_HOSTCG_ONLY``, ``TILELANG_HOSTCG_DISABLE``): decided by the default
-  registry's discovery (its cache included), as resolution will see it;
-- TileLang's distribution is installed (an importable ``tilelang`` that is not TileLang
-  is left alone).
-
-Otherwise TileLang is not touched at all. A failure (an unsupported TileLang, a broken
-environment) is one :class:`~tilelang_hostcg.PluginWarning` naming the cause and the
-off switch, and TileLang stays stock: ``import tilelang`` never fails because of us.
+The start-up hook's finder (``_tilelang_hostcg_hook``) calls :func:`find_spec` here when
+``tilelang`` is looked up; only an import activates: once TileLang's module has
+executed, the finder leaves ``sys.meta_path`` and :func:`activate` runs, once per
+process. :func:`activate` calls :func:`tilelang_hostcg.tilelang.install` only where a
+distribution other than ``tilelang-hostcg`` advertises our entry points that the
+controls (``TILELANG_HOSTCG_DISABLE_PLUGIN_AUTOLOAD=1``, ``TILELANG_HOSTCG_ONLY``,
+``TILELANG_HOSTCG_DISABLE``) do not all skip, as resolution will see them, and
+TileLang's distribution is installed (an importable ``tilelang`` that is not TileLang
+is left alone). Otherwise TileLang is not touched at all. A failure (an unsupported
+TileLang, a broken environment) is one :class:`~tilelang_hostcg.PluginWarning` naming
+the cause and the off switch, and TileLang stays stock: ``import tilelang`` never fails
+because of us.
 """
 
 from __future__ import annotations
@@ -26,12 +19,11 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import warnings
 from typing import TYPE_CHECKING
 
 from _tilelang_hostcg_hook import ENV_AUTO_INSTALL
 
-from .._errors import PluginWarning, outside_level
+from .._errors import warn_plugin
 from .._names import CORE_DISTRIBUTION
 
 if TYPE_CHECKING:
@@ -39,25 +31,24 @@ if TYPE_CHECKING:
     from importlib.machinery import ModuleSpec
     from types import ModuleType
 
-__all__ = ["activate", "find_spec", "third_party_plugins"]
+    from _tilelang_hostcg_hook import _Finder
+
+__all__ = ["activate", "find_spec"]
 
 
-def find_spec(finder: object, name: str, path: Sequence[str] | None,
+def find_spec(finder: _Finder, name: str, path: Sequence[str] | None,
               target: ModuleType | None) -> ModuleSpec | None:
     """TileLang's spec as the finders after ``finder`` find it, with a loader that runs
-    :func:`activate` once TileLang's module has executed (``None``: leave it to them)."""
-    meta_path = sys.meta_path
-    # A new list, not a change of this one: the import system, in this thread or another,
-    # may be iterating over it now.
-    sys.meta_path = [f for f in meta_path if f is not finder]
+    :func:`activate` once TileLang's module has executed (``None``: leave it to them).
+    ``finder`` stays on ``sys.meta_path`` until then: a look is not an import."""
     from ..discovery.controls import auto_install_problem, warn_control_problems
 
     problem = auto_install_problem(os.environ.get(ENV_AUTO_INSTALL))
     if problem is not None:
         with contextlib.suppress(Exception):  # where warnings are errors: never fail the import
             warn_control_problems([problem])
-    after = meta_path[meta_path.index(finder) + 1:] if finder in meta_path else sys.meta_path
-    for other in after:
+    meta_path = sys.meta_path
+    for other in meta_path[meta_path.index(finder) + 1:] if finder in meta_path else ():
         find = getattr(other, "find_spec", None)
         if find is None:
             return None  # a legacy finder: leave the search to the import system
@@ -67,19 +58,22 @@ def find_spec(finder: object, name: str, path: Sequence[str] | None,
         loader = spec.loader
         if loader is None or not hasattr(loader, "exec_module"):
             return spec  # a namespace package, or a loader we do not know: not TileLang
-        spec.loader = _Loader(loader, spec)  # type: ignore[assignment]
+        spec.loader = _Loader(loader, spec, finder)  # type: ignore[assignment]
         return spec
     return None
 
 
 class _Loader:
-    """TileLang's loader, called as it would be; :func:`activate` runs after it."""
+    """TileLang's loader, called as it would be; once TileLang's module has executed, the
+    finder leaves ``sys.meta_path`` and :func:`activate` runs (once: only while the finder
+    is still there)."""
 
-    __slots__ = ("loader", "spec")
+    __slots__ = ("finder", "loader", "spec")
 
-    def __init__(self, loader: object, spec: ModuleSpec) -> None:
+    def __init__(self, loader: object, spec: ModuleSpec, finder: _Finder) -> None:
         self.loader = loader
         self.spec = spec
+        self.finder = finder
 
     def __getattr__(self, name: str) -> object:
         return getattr(self.loader, name)
@@ -98,32 +92,27 @@ class _Loader:
                 self.spec.loader = self.loader  # type: ignore[assignment]
             if module.__dict__.get("__loader__") is self:
                 module.__loader__ = self.loader
-        activate()
-
-
-def third_party_plugins() -> bool:
-    """Whether the default registry has entry points of a third-party distribution that
-    the controls do not skip (an incompatible one counts: resolution then says why it is
-    not used). The one place activation asks discovery."""
-    from .._api import default_registry
-
-    return any(s.origin.distribution not in (None, CORE_DISTRIBUTION) and s.state != "disabled"
-               for s in default_registry().sources())
+        if self.finder.leave():
+            activate()
 
 
 def activate() -> None:
-    """Turn the TileLang integration on if a third-party plugin is installed; never raises
-    (but ``KeyboardInterrupt`` and ``SystemExit``). Called once TileLang is imported."""
+    """Turn the TileLang integration on if the default registry has entry points of a
+    third-party distribution that the controls do not skip (an incompatible one counts:
+    resolution then says why it is not used) and TileLang's distribution is installed;
+    never raises (but ``KeyboardInterrupt`` and ``SystemExit``). Called once TileLang is
+    imported."""
     try:
-        if not third_party_plugins():
+        from .._api import default_registry
+
+        if not any(s.origin.distribution not in (None, CORE_DISTRIBUTION) and s.state != "disabled"
+                   for s in default_registry().sources()):
             return
+        from . import install
         from .gate import tilelang_version
 
-        if tilelang_version() is None:
-            return  # something named tilelang, but not TileLang's distribution
-        from . import install
-
-        install()
+        if tilelang_version() is not None:  # else something named tilelang, not TileLang
+            install()
     except Exception as exc:
         try:
             cause = f"{type(exc).__name__}: {exc}"
@@ -135,4 +124,4 @@ def activate() -> None:
 
 def _warn(message: str) -> None:
     with contextlib.suppress(Exception):  # where warnings are errors: never fail the import
-        warnings.warn(message, PluginWarning, stacklevel=outside_level(sys._getframe(1)))
+        warn_plugin(message)

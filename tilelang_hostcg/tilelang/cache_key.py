@@ -1,4 +1,5 @@
-"""TileLang's kernel cache key, extended by what of the plugin set decides a kernel's host code.
+"""TileLang's cache keys (kernel cache, autotuner), extended by what of the plugin set decides
+a kernel's host code.
 
 The key is a function of the installed set and of the kernel's targets only: the
 distributions whose entry points the registry reads or skips (name, version, on or off),
@@ -63,15 +64,31 @@ def _describe(registry: Registry, group: str, obj: Any) -> list[str]:
 
 
 def patch_cache_key(state: State) -> None:
-    """Make ``KernelCache._generate_key`` hash TileLang's key with the plugin fingerprint."""
-    cls = import_module("tilelang.cache.kernel_cache").KernelCache
-    stock = cls.__dict__["_generate_key"]
+    """Make TileLang's caches that hold host code key on the plugin set too: the kernel
+    cache (``KernelCache._generate_key``) and the autotuner's results
+    (``AutoTuner.generate_cache_key``, which gives ``None`` where TileLang does not cache)."""
     registry = state.registry
 
-    def _generate_key(self: Any, *args: Any, **kwargs: Any) -> str:
-        key = stock(self, *args, **kwargs)
-        doc = fingerprint(registry, kwargs.get("target"), kwargs.get("target_host"))
+    def keyed(key: str, target: Any, target_host: Any) -> str:
+        doc = fingerprint(registry, target, target_host)
         text = json.dumps({"key": key, "tilelang-hostcg": doc}, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()
 
-    patch(state, cls, "_generate_key", _generate_key)
+    kernel_cache = import_module("tilelang.cache.kernel_cache").KernelCache
+    stock_kernel_key = kernel_cache.__dict__["_generate_key"]
+
+    def _generate_key(self: Any, *args: Any, **kwargs: Any) -> str:
+        return keyed(stock_kernel_key(self, *args, **kwargs), kwargs.get("target"),
+                     kwargs.get("target_host"))
+
+    tuner = import_module("tilelang.autotuner.tuner").AutoTuner
+    stock_tuner_key = tuner.__dict__["generate_cache_key"]
+
+    def generate_cache_key(self: Any, *args: Any, **kwargs: Any) -> str | None:
+        key = stock_tuner_key(self, *args, **kwargs)
+        compile_args = getattr(self, "compile_args", None)
+        return None if key is None else keyed(key, getattr(compile_args, "target", None),
+                                              getattr(compile_args, "target_host", None))
+
+    patch(state, kernel_cache, "_generate_key", _generate_key)
+    patch(state, tuner, "generate_cache_key", generate_cache_key)

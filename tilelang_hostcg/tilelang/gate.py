@@ -7,22 +7,27 @@ PEP 440 says (``packaging``): ``0.1.12rc1`` comes before ``0.1.12``, so it is re
 
 from __future__ import annotations
 
+from typing import Literal
+
 from .._errors import UnsupportedTileLangError
 from .._tvm import tilelang_distribution
 
-__all__ = ["SUPPORTED", "UnsupportedTileLangError", "installed_tilelang", "mode_of", "tilelang_version"]
+__all__ = ["SUPPORTED", "Mode", "UnsupportedTileLangError", "installed_tilelang", "mode_of",
+           "tilelang_version"]
+
+Mode = Literal["registry", "backend"]
+"""Which of TileLang's APIs a version has (see :mod:`tilelang_hostcg.tilelang.modes`)."""
 
 SUPPORTED = ">=0.1.12,<0.1.16"
 """The TileLang versions the integration supports (0.1.12 to 0.1.15)."""
 
-_MODES = (
+_MODES: tuple[tuple[Mode, str], ...] = (
     # 0.1.12-0.1.13: ``tilelang.engine.lower`` imports the functions of
     # ``tilelang.backend.host_codegen`` by name.
     ("registry", ">=0.1.12,<0.1.14"),
     # 0.1.14-0.1.15: ``BackendModule.get_host_codegen`` / ``preprocess_host_codegen``.
     ("backend", ">=0.1.14,<0.1.16"),
 )
-
 
 
 def tilelang_version() -> str | None:
@@ -42,7 +47,7 @@ def installed_tilelang() -> str:
     return found
 
 
-def mode_of(version: str) -> str:
+def mode_of(version: str) -> Mode:
     """Which of TileLang's APIs ``version`` has: ``"registry"`` (0.1.12-0.1.13) or
     ``"backend"`` (0.1.14-0.1.15). Pre-releases, post-releases and local versions count
     as PEP 440 orders them; any other version raises :class:`UnsupportedTileLangError`."""

@@ -17,6 +17,7 @@ back (``is``-identical), and every default registered is removed again.
 from __future__ import annotations
 
 import contextvars
+import inspect
 from dataclasses import dataclass, field
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from .._global_func import GlobalFuncBuild
 from .._names import CODEGEN_GROUP, HOOK_GROUP
 from .._types import HostCodegen, HostCodegenHook, Origin
+from .gate import Mode
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -55,14 +57,15 @@ class _StockBuild(GlobalFuncBuild):
         return f"tilelang({self.global_func_name!r})"
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class State:
-    """What one :func:`enter` did: the registry, the replaced attributes, the defaults."""
+    """What one :func:`enter` did: the registry, the replaced attributes (with their
+    originals), TileLang's defaults registered, and the checked wrappers of the codegens
+    chosen; the fields stay, their contents grow and :func:`undo` empties them."""
 
     registry: Registry
-    version: str
-    mode: str  # "registry" (0.1.12-0.1.13) or "backend" (0.1.14-0.1.15)
-    origin: Origin
+    mode: Mode
+    origin: Origin  # TileLang's distribution and version: the defaults' origin
     patches: list[tuple[Any, str, Any]] = field(default_factory=list)
     codegens: dict[str, HostCodegen] = field(default_factory=dict)
     hooks: dict[str, HostCodegenHook] = field(default_factory=dict)
@@ -85,14 +88,13 @@ def undo(state: State) -> None:
         setattr(owner, name, original)
     state.patches.clear()
     registry = state.registry
-    for kind, codegen in state.codegens.items():
-        if any(r.obj is codegen for r in registry.registrations(CODEGEN_GROUP, kind)):
-            registry.unregister_host_codegen(kind, codegen.name)
-    for kind, hook in state.hooks.items():
-        if any(r.obj is hook for r in registry.registrations(HOOK_GROUP, kind)):
-            registry.unregister_host_codegen_hook(kind, hook.name)
-    state.codegens.clear()
-    state.hooks.clear()
+    for group, held, unregister in (
+            (CODEGEN_GROUP, state.codegens, registry.unregister_host_codegen),
+            (HOOK_GROUP, state.hooks, registry.unregister_host_codegen_hook)):
+        for kind, obj in held.items():
+            if any(r.obj is obj for r in registry.registrations(group, kind)):
+                unregister(kind, obj.name)
+        held.clear()
 
 
 def patch(state: State, owner: Any, name: str, value: Any) -> None:
@@ -106,11 +108,10 @@ def patch(state: State, owner: Any, name: str, value: Any) -> None:
 
 def _closure_global_func(build: Any) -> str | None:
     """The TVM global function a ``global_func_host_codegen`` closure of TileLang calls."""
-    code = getattr(build, "__code__", None)
-    cells = getattr(build, "__closure__", None)
-    if code is None or not cells or "global_func_name" not in code.co_freevars:
+    try:
+        value = inspect.getclosurevars(build).nonlocals.get("global_func_name")
+    except TypeError:  # not a Python function
         return None
-    value = cells[code.co_freevars.index("global_func_name")].cell_contents
     return value if isinstance(value, str) else None
 
 
