@@ -130,3 +130,13 @@ def test_build_makes_a_wheel_and_an_sdist_that_twine_accepts(project: str, tmp_p
                            *map(str, dist.iterdir())], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.count("PASSED") == 2, proc.stdout
+
+
+def test_the_readmes_main_job_installs_every_plugin_an_example_needs() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    (main_job,) = [line for line in readme.splitlines() if line.startswith("python3 -m venv .venv-main")]
+    installed = set(re.findall(r"\bplugins/([\w-]+)", main_job))
+    for example in sorted((ROOT / "examples").glob("*.py")):
+        needed = set(re.findall(r"pip install \.?/?plugins/([\w-]+)", example.read_text()))
+        assert needed <= installed, (example.name, needed - installed)
+    assert "tilelang-hostcg-template" in installed  # examples/template_plugin.py's
