@@ -106,7 +106,9 @@ def test_the_tilelang_install_commands_change_no_other_package(
     after = tilelang_env.installed()
     changed = {name: (before.get(name), after.get(name)) for name in before.keys() | after.keys()
                if before.get(name) != after.get(name)}
-    assert set(changed) == {"tilelang-hostcg", "tilelang-hostcg-stamp"}, changed
+    # packaging, the core's one dependency, may be added where missing; nothing installed changes
+    assert set(changed) - {"packaging"} == {"tilelang-hostcg", "tilelang-hostcg-stamp"}, changed
+    assert changed.get("packaging", (None, ""))[0] is None, changed
     assert "No broken requirements found." in tilelang_env.pip("check")
     listed = tilelang_env.command("list", "--json", cwd=tmp_path)
     assert listed.returncode == 0, listed.stderr
