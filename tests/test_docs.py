@@ -147,14 +147,13 @@ def write_the_guides_plugin(root: Path) -> Path:
 def plugin(tmp_path_factory: pytest.TempPathFactory) -> Plugin:
     """The guide's plugin and a fresh venv whose TVM is apache-tvm's (the release the
     tests run with), with the project installed as in the TileLang environments (its
-    wheel) and the tools the guide's later commands use (pytest, and the build
-    requirements for its build without isolation)."""
+    wheel): the guide's first blocks run before its install commands."""
     root = tmp_path_factory.mktemp("guide")
     path = root / "venv"
     venv.EnvBuilder(with_pip=True).create(path)
     env = GuideEnv(path, own_environ(path))
-    env.pip("install", "-q", f"apache-tvm=={version('apache-tvm')}", "pytest",
-            "setuptools>=77.0.1", "wheel", str(session_wheels(tmp_path_factory).project))
+    env.pip("install", "-q", f"apache-tvm=={version('apache-tvm')}",
+            str(session_wheels(tmp_path_factory).project))
     return Plugin(env, write_the_guides_plugin(root))
 
 
@@ -173,9 +172,10 @@ def _run_shell_line(plugin: Plugin, line: str) -> subprocess.CompletedProcess[st
 
 
 def run_the_guide(plugin: Plugin) -> None:
-    """Every block of the guide, in order; then nothing but the plugin and the core may
-    have changed in the environment, and ``pip check`` must be clean."""
-    before = plugin.env.installed()
+    """Every block of the guide, in order. Its install commands (the block with ``pip
+    install -e .``) change nothing but the plugin and the core; ``pip check`` stays clean
+    to the end (later blocks install the tools they use: pytest, setuptools)."""
+    before = after = plugin.env.installed()
     # The plugin's pyproject.toml is the guide's first TOML block, exactly.
     (pyproject,) = [b for b in BLOCKS if b.file == "pyproject.toml"]
     meta = tomllib.loads(pyproject.text)
@@ -200,8 +200,9 @@ def run_the_guide(plugin: Plugin) -> None:
                         assert "codegen:  'acme-c-cortexm' from acme-hostcg 1.0.0" in proc.stdout
                     if line.startswith("python -m pytest"):
                         assert "2 passed" in proc.stdout, proc.stdout
+            if "pip install -e .\n" in block.text:
+                after = plugin.env.installed()
     assert len(list((plugin.folder / "dist").glob("acme_hostcg-1.0.0-*.whl"))) == 1
-    after = plugin.env.installed()
     assert after["acme-hostcg"] == "1.0.0" and "tilelang-hostcg" in after
     changed = {name: (before.get(name), after.get(name)) for name in before.keys() | after.keys()
                if before.get(name) != after.get(name)}
@@ -225,9 +226,8 @@ def _build_with_project_table(plugin: Plugin, pyproject: str, fragment: str, whe
     variant = plugin.folder.parent / "acme-variant"
     shutil.copytree(plugin.folder, variant, ignore=shutil.ignore_patterns("dist", "*.egg-info"))
     (variant / "pyproject.toml").write_text(_merge(meta, extra["project"]))
-    proc = subprocess.run([plugin.env.python, "-m", "pip", "wheel", "-q", "--no-deps",
-                           "--no-build-isolation", "-w", str(variant / "wheels"), str(variant)],
-                          capture_output=True, text=True, env=plugin.env.environ())
+    proc = plugin.env.run("-m", "pip", "wheel", "-q", "--no-deps", "-w", str(variant / "wheels"),
+                          str(variant))
     assert proc.returncode == 0, f"{where}:\n{proc.stdout}\n{proc.stderr}"
     (wheel,) = (variant / "wheels").glob("*.whl")
     with zipfile.ZipFile(wheel) as archive:

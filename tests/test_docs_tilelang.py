@@ -24,9 +24,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.tilelang]
 def tilelang_plugin(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
                     tilelang_envs: TileLangEnvs) -> Iterator[Plugin]:
     env = tilelang_envs[request.param].env
-    # What the guide's later commands need beside TileLang: pytest, and the build
-    # requirement its pyproject.toml declares (for its build without isolation).
-    env.pip("install", "-q", "pytest", "setuptools>=77.0.1", "wheel")
     yield Plugin(GuideEnv(env.path, env.environ),
                  write_the_guides_plugin(tmp_path_factory.mktemp("guide-tilelang")))
     env.pip("uninstall", "-q", "-y", "acme-hostcg")  # the environment is shared: leave it clean
