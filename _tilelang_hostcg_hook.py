@@ -11,6 +11,11 @@ that answers ``None`` for every module but ``tilelang``; the rest is in
 stays until TileLang's module has executed: a look (``importlib.util.find_spec``) or a
 failed import changes nothing. Nothing here raises or prints: a failure is one warning,
 and TileLang stays stock. ``TILELANG_HOSTCG_AUTO_INSTALL=0`` turns activation off.
+
+PYTEST_DONT_REWRITE: pytest marks every module of a distribution with a ``pytest11``
+plugin (ours: ``tilelang_hostcg.testing``) for assertion rewriting and warns about one
+already imported, as this one is at start; under ``filterwarnings = error`` that
+warning would fail every test run of a TileLang environment with the package installed.
 """
 
 import sys

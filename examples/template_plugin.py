@@ -1,6 +1,7 @@
 """The template plugin at work: an ``llvm`` variant for Acme triples and an ``ext_dev`` hook.
 
-Needs the plugin installed (``pip install plugins/tilelang-hostcg-template``).
+Needs the plugin installed (``pip install ./plugins/tilelang-hostcg-template`` from the
+repository root; the README's main job installs it).
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ def main() -> int:
     try:
         from tilelang_hostcg_template.hooks import DEVICE_ATTR
     except ImportError:
-        print("the template plugin is not installed: pip install plugins/tilelang-hostcg-template")
+        print("the template plugin is not installed: pip install ./plugins/tilelang-hostcg-template "
+              "(from the repository root)")
         return 1
     registry = hostcg.default_registry()
     for target in (ACME, Target("llvm")):

@@ -11,20 +11,25 @@ test, so the guide can only show commands that work). ``docs/cli.md`` and
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 import shutil
 import subprocess
+import textwrap
+import venv
 import zipfile
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from email.parser import Parser
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
 import pytest
+from packaging.requirements import Requirement
 
-from tilelang_hostcg.testing import PluginEnvironment
-
-from .conftest import Environments
+from .tilelang_env import session_wheels
 
 try:
     import tomllib
@@ -69,50 +74,114 @@ def test_the_guide_has_every_kind_of_block() -> None:
         assert needle in text, needle
 
 
+class GuideEnv:
+    """A plain virtual environment the guide's commands run in, as a user's shell runs
+    them: ``pip`` is its own, the index is reached, and nothing of the test run leaks
+    in (``environ`` is the environment's own, e.g. :meth:`TileLangEnv.environ`)."""
+
+    def __init__(self, path: Path, environ: Callable[[dict[str, str] | None], dict[str, str]]
+                 ) -> None:
+        self.path = path
+        self.python = str(path / "bin" / "python")
+        self._environ = environ
+
+    def environ(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+        return self._environ(dict(extra or {}))
+
+    def run(self, *argv: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([self.python, *argv], capture_output=True, text=True,
+                              env=self.environ(), cwd=cwd, timeout=900)
+
+    def pip(self, *args: str) -> str:
+        proc = self.run("-m", "pip", "--disable-pip-version-check", "--no-input", *args)
+        assert proc.returncode == 0, f"pip {args} failed:\n{proc.stdout}\n{proc.stderr}"
+        return proc.stdout
+
+    def installed(self) -> dict[str, str]:
+        """Installed distributions: normalized name -> version (``pip list``)."""
+        listed = json.loads(self.pip("list", "--format", "json"))
+        return {item["name"].lower().replace("_", "-"): item["version"] for item in listed}
+
+    def command(self, *argv: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+        return self.run("-m", "tilelang_hostcg", *argv, cwd=cwd)
+
+    def python_run(self, code: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+        return self.run("-c", textwrap.dedent(code), cwd=cwd)
+
+
+def own_environ(path: Path) -> Callable[[dict[str, str] | None], dict[str, str]]:
+    """The process environment of a venv at ``path``: this run's controls, paths and
+    caches left out (pip's own cache stays, so a second run downloads nothing)."""
+
+    def environ(extra: dict[str, str] | None = None) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith("TILELANG_") and k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+        env.update(VIRTUAL_ENV=str(path), XDG_CACHE_HOME=str(path / "xdg-cache"),
+                   PATH=f"{path / 'bin'}{os.pathsep}{env.get('PATH', '')}")
+        env.update(extra or {})
+        return env
+
+    return environ
+
+
 @dataclass
 class Plugin:
-    env: PluginEnvironment
+    env: GuideEnv
     folder: Path
 
 
-@pytest.fixture(scope="module")
-def plugin(tmp_path_factory: pytest.TempPathFactory, environments: Environments) -> Plugin:
-    root = tmp_path_factory.mktemp("guide")
+def write_the_guides_plugin(root: Path) -> Path:
+    """The guide's plugin in ``root/acme-hostcg``, and beside it ``root/tilelang-hostcg``,
+    the project's checkout, where the guide installs the core from."""
     folder = root / "acme-hostcg"
     for block in BLOCKS:
         if block.file is not None:
             target = folder / block.file
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(block.text, encoding="utf-8")
-    return Plugin(environments.new("guide"), folder)
+    (root / "tilelang-hostcg").symlink_to(ROOT, target_is_directory=True)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def plugin(tmp_path_factory: pytest.TempPathFactory) -> Plugin:
+    """The guide's plugin and a fresh venv whose TVM is apache-tvm's (the release the
+    tests run with), with the project installed as in the TileLang environments (its
+    wheel): the guide's first blocks run before its install commands."""
+    root = tmp_path_factory.mktemp("guide")
+    path = root / "venv"
+    venv.EnvBuilder(with_pip=True).create(path)
+    env = GuideEnv(path, own_environ(path))
+    env.pip("install", "-q", f"apache-tvm=={version('apache-tvm')}",
+            str(session_wheels(tmp_path_factory).project))
+    return Plugin(env, write_the_guides_plugin(root))
 
 
 def _run_shell_line(plugin: Plugin, line: str) -> subprocess.CompletedProcess[str]:
     argv = shlex.split(line)
     env, folder = plugin.env, plugin.folder
-    if argv[:2] == ["pip", "install"]:
-        assert argv[2:] == ["-e", "."], line  # the only install the guide shows
-        return env.pip("install", "-q", "--no-deps", "--no-build-isolation", "--no-index", "-e",
-                       str(folder))
+    if argv[0] == "pip":  # as written: the environment's pip, dependencies from the index
+        return env.run("-m", "pip", "--disable-pip-version-check", *argv[1:], cwd=folder)
     if argv[0] == "tilelang-hostcg":
         return env.command(*argv[1:], cwd=folder)
     if argv[:3] == ["python", "-m", "pytest"]:
-        return subprocess.run([env.python, *argv[1:], "-p", "no:cacheprovider"],
-                              capture_output=True, text=True, env=env.environ(), cwd=folder,
-                              timeout=600)
+        return env.run(*argv[1:], "-p", "no:cacheprovider", cwd=folder)
     if argv[:4] == ["python", "-m", "pip", "wheel"]:
-        return subprocess.run([env.python, *argv[1:]], capture_output=True, text=True,
-                              env=env.environ(), cwd=folder, timeout=600)
+        return env.run(*argv[1:], cwd=folder)
     raise AssertionError(f"docs/authoring.md shows a command the tests cannot run: {line!r}")
 
 
-@pytest.mark.slow
-def test_every_block_of_the_guide_runs(plugin: Plugin) -> None:
+def run_the_guide(plugin: Plugin) -> None:
+    """Every block of the guide, in order. Its install commands (the block with ``pip
+    install -e .``) change nothing but the plugin and the core; ``pip check`` stays clean
+    to the end (later blocks install the tools they use: pytest, setuptools)."""
+    before = after = plugin.env.installed()
     # The plugin's pyproject.toml is the guide's first TOML block, exactly.
     (pyproject,) = [b for b in BLOCKS if b.file == "pyproject.toml"]
     meta = tomllib.loads(pyproject.text)
     assert meta["project"]["entry-points"]["tilelang.host_codegen"] == {
         "c": "acme_hostcg.codegen"}
+    assert not [r for r in meta["project"]["dependencies"] if r.startswith("apache-tvm")]
     for block in BLOCKS:
         where = f"docs/authoring.md line {block.line}"
         if block.lang == "python" and block.file is None:
@@ -131,7 +200,21 @@ def test_every_block_of_the_guide_runs(plugin: Plugin) -> None:
                         assert "codegen:  'acme-c-cortexm' from acme-hostcg 1.0.0" in proc.stdout
                     if line.startswith("python -m pytest"):
                         assert "2 passed" in proc.stdout, proc.stdout
+            if "pip install -e .\n" in block.text:
+                after = plugin.env.installed()
     assert len(list((plugin.folder / "dist").glob("acme_hostcg-1.0.0-*.whl"))) == 1
+    assert after["acme-hostcg"] == "1.0.0" and "tilelang-hostcg" in after
+    changed = {name: (before.get(name), after.get(name)) for name in before.keys() | after.keys()
+               if before.get(name) != after.get(name)}
+    assert set(changed) <= {"acme-hostcg", "tilelang-hostcg"}, changed
+    assert "No broken requirements found." in plugin.env.pip("check")
+
+
+@pytest.mark.slow
+def test_every_block_of_the_guide_runs(plugin: Plugin) -> None:
+    run_the_guide(plugin)
+    proc = plugin.env.python_run("import tvm; print(tvm.__version__)")
+    assert proc.returncode == 0 and proc.stdout.startswith("0.27"), proc.stdout + proc.stderr
 
 
 def _build_with_project_table(plugin: Plugin, pyproject: str, fragment: str, where: str) -> None:
@@ -143,17 +226,21 @@ def _build_with_project_table(plugin: Plugin, pyproject: str, fragment: str, whe
     variant = plugin.folder.parent / "acme-variant"
     shutil.copytree(plugin.folder, variant, ignore=shutil.ignore_patterns("dist", "*.egg-info"))
     (variant / "pyproject.toml").write_text(_merge(meta, extra["project"]))
-    proc = subprocess.run([plugin.env.python, "-m", "pip", "wheel", "-q", "--no-deps",
-                           "--no-build-isolation", "-w", str(variant / "wheels"), str(variant)],
-                          capture_output=True, text=True, env=plugin.env.environ())
+    proc = plugin.env.run("-m", "pip", "wheel", "-q", "--no-deps", "-w", str(variant / "wheels"),
+                          str(variant))
     assert proc.returncode == 0, f"{where}:\n{proc.stdout}\n{proc.stderr}"
     (wheel,) = (variant / "wheels").glob("*.whl")
     with zipfile.ZipFile(wheel) as archive:
         (name,) = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
         metadata = archive.read(name).decode()
+    declared = {str(Requirement(line)) for line in Parser().parsestr(metadata).get_all(
+        "Requires-Dist", [])}
+    for requirement in extra["project"].get("dependencies", []):
+        assert str(Requirement(requirement)) in declared, (where, declared)
     for extra_name, requirements in extra["project"].get("optional-dependencies", {}).items():
         for requirement in requirements:
-            assert f"Requires-Dist: {requirement}; extra == \"{extra_name}\"" in metadata
+            wanted = Requirement(f'{requirement}; extra == "{extra_name}"')
+            assert str(wanted) in declared, (where, declared)
 
 
 def _merge(meta: dict[str, Any], project: dict[str, Any]) -> str:

@@ -59,8 +59,9 @@ def _documentation() -> str:
              (item.partition(",") for item in urls) if url.strip()]
     if not lines:
         return ("Documentation: docs/cli.md (the command line, its exit status and JSON "
-                "documents) in the tilelang-hostcg source distribution and repository "
-                "(`pip download --no-deps --no-binary :all: tilelang-hostcg` fetches it).")
+                "documents) in the tilelang-hostcg repository and source distribution "
+                "(a checkout has it; once the package is published, "
+                "`pip download --no-deps --no-binary :all: tilelang-hostcg` fetches it).")
     return ("Documentation (the command line, its exit status and JSON documents are in "
             "docs/cli.md):\n" + "\n".join(lines))
 

@@ -1,0 +1,144 @@
+"""The install commands the documents show work from a checkout, exactly as written.
+
+Every ``pip`` line of a ``bash`` block in ``README.md``, ``docs/tilelang.md`` and the
+first-party plugins' READMEs names only what a checkout holds (or what is on the index
+already): the packages are not published yet, and a command naming them on the index
+would fail. The slow tests run those lines from the root of a copy of the checkout: the
+plugins' in an environment without the core, the TileLang ones in a TileLang 0.1.15 environment,
+which must not change otherwise. ``python -m build`` makes a wheel and an sdist of the
+core and of each first-party plugin that ``twine check --strict`` passes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import venv
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from .test_docs import GuideEnv, own_environ
+from .tilelang_env import PLUGINS, TileLangEnvs, params
+
+ROOT = Path(__file__).resolve().parent.parent
+FENCE = re.compile(r"^```bash\n(.*?)^```$", re.DOTALL | re.MULTILINE)
+DOCUMENTS = ("README.md", "docs/tilelang.md", *(f"plugins/{name}/README.md" for name in PLUGINS))
+PUBLISHED = {"pytest"}
+"""What the commands may take from the index by name (the rest comes from the checkout)."""
+
+
+def pip_lines(document: str) -> list[list[str]]:
+    """The ``pip`` commands of ``document``'s bash blocks, split as a shell splits them."""
+    text = (ROOT / document).read_text(encoding="utf-8")
+    lines = [shlex.split(line, comments=True) for block in FENCE.findall(text)
+             for line in block.splitlines()]
+    return [argv for argv in lines if argv and argv[0] == "pip"]
+
+
+def test_every_install_command_shown_names_what_a_checkout_has() -> None:
+    for document in DOCUMENTS:
+        commands = pip_lines(document)
+        assert commands, f"{document} shows no install command"
+        for argv in commands:
+            assert argv[1] == "install", (document, argv)
+            names = [arg for arg in argv[2:] if not arg.startswith("-")]
+            local = [arg for arg in names if arg.startswith(".")]
+            assert all((ROOT / arg).is_dir() for arg in local), (document, argv)
+            assert set(names) - set(local) <= PUBLISHED, (document, argv)
+
+
+def copy_of_the_checkout(dest: Path) -> Path:
+    """The checkout's sources in ``dest`` (no virtual environments, no build output)."""
+    shutil.copytree(ROOT, dest, ignore=shutil.ignore_patterns(
+        ".git", ".venv*", "__pycache__", "*.egg-info", "build", "dist", ".*_cache",
+        ".hypothesis"))
+    return dest
+
+
+def run_pip_lines(env: GuideEnv, document: str, cwd: Path) -> None:
+    for argv in pip_lines(document):
+        proc = env.run("-m", "pip", "--disable-pip-version-check", *argv[1:], cwd=cwd)
+        assert proc.returncode == 0, f"{document}: {shlex.join(argv)}\n{proc.stdout}\n{proc.stderr}"
+
+
+def fresh_env(path: Path) -> GuideEnv:
+    venv.EnvBuilder(with_pip=True).create(path)
+    return GuideEnv(path, own_environ(path))
+
+
+@pytest.mark.slow
+def test_each_plugin_readmes_commands_install_it_where_the_core_is_not_installed(
+        tmp_path: Path) -> None:
+    checkout = copy_of_the_checkout(tmp_path / "checkout")
+    env = fresh_env(tmp_path / "venv")
+    for plugin in PLUGINS:
+        assert "tilelang-hostcg" not in env.installed()
+        run_pip_lines(env, f"plugins/{plugin}/README.md", checkout)
+        installed = env.installed()
+        assert {"tilelang-hostcg", plugin} <= set(installed), (plugin, installed)
+        assert "No broken requirements found." in env.pip("check")
+        env.pip("uninstall", "-q", "-y", "tilelang-hostcg", plugin)
+
+
+@pytest.fixture(params=params("0.1.15"))
+def tilelang_env(request: pytest.FixtureRequest, tilelang_envs: TileLangEnvs) -> Iterator[GuideEnv]:
+    env = tilelang_envs[request.param].env
+    env.pip("uninstall", "-q", "-y", "tilelang-hostcg")  # the commands install the core too
+    yield GuideEnv(env.path, env.environ)
+    env.pip("uninstall", "-q", "-y", "tilelang-hostcg-stamp")
+    tilelang_envs.restore(request.param)
+
+
+@pytest.mark.slow
+@pytest.mark.tilelang
+@pytest.mark.parametrize("document", ["README.md", "docs/tilelang.md"])
+def test_the_tilelang_install_commands_change_no_other_package(
+        document: str, tilelang_env: GuideEnv, tmp_path: Path) -> None:
+    checkout = copy_of_the_checkout(tmp_path / "checkout")
+    before = tilelang_env.installed()
+    run_pip_lines(tilelang_env, document, checkout)
+    after = tilelang_env.installed()
+    changed = {name: (before.get(name), after.get(name)) for name in before.keys() | after.keys()
+               if before.get(name) != after.get(name)}
+    # packaging, the core's one dependency, may be added where missing; nothing installed changes
+    assert set(changed) - {"packaging"} == {"tilelang-hostcg", "tilelang-hostcg-stamp"}, changed
+    assert changed.get("packaging", (None, ""))[0] is None, changed
+    assert "No broken requirements found." in tilelang_env.pip("check")
+    listed = tilelang_env.command("list", "--json", cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    assert "tilelang-hostcg-stamp" in json.dumps(json.loads(listed.stdout))
+    proc = tilelang_env.python_run("import tilelang; print(tilelang.__version__)")
+    assert proc.returncode == 0 and "0.1.15" in proc.stdout, proc.stdout + proc.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("project", [".", *(f"plugins/{name}" for name in PLUGINS)])
+def test_build_makes_a_wheel_and_an_sdist_that_twine_accepts(project: str, tmp_path: Path) -> None:
+    source = copy_of_the_checkout(tmp_path / "checkout") / project
+    dist = tmp_path / "dist"
+    proc = subprocess.run([sys.executable, "-m", "build", "--outdir", str(dist), str(source)],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    built = sorted(p.name for p in dist.iterdir())
+    assert [name.endswith(".tar.gz") for name in built].count(True) == 1, built
+    assert [name.endswith(".whl") for name in built].count(True) == 1, built
+    proc = subprocess.run([sys.executable, "-m", "twine", "check", "--strict",
+                           *map(str, dist.iterdir())], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.count("PASSED") == 2, proc.stdout
+
+
+def test_the_readmes_main_job_installs_every_plugin_an_example_needs() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    (main_job,) = [line for line in readme.splitlines() if line.startswith("python3 -m venv .venv-main")]
+    installed = set(re.findall(r"\bplugins/([\w-]+)", main_job))
+    for example in sorted((ROOT / "examples").glob("*.py")):
+        needed = set(re.findall(r"pip install \.?/?plugins/([\w-]+)", example.read_text()))
+        assert needed <= installed, (example.name, needed - installed)
+    assert "tilelang-hostcg-template" in installed  # examples/template_plugin.py's
