@@ -158,9 +158,7 @@ def warn_once(message: str, category: type[Warning] = PluginWarning) -> None:
     """:func:`warn_plugin`, once per process for each message."""
     if message not in _WARNED:
         _WARNED.add(message)
-        from ._text import shown
-
-        warnings.warn(shown(message), category, stacklevel=outside_level(sys._getframe(1)))
+        warn_plugin(message, category)
 
 
 def add_note(exc: BaseException, note: str) -> None:

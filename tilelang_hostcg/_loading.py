@@ -22,18 +22,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ._names import CODEGEN_GROUP
-from ._sources import (
-    BOUNDARY,
-    Load,
-    Source,
-    SourceInfo,
-    begin,
-    current_load,
-    end,
-    import_chain,
-    journal,
-    write_journal,
-)
+from ._sources import BOUNDARY, Load, Source, SourceInfo, begin, current_load, end, import_chain, journal, write_journal
 from ._table import NOUN
 from ._targets import canonical_kind
 from ._types import CODE_ORIGIN, HostCodegen, HostCodegenHook, Origin, SourceState

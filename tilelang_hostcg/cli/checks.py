@@ -14,6 +14,7 @@ from pathlib import Path
 from .. import __version__
 from .._debugging import plugin_traceback
 from .._errors import AmbiguousHostCodegenError
+from .._failures import cannot_build_text
 from .._inputs import UnknownKindError
 from .._names import CODEGEN_GROUP, HOOK_GROUP
 from .._registry import Registry
@@ -25,17 +26,7 @@ from .._text import shown
 from .._tvm import describe_tvm, import_tvm, tvm_document
 from ..discovery import ControlProblem, Controls, DiscoveryIndex, declaration_problems, normalize_name
 from .lockfile import lock_drift, read_lock
-from .report import (
-    SCHEMA,
-    Doc,
-    Session,
-    cannot_build_text,
-    capture,
-    controls_doc,
-    duplicate_text,
-    is_core,
-    lock_from,
-)
+from .report import SCHEMA, Doc, Session, capture, controls_doc, duplicate_text, is_core, lock_from
 
 __all__ = ["check_document"]
 

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
+from .._failures import cannot_build_text
 from .._inputs import DeviceAsHostError
 from .._names import CODEGEN_GROUP, HOOK_GROUP
 from .._resolution import Candidate, Resolution
@@ -21,7 +22,6 @@ from .report import (
     SCHEMA,
     Doc,
     Session,
-    cannot_build_text,
     capture,
     describe_state,
     error_doc,

@@ -15,12 +15,7 @@ import sys
 from typing import TYPE_CHECKING, NoReturn
 
 from .._names import CORE_DISTRIBUTION
-from .commands import (
-    cmd_check,
-    cmd_explain,
-    cmd_list,
-    cmd_lock,
-)
+from .commands import cmd_check, cmd_explain, cmd_list, cmd_lock
 from .errors import PROG, CliError, UsageError
 from .output import err, shown, write_json
 

@@ -17,13 +17,14 @@ from typing import TYPE_CHECKING, Any
 from .. import __version__
 from .._debugging import failure_site, plugin_traceback
 from .._errors import PluginWarning
+from .._failures import cannot_build_text
 from .._global_func import required_global_func
 from .._names import CODEGEN_GROUP, CORE_DISTRIBUTION, HOOK_GROUP
 from .._registry import Registry
 from .._resolution import missing_build
 from .._sources import SourceInfo, module_of, text_of
 from .._targets import canonical_kind
-from .._tvm import TVMNotFoundError, describe_tvm, import_tvm, tvm_document
+from .._tvm import TVMNotFoundError, import_tvm, tvm_document
 from ..discovery import (
     CORE_ENTRY_POINTS,
     Controls,
@@ -165,11 +166,6 @@ def cannot_build(reg: Registration) -> str | None:
         return missing_build(reg.obj)
     except TVMNotFoundError:
         return None
-
-
-def cannot_build_text(function: str) -> str:
-    """Why a codegen cannot build: one wording for ``list``, ``check`` and ``explain``."""
-    return f"cannot build with {describe_tvm()}: it needs TVM global function {function!r}"
 
 
 def registration_doc(reg: Registration, group: str) -> Doc:

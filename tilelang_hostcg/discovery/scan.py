@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import json
 import os
-import sys
-import warnings
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
-from .._errors import PluginWarning, outside_level
+from .._errors import warn_plugin
 from .._names import CORE_DISTRIBUTION, GROUPS, TVM_PROVIDERS
 from .records import AdvertisedEntryPoint, DiscoveryIndex, near_miss_group, normalize_name
 from .requirements import check_requirements, relevant_requires
@@ -72,7 +70,7 @@ def scan_environment(core_version: str, path: Sequence[str] | None = None, *,
 def warn_index(index: DiscoveryIndex) -> None:
     """Warn (:class:`PluginWarning`, at the user's line) for each problem and near miss."""
     for message in (*index.problems, *index.near_miss_messages()):
-        warnings.warn(message, PluginWarning, stacklevel=outside_level(sys._getframe(1)))
+        warn_plugin(message)
 
 
 def installed_versions(core_version: str) -> dict[str, str | None]:
