@@ -10,22 +10,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from types import FrameType
 
-__all__ = [
-    "AmbiguousHostCodegenError",
-    "DuplicateRegistrationError",
-    "HostCodegenError",
-    "MissingGlobalFuncError",
-    "NoHostCodegenError",
-    "PluginCallbackError",
-    "PluginLoadError",
-    "PluginWarning",
-    "TargetParseError",
-    "UnsupportedTileLangError",
-    "add_note",
-    "outside_level",
-    "warn_once",
-    "warn_plugin",
-]
+__all__ = ["AmbiguousHostCodegenError", "DuplicateRegistrationError", "HostCodegenError", "MissingGlobalFuncError",
+           "NoHostCodegenError", "PluginCallbackError", "PluginLoadError", "PluginWarning", "TargetParseError",
+           "UnsupportedTileLangError", "add_note", "outside_level", "warn_once", "warn_plugin"]
 
 
 class HostCodegenError(ValueError):

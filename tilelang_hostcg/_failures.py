@@ -19,8 +19,8 @@ if TYPE_CHECKING:
     from ._table import Registration
     from ._types import HostCodegen, Origin
 
-__all__ = ["ambiguous_error", "bad_build_result", "bad_hook_result", "cannot_build_text",
-           "load_error", "missing_build_note", "no_codegen_error", "provenance_note"]
+__all__ = ["ambiguous_error", "bad_build_result", "bad_hook_result", "cannot_build_text", "load_error",
+           "missing_build_note", "no_codegen_error", "provenance_note"]
 
 # First-party plugins named in "nothing found" messages.
 _FIRST_PARTY = {"cuda_host": "tilelang-hostcg-cuda"}

@@ -5,15 +5,7 @@ A leaf module (imports nothing of ours): every other module takes these names fr
 
 from __future__ import annotations
 
-__all__ = [
-    "APACHE_TVM",
-    "CODEGEN_GROUP",
-    "CORE_DISTRIBUTION",
-    "GROUPS",
-    "HOOK_GROUP",
-    "TILELANG",
-    "TVM_PROVIDERS",
-]
+__all__ = ["APACHE_TVM", "CODEGEN_GROUP", "CORE_DISTRIBUTION", "GROUPS", "HOOK_GROUP", "TILELANG", "TVM_PROVIDERS"]
 
 CORE_DISTRIBUTION = "tilelang-hostcg"
 """This package's own distribution (PEP 503 normalized)."""

@@ -25,8 +25,8 @@ if TYPE_CHECKING:
     from ._table import Undo
     from .discovery import AdvertisedEntryPoint
 
-__all__ = ["ACTIVE", "BOUNDARY", "Load", "Source", "SourceInfo", "begin", "current_load", "end",
-           "import_chain", "journal", "module_of", "text_of", "write_journal"]
+__all__ = ["ACTIVE", "BOUNDARY", "Load", "Source", "SourceInfo", "begin", "current_load", "end", "import_chain",
+           "journal", "module_of", "text_of", "write_journal"]
 
 
 def module_of(value: str) -> str:

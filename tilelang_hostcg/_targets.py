@@ -15,8 +15,8 @@ from ._tvm import import_tvm
 if TYPE_CHECKING:
     from tvm.target import Target
 
-__all__ = ["KIND_ALIASES", "canonical_kind", "default_host", "host_of", "is_host_target",
-           "kind_spellings", "parse_target"]
+__all__ = ["KIND_ALIASES", "canonical_kind", "default_host", "host_of", "is_host_target", "kind_spellings",
+           "parse_target"]
 
 KIND_ALIASES: dict[str, str] = {"hip": "rocm"}
 """Kind names that mean the same device: TileLang says ``hip``, TVM 0.27 says ``rocm``."""

@@ -33,8 +33,8 @@ if TYPE_CHECKING:
     from types import ModuleType
     from typing import Any
 
-__all__ = ["TVMInfo", "TVMNotFoundError", "describe_tvm", "get_global_func", "import_tvm",
-           "tilelang_distribution", "tvm_document", "tvm_info"]
+__all__ = ["TVMInfo", "TVMNotFoundError", "describe_tvm", "get_global_func", "import_tvm", "tilelang_distribution",
+           "tvm_document", "tvm_info"]
 
 
 class TVMNotFoundError(HostCodegenError, ImportError):

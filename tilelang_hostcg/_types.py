@@ -11,18 +11,8 @@ if TYPE_CHECKING:
     from tvm.runtime import Module
     from tvm.target import Target
 
-__all__ = [
-    "CODE_ORIGIN",
-    "HostCodegen",
-    "HostCodegenFunc",
-    "HostCodegenHook",
-    "HostCodegenHookFunc",
-    "Origin",
-    "PlanState",
-    "SourceState",
-    "TargetPredicate",
-    "Verdict",
-]
+__all__ = ["CODE_ORIGIN", "HostCodegen", "HostCodegenFunc", "HostCodegenHook", "HostCodegenHookFunc", "Origin",
+           "PlanState", "SourceState", "TargetPredicate", "Verdict"]
 
 HostCodegenFunc: TypeAlias = Callable[["IRModule", "Target"], "Module"]
 """Build a host ``IRModule`` for a host ``Target`` into a runtime ``Module``."""

@@ -44,13 +44,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ._registry import Registry
 
-__all__ = [
-    "PluginEnvironment",
-    "check_plugin",
-    "hostcg_registry",
-    "plugin_environment",
-    "write_distribution",
-]
+__all__ = ["PluginEnvironment", "check_plugin", "hostcg_registry", "plugin_environment", "write_distribution"]
 
 
 def write_distribution(root: str | os.PathLike[str], name: str, version: str = "1.0", *,

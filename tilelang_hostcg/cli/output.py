@@ -21,9 +21,8 @@ from .._text import shown
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
 
-__all__ = ["Doc", "describe_distribution", "describe_flags", "err",
-           "held_output", "note_tilelang", "out", "quietly", "shown", "warn_all", "write_json",
-           "write_traceback"]
+__all__ = ["Doc", "describe_distribution", "describe_flags", "err", "held_output", "note_tilelang", "out", "quietly",
+           "shown", "warn_all", "write_json", "write_traceback"]
 
 _T = TypeVar("_T")
 Doc = dict[str, Any]

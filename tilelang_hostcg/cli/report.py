@@ -40,23 +40,9 @@ from .lockfile import LOCK_SCHEMA, format_lock
 if TYPE_CHECKING:
     from .._table import Registration
 
-__all__ = [
-    "LOCK_SCHEMA",
-    "SCHEMA",
-    "Session",
-    "capture",
-    "controls_doc",
-    "describe_state",
-    "duplicate_text",
-    "error_doc",
-    "format_lock",
-    "is_core",
-    "list_document",
-    "lock_document",
-    "lock_from",
-    "registration_doc",
-    "source_doc",
-]
+__all__ = ["LOCK_SCHEMA", "SCHEMA", "Session", "capture", "controls_doc", "describe_state", "duplicate_text",
+           "error_doc", "format_lock", "is_core", "list_document", "lock_document", "lock_from", "registration_doc",
+           "source_doc"]
 
 SCHEMA = 1
 """Version of the JSON documents printed by ``--json``."""

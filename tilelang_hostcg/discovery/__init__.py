@@ -21,22 +21,9 @@ from .records import (
     normalize_name,
 )
 
-__all__ = [
-    "CORE_DISTRIBUTION",
-    "CORE_ENTRY_POINTS",
-    "ENV_PREFER",
-    "AdvertisedEntryPoint",
-    "ControlProblem",
-    "Controls",
-    "DiscoveryIndex",
-    "PlannedSource",
-    "core_entry_points",
-    "declaration_problems",
-    "discover",
-    "normalize_name",
-    "plan_sources",
-    "planned_sources",
-]
+__all__ = ["CORE_DISTRIBUTION", "CORE_ENTRY_POINTS", "ENV_PREFER", "AdvertisedEntryPoint", "ControlProblem",
+           "Controls", "DiscoveryIndex", "PlannedSource", "core_entry_points", "declaration_problems", "discover",
+           "normalize_name", "plan_sources", "planned_sources"]
 
 
 def discover(controls: Controls) -> DiscoveryIndex:

@@ -25,23 +25,9 @@ if TYPE_CHECKING:
 
     from .records import AdvertisedEntryPoint
 
-__all__ = [
-    "ENV_AUTOLOAD_OFF",
-    "ENV_AUTO_INSTALL",
-    "ENV_CACHE",
-    "ENV_DISABLE",
-    "ENV_ONLY",
-    "ENV_PREFER",
-    "KNOWN_VARIABLES",
-    "RESERVED_PREFIX",
-    "REMOVED_VARIABLES",
-    "ControlProblem",
-    "Controls",
-    "auto_install_problem",
-    "is_utf8_text",
-    "show_text",
-    "warn_control_problems",
-]
+__all__ = ["ENV_AUTOLOAD_OFF", "ENV_AUTO_INSTALL", "ENV_CACHE", "ENV_DISABLE", "ENV_ONLY", "ENV_PREFER",
+           "KNOWN_VARIABLES", "RESERVED_PREFIX", "REMOVED_VARIABLES", "ControlProblem", "Controls",
+           "auto_install_problem", "is_utf8_text", "show_text", "warn_control_problems"]
 
 PREFIX = "TILELANG_HOSTCG_"
 ENV_AUTOLOAD_OFF = "TILELANG_HOSTCG_DISABLE_PLUGIN_AUTOLOAD"

@@ -12,15 +12,8 @@ from dataclasses import dataclass
 from .._names import CODEGEN_GROUP, CORE_DISTRIBUTION, GROUPS
 from .._types import PlanState
 
-__all__ = [
-    "CORE_ENTRY_POINTS",
-    "AdvertisedEntryPoint",
-    "DiscoveryIndex",
-    "PlannedSource",
-    "core_entry_points",
-    "near_miss_group",
-    "normalize_name",
-]
+__all__ = ["CORE_ENTRY_POINTS", "AdvertisedEntryPoint", "DiscoveryIndex", "PlannedSource", "core_entry_points",
+           "near_miss_group", "normalize_name"]
 
 # The core's own entry points; pyproject.toml advertises exactly these (a test checks).
 CORE_ENTRY_POINTS: tuple[tuple[str, str, str], ...] = (
