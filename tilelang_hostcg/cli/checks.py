@@ -11,7 +11,6 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import __version__
 from .._debugging import plugin_traceback
 from .._errors import AmbiguousHostCodegenError
 from .._failures import cannot_build_text
@@ -26,7 +25,7 @@ from .._text import shown
 from .._tvm import describe_tvm, import_tvm, tvm_document
 from ..discovery import ControlProblem, Controls, DiscoveryIndex, declaration_problems, normalize_name
 from .lockfile import lock_drift, read_lock
-from .report import SCHEMA, Doc, Session, capture, controls_doc, duplicate_text, is_core, lock_from
+from .report import Doc, Session, capture, controls_doc, document, duplicate_text, is_core, lock_from
 
 __all__ = ["check_document"]
 
@@ -317,23 +316,12 @@ def check_document(*, require: Sequence[str] = (), require_hooks: Sequence[str] 
     infos = sum(p["severity"] == "info" for p in problems)
     dists = sorted({(normalize_name(s.origin.distribution), s.origin.version or "?")
                     for s in sources if s.origin.distribution is not None})
-    return {
-        "schema": SCHEMA,
-        "command": "check",
-        "version": __version__,
-        "tvm": tvm_document(),
-        "ok": errors == 0,
-        "strict": strict,
-        "lock": checked.lock_path,
-        "required": {"codegens": kinds, "hooks": hook_kinds},
-        "controls": controls_doc(checked.controls),
-        "distributions": [{"name": n, "version": v} for n, v in dists],
-        "kinds": {"codegens": sorted({r.kind for r in checked.codegens}),
-                  "hooks": sorted({r.kind for r in checked.hooks})},
-        "problems": problems,
-        "summary": {"errors": errors, "warnings": len(problems) - errors - infos,
-                    "info": infos},
-    }
+    return document("check", tvm_document(), ok=errors == 0, strict=strict, lock=checked.lock_path,
+                    required={"codegens": kinds, "hooks": hook_kinds}, controls=controls_doc(checked.controls),
+                    distributions=[{"name": n, "version": v} for n, v in dists],
+                    kinds={"codegens": sorted({r.kind for r in checked.codegens}),
+                           "hooks": sorted({r.kind for r in checked.hooks})}, problems=problems,
+                    summary={"errors": errors, "warnings": len(problems) - errors - infos, "info": infos})
 
 
 def _other_warnings(captured: Sequence[str], problems: Sequence[Doc],

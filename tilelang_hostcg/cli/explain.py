@@ -10,7 +10,6 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .. import __version__
 from .._failures import cannot_build_text
 from .._inputs import DeviceAsHostError
 from .._names import CODEGEN_GROUP, HOOK_GROUP
@@ -18,16 +17,7 @@ from .._resolution import Candidate, Resolution
 from .._targets import canonical_kind, host_of, is_host_target, parse_target
 from .._tvm import tvm_document
 from ..discovery import ENV_PREFER, Controls
-from .report import (
-    SCHEMA,
-    Doc,
-    Session,
-    capture,
-    describe_state,
-    error_doc,
-    registration_doc,
-    source_doc,
-)
+from .report import Doc, Session, capture, describe_state, document, error_doc, registration_doc, source_doc
 
 if TYPE_CHECKING:
     from tvm.target import Target
@@ -72,32 +62,19 @@ def explain_document(target: str, host: str | None = None) -> Doc:
         resolution = registry.resolution(target_host)
         controls = registry.controls
         hooks = _hook_docs(registry, parsed) if device else []
-    kind = resolution.kind
     candidates = _codegen_docs(resolution, registry.sources())
     selected = next((c for c in candidates if c["selected"]), None)
     error = error_doc(resolution.error)
     if resolution.error is not None and resolution.error.__cause__ is not None and error:
         error["cause"] = error_doc(resolution.error.__cause__)
-    return {
-        "schema": SCHEMA,
-        "command": "explain",
-        "version": __version__,
-        "tvm": tvm_document(),
-        "target": _target_json(parsed),
-        "device": device,
-        "host": _target_json(target_host),
-        "host_kind": kind,
-        "host_from": ("target" if not device else
-                      "target.host" if parsed.host is not None else "tvm-default"),
-        "prefer": resolution.preferred,
-        "codegen": selected,
-        "error": error,
-        "candidates": candidates,
-        "hook_kind": canonical_kind(parsed.kind.name) if device else None,
-        "hooks": hooks,
-        "controls": _applied_controls(controls, resolution, [*candidates, *hooks]),
-        "warnings": captured,
-    }
+    return document("explain", tvm_document(), target=_target_json(parsed), device=device,
+                    host=_target_json(target_host), host_kind=resolution.kind,
+                    host_from=("target" if not device else
+                               "target.host" if parsed.host is not None else "tvm-default"),
+                    prefer=resolution.preferred, codegen=selected, error=error, candidates=candidates,
+                    hook_kind=canonical_kind(parsed.kind.name) if device else None, hooks=hooks,
+                    controls=_applied_controls(controls, resolution, [*candidates, *hooks]),
+                    warnings=captured)
 
 
 def verdict_text(candidate: Candidate) -> str:

@@ -40,14 +40,19 @@ from .lockfile import LOCK_SCHEMA, format_lock
 if TYPE_CHECKING:
     from .._table import Registration
 
-__all__ = ["LOCK_SCHEMA", "SCHEMA", "Session", "capture", "controls_doc", "describe_state", "duplicate_text",
-           "error_doc", "format_lock", "is_core", "list_document", "lock_document", "lock_from", "registration_doc",
-           "source_doc"]
+__all__ = ["LOCK_SCHEMA", "SCHEMA", "Session", "capture", "controls_doc", "describe_state", "document",
+           "duplicate_text", "error_doc", "format_lock", "is_core", "list_document", "lock_document", "lock_from",
+           "registration_doc", "source_doc"]
 
 SCHEMA = 1
 """Version of the JSON documents printed by ``--json``."""
 
 Doc = dict[str, Any]
+
+
+def document(command: str, tvm: Doc, **fields: Any) -> Doc:
+    """A ``--json`` document of ``command``: the schema, our version, the TVM in use, ``fields``."""
+    return {"schema": SCHEMA, "command": command, "version": __version__, "tvm": tvm, **fields}
 
 CORE_KINDS = frozenset(name for group, name, _ in CORE_ENTRY_POINTS if group == CODEGEN_GROUP)
 
@@ -126,23 +131,13 @@ def source_doc(info: SourceInfo) -> Doc:
     if error is not None:  # where the plugin failed, for its author
         site = failure_site(info.error, module_of(info.value))
         error.update(file=site[0] if site else None, line=site[1] if site else None)
-    return {
-        "group": info.group,
-        "kind": canonical_kind(info.kind),
-        "name": info.kind,
-        "value": info.value,
-        "entry_point": info.origin.entry_point,
-        "distribution": dist,
-        "version": info.origin.version,
-        "location": info.location or None,
-        "core": is_core(dist),
-        "extends_core": (info.group == CODEGEN_GROUP and not is_core(dist)
-                         and canonical_kind(info.kind) in CORE_KINDS),
-        "state": info.state,
-        "reason": info.reason,
-        "error": error,
-        "traceback": plugin_traceback(info.error) or None,
-    }
+    return {"group": info.group, "kind": canonical_kind(info.kind), "name": info.kind, "value": info.value,
+            "entry_point": info.origin.entry_point, "distribution": dist, "version": info.origin.version,
+            "location": info.location or None, "core": is_core(dist),
+            "extends_core": (info.group == CODEGEN_GROUP and not is_core(dist)
+                             and canonical_kind(info.kind) in CORE_KINDS),
+            "state": info.state, "reason": info.reason, "error": error,
+            "traceback": plugin_traceback(info.error) or None}
 
 
 def cannot_build(reg: Registration) -> str | None:
@@ -158,18 +153,10 @@ def registration_doc(reg: Registration, group: str) -> Doc:
     """The document of one registered codegen or hook."""
     dist = reg.origin.distribution
     foreign_core = group == CODEGEN_GROUP and reg.kind in CORE_KINDS and not is_core(dist)
-    doc = {
-        "kind": reg.kind,
-        "name": reg.name,
-        "priority": reg.priority,
-        "distribution": dist,
-        "version": reg.origin.version,
-        "entry_point": reg.origin.entry_point,
-        "core": is_core(dist),
-        "extends_core": foreign_core,
-        "replaces_core": foreign_core and reg.name == reg.kind,  # the core's names are its kinds
-        "default": reg.default,
-    }
+    doc = {"kind": reg.kind, "name": reg.name, "priority": reg.priority, "distribution": dist,
+           "version": reg.origin.version, "entry_point": reg.origin.entry_point, "core": is_core(dist),
+           "extends_core": foreign_core, "default": reg.default,
+           "replaces_core": foreign_core and reg.name == reg.kind}  # the core's names are its kinds
     if group == CODEGEN_GROUP:
         doc["build_function"] = required_global_func(getattr(reg.obj, "build", None))
         missing = cannot_build(reg)
@@ -192,25 +179,19 @@ def _kinds(registry: Registry, group: str, sources: Sequence[SourceInfo],
     out = []
     for kind in sorted(by_kind):
         entries = by_kind[kind]
-        out.append({
-            "kind": kind,
-            "entry_points": entries,
-            "extends_core": any(e["extends_core"] for e in entries),
-            "registrations": ([registration_doc(r, group) for r in regs_by_kind.get(kind, ())]
-                              if loaded else None),
-        })
+        out.append({"kind": kind, "entry_points": entries,
+                    "extends_core": any(e["extends_core"] for e in entries),
+                    "registrations": ([registration_doc(r, group) for r in regs_by_kind.get(kind, ())]
+                                      if loaded else None)})
     return out
 
 
 def controls_doc(controls: Controls) -> Doc:
     """The document of the controls in force."""
-    return {
-        "autoload": controls.autoload,
-        "disable": sorted(controls.disable),
-        "only": None if controls.only is None else sorted(controls.only),
-        "prefer": dict(sorted(controls.prefer.items())),
-        "problems": [{"variable": p.variable, "message": p.message} for p in controls.problems],
-    }
+    return {"autoload": controls.autoload, "disable": sorted(controls.disable),
+            "only": None if controls.only is None else sorted(controls.only),
+            "prefer": dict(sorted(controls.prefer.items())),
+            "problems": [{"variable": p.variable, "message": p.message} for p in controls.problems]}
 
 
 # ---------------------------------------------------------------------- list
@@ -228,19 +209,11 @@ def list_document(*, load: bool = False) -> Doc:
             registry.load_all()
         sources = registry.sources()
         controls = registry.controls
-    return {
-        "schema": SCHEMA,
-        "command": "list",
-        "version": __version__,
-        "tvm": tvm_document(import_it=load),
-        "loaded": load,
-        "controls": controls_doc(controls),
-        "codegens": _kinds(registry, CODEGEN_GROUP, sources, load),
-        "hooks": _kinds(registry, HOOK_GROUP, sources, load),
-        "duplicates": [{"distribution": name, "locations": list(locations)}
-                       for name, locations in session.index.duplicates],
-        "warnings": captured,
-    }
+    return document("list", tvm_document(import_it=load), loaded=load, controls=controls_doc(controls),
+                    codegens=_kinds(registry, CODEGEN_GROUP, sources, load),
+                    hooks=_kinds(registry, HOOK_GROUP, sources, load), warnings=captured,
+                    duplicates=[{"distribution": name, "locations": list(locations)}
+                                for name, locations in session.index.duplicates])
 
 
 # ---------------------------------------------------------------------- lock
@@ -262,14 +235,10 @@ def lock_from(registry: Registry, sources: Sequence[SourceInfo]) -> Doc:
                        for r in registry.registrations(group)
                        if r.origin.distribution is not None), key=_lock_key)
 
-    return {
-        "schema": LOCK_SCHEMA,
-        "command": "lock",
-        "distributions": [{"name": n, "version": v} for n, v in sorted(dists.items())],
-        "entry_points": sorted(entry_points, key=_lock_key),
-        "codegens": regs(CODEGEN_GROUP),
-        "hooks": regs(HOOK_GROUP),
-    }
+    return {"schema": LOCK_SCHEMA, "command": "lock",
+            "distributions": [{"name": n, "version": v} for n, v in sorted(dists.items())],
+            "entry_points": sorted(entry_points, key=_lock_key), "codegens": regs(CODEGEN_GROUP),
+            "hooks": regs(HOOK_GROUP)}
 
 
 def _lock_key(item: Mapping[str, Any]) -> tuple[str, ...]:
