@@ -20,10 +20,8 @@ class HostCodegenError(ValueError):
 
 
 class NoHostCodegenError(HostCodegenError):
-    """No registered host codegen matches the host target.
-
-    ``kind`` is the host target kind, ``available`` the names registered for it.
-    """
+    """No registered host codegen matches the host target (``kind``; ``available``: the names
+    registered for it)."""
 
     def __init__(self, message: str, *, kind: str, available: Sequence[str] = ()) -> None:
         super().__init__(message)
@@ -32,10 +30,8 @@ class NoHostCodegenError(HostCodegenError):
 
 
 class AmbiguousHostCodegenError(HostCodegenError):
-    """Several distributions provide matching codegens of equal top priority.
-
-    ``candidates`` holds ``(codegen name, distribution)`` pairs.
-    """
+    """Several distributions provide matching codegens of equal top priority (``candidates``:
+    ``(codegen name, distribution)`` pairs)."""
 
     def __init__(self, message: str, *, kind: str, candidates: Sequence[tuple[str, str]]) -> None:
         super().__init__(message)
@@ -44,10 +40,8 @@ class AmbiguousHostCodegenError(HostCodegenError):
 
 
 class PluginLoadError(HostCodegenError):
-    """A plugin could not be loaded; ``__cause__`` holds the original exception.
-
-    ``origin`` is the :class:`~tilelang_hostcg.Origin` of the failing entry point.
-    """
+    """A plugin could not be loaded; ``__cause__`` holds the original exception, ``origin`` the
+    :class:`~tilelang_hostcg.Origin` of the failing entry point."""
 
     def __init__(self, message: str, *, kind: str, origin: object) -> None:
         super().__init__(message)
@@ -65,11 +59,8 @@ class DuplicateRegistrationError(HostCodegenError):
 
 
 class PluginCallbackError(HostCodegenError, TypeError):
-    """A plugin's callback (a codegen's build, a hook) returned something it must not.
-
-    ``name`` is the codegen's or hook's name, ``origin`` its
-    :class:`~tilelang_hostcg.Origin`. Also a ``TypeError``: it is a wrong return type.
-    """
+    """A plugin's callback (a codegen's build, a hook) returned something it must not (also a
+    ``TypeError``); ``name`` is the codegen's or hook's name, ``origin`` its ``Origin``."""
 
     def __init__(self, message: str, *, name: str, origin: object) -> None:
         super().__init__(message)

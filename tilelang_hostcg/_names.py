@@ -1,7 +1,5 @@
-"""The names this package and its users agree on: distributions, TVM providers, groups.
-
-A leaf module (imports nothing of ours): every other module takes these names from here.
-"""
+"""The names this package and its users agree on: distributions, TVM providers, groups (a
+leaf module: imports nothing of ours)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""The registration table: what is registered under each kind, with its lock.
-
-Both :class:`~tilelang_hostcg.Registry` (registrations made in code) and the loader
-(registrations made by plugins) write here, and only through these methods: apply one
-registration and get back how to undo it (an :class:`Undo`), roll a list of those back,
-drop what came from distributions, invalidate the resolution caches.
-"""
+"""The registration table: what is registered under each kind, with its lock. The registry
+and the loader write only through its methods: apply (returning an :class:`Undo`), roll
+back, drop what came from distributions, invalidate the resolution caches."""
 
 from __future__ import annotations
 
@@ -28,13 +24,9 @@ NOUN = {CODEGEN_GROUP: "host codegen", HOOK_GROUP: "host codegen hook"}
 
 @dataclass(frozen=True, slots=True)
 class Registration:
-    """A codegen or hook registered under a kind, with where it came from (immutable).
-
-    ``seq`` is the registration order (an ``override`` registers anew, as in TileLang:
-    the new one comes after the kind's other registrations of equal priority).
-    ``default`` marks a client's own codegen (TileLang's, registered by
-    :mod:`tilelang_hostcg.tilelang`): it serves only when no other registration matches.
-    """
+    """A codegen or hook registered under a kind, with its origin. ``seq`` is the registration
+    order (an ``override`` registers anew, as in TileLang); ``default`` marks a client's own
+    codegen (TileLang's), serving only when no other registration matches."""
 
     kind: str
     obj: HostCodegen | HostCodegenHook
@@ -72,13 +64,9 @@ def _ordered(regs: list[Registration]) -> list[Registration]:
 
 
 class RegistrationTable:
-    """Registrations of codegens and hooks by canonical kind, in resolution order.
-
-    ``lock`` (re-entrant) guards every change; readers take a kind's list as a snapshot
-    (a list is replaced, never changed in place). ``resolved`` and ``by_kind`` are the
-    resolution caches of the registry: every change replaces them with new, empty dicts,
-    so a reader holding the old ones keeps a consistent view.
-    """
+    """Registrations by canonical kind, in resolution order. ``lock`` (re-entrant) guards every
+    change; a kind's list is replaced, never changed in place, and every change replaces the
+    caches ``resolved`` and ``by_kind`` with new dicts, so readers keep a consistent view."""
 
     def __init__(self) -> None:
         self.lock = threading.RLock()

@@ -1,7 +1,5 @@
-"""TVM target helpers: kind aliases, the host/device rule, parsing targets given as text.
-
-TVM is imported inside the functions that need it, never at module import.
-"""
+"""TVM target helpers: kind aliases, the host/device rule, parsing targets given as text
+(TVM is imported inside the functions, never at module import)."""
 
 from __future__ import annotations
 
@@ -37,11 +35,8 @@ def kind_spellings(kind: str) -> tuple[str, ...]:
 
 
 def is_host_target(target: Target) -> bool:
-    """Whether TVM reports ``target``'s device type as CPU (``llvm``, ``c``, ``cuda_host``...).
-
-    Decided per target, as TVM decides it: a ``target_device_type`` attribute counts
-    (``{"kind": "c", "target_device_type": 2}`` is a device target).
-    """
+    """Whether TVM reports ``target``'s device type as CPU (``llvm``, ``c``, ``cuda_host``...),
+    per target: ``{"kind": "c", "target_device_type": 2}`` is a device target."""
     return int(target.get_target_device_type()) == _CPU_DEVICE_TYPE
 
 
@@ -56,11 +51,8 @@ def default_host() -> Target:
 
 
 def host_of(target: Target) -> Target:
-    """The host target that builds host code for ``target``.
-
-    A host target is its own host; a device target uses ``target.host``, or
-    :func:`default_host` when it has none.
-    """
+    """The host target for ``target``: itself for a host target, else ``target.host`` or
+    :func:`default_host`."""
     if is_host_target(target):
         return target
     host = target.host
@@ -72,12 +64,8 @@ def _parse_error(message: str) -> Exception:
 
 
 def parse_target(spec: Any, host: Any = None) -> Target:
-    """Turn a ``Target``, a kind name, a TVM JSON string or a dict into a ``Target``.
-
-    TileLang's kind name ``hip`` is accepted for TVM's ``rocm``. Raises
-    :class:`TargetParseError` (a ``ValueError``) with one line saying what is wrong,
-    for anything TVM cannot parse (unknown kind, malformed JSON, bad attribute).
-    """
+    """A ``Target`` from a ``Target``, kind name (``hip`` for TVM's ``rocm``), JSON text or dict;
+    raises :class:`TargetParseError` (a ``ValueError``) saying in one line what is wrong."""
     if "tvm" not in sys.modules:  # else it is the TVM in use
         import_tvm()  # finds the TVM in use (TileLang's is importable only after tilelang)
     from tvm.target import Target

@@ -1,9 +1,5 @@
-"""The ``check`` document: load every plugin, then one small check per problem code.
-
-Each ``_check_*`` function takes the :class:`_Checked` state and returns the problems
-of its codes (see the table in ``docs/cli.md``); :func:`check_document` runs them in
-order and adds the plugin warnings nothing else reported.
-"""
+"""The ``check`` document: load every plugin, then one ``_check_*`` function per problem
+code (the table in ``docs/cli.md``), plus the plugin warnings nothing else reported."""
 
 from __future__ import annotations
 
@@ -283,13 +279,10 @@ def check_document(*, require: Sequence[str] = (), require_hooks: Sequence[str] 
                    lock: str | Path | None = None, strict: bool = False) -> Doc:
     """Load every advertised plugin and report every problem found, in one document.
 
-    ``ok`` is false when any problem has severity ``error``; with ``strict`` every
-    warning counts as an error (``info`` never does). Raises :class:`UnknownKindError`
-    for a required kind that neither TVM nor any plugin knows, a device kind given to
-    ``--require`` or a host kind given to ``--require-hook``, and
-    :class:`LockFileError` for an unusable lock file (before
-    loading any plugin's code).
-    """
+    ``ok`` is false when a problem has severity ``error`` (with ``strict``, every warning;
+    never ``info``). Raises :class:`UnknownKindError` for a required kind neither TVM nor a
+    plugin knows, or of the wrong sort for its option, and :class:`LockFileError` for an
+    unusable lock file, before loading any plugin."""
     locked = read_lock(lock) if lock is not None else None
     kinds, hook_kinds = split_kinds(require), split_kinds(require_hooks)
     session = Session()

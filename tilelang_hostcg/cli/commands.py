@@ -1,10 +1,6 @@
-"""The command line's commands: ``list``, ``check``, ``lock`` and ``explain``, each a
-``cmd_*`` function that takes the parsed arguments and returns the exit status.
-
-The commands only format what :mod:`tilelang_hostcg.cli.report`, :mod:`~tilelang_hostcg.cli.checks`
-and :mod:`~tilelang_hostcg.cli.explain` return; those modules (and TVM) are imported when a
-command runs, so that importing the command line stays cheap.
-"""
+"""The commands ``list``, ``check``, ``lock`` and ``explain``: each ``cmd_*`` takes the parsed
+arguments, formats what :mod:`.report`, :mod:`.checks` or :mod:`.explain` returns (imported
+when the command runs) and returns the exit status."""
 
 from __future__ import annotations
 

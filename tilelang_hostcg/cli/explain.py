@@ -1,8 +1,5 @@
-"""The ``explain`` document: the resolution record of one target, formatted.
-
-Every verdict, tier and choice comes from :meth:`Registry.resolution` (and
-:meth:`Registry.hook_candidates` for hooks); this module only words them.
-"""
+"""The ``explain`` document: the resolution record of one target (:meth:`Registry.resolution`,
+:meth:`Registry.hook_candidates`), worded."""
 
 from __future__ import annotations
 
@@ -37,14 +34,10 @@ def _target_json(target: Target) -> Any:
 
 
 def explain_document(target: str, host: str | None = None) -> Doc:
-    """Why ``target`` resolves to the codegen it does, and which hooks apply in order.
-
-    ``target``/``host`` are kind names or TVM's JSON form. Raises
-    :class:`~tilelang_hostcg.TargetParseError` when TVM cannot parse them and
-    :class:`~tilelang_hostcg.DeviceAsHostError` when the host target is a device target.
-    The document's ``codegen`` is ``null`` and ``error`` says why whenever nothing
-    resolves; ``controls`` lists every ``TILELANG_HOSTCG_*`` item that touched the answer.
-    """
+    """Why ``target`` (a kind name or JSON form, as ``host``) resolves as it does, and which hooks
+    apply in order. Raises :class:`~tilelang_hostcg.TargetParseError` for what TVM cannot parse
+    and :class:`~tilelang_hostcg.DeviceAsHostError` for a device host. Nothing resolving,
+    ``codegen`` is ``null`` and ``error`` says why."""
     parsed = parse_target(target, host=host)
     device = not is_host_target(parsed)
     target_host = host_of(parsed)

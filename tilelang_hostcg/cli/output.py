@@ -1,10 +1,6 @@
-"""What the command line writes to the terminal: text safe for any terminal, one JSON
-document, the wording of list entries, warnings and notes on stderr, and the work whose
-own printing must not reach stdout (:func:`held_output`).
-
-Every line of text goes through :func:`~tilelang_hostcg._text.shown`: text from plugins,
-metadata and the environment is shown, never interpreted. JSON keeps the exact text.
-"""
+"""What the command line writes: one JSON document, or lines made safe by
+:func:`~tilelang_hostcg._text.shown`; warnings and notes on stderr; and :func:`held_output`,
+which keeps what loading prints off stdout."""
 
 from __future__ import annotations
 

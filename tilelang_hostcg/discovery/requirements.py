@@ -1,21 +1,11 @@
-"""Requirement checks of plugin distributions: on ``tilelang-hostcg`` and on the TVM.
+"""Requirement checks of plugin distributions on ``tilelang-hostcg`` and on the TVM, with
+``packaging`` (markers for this interpreter, outside any extra; pre-releases accepted).
 
-Requirement lines are parsed with ``packaging.requirements.Requirement``, markers
-evaluated for this interpreter (outside any extra), pre-releases and dev builds
-accepted. A plugin may say which TVM it needs through either provider: ``apache-tvm``
-or ``tilelang`` (whose wheel bundles a TVM). The rule, for the requirements that apply:
-
-- a requirement on ``tilelang-hostcg`` must be met by the installed version;
-- the TVM requirements are alternatives: met when any one of them is met by the
-  installed version of the provider it names;
-- a TVM requirement naming a provider that is not installed is not "missing" when the
-  other provider is installed: that provider's TVM stands in for it;
-- a provider installed at a version outside the range, or no TVM provider at all,
-  makes the plugin incompatible (the message quotes the requirement and the version).
-
-Requirements inside extras (``apache-tvm; extra == "tvm"``) never count: that is how
-a plugin offers a TVM to install without pinning one.
-"""
+A requirement on ``tilelang-hostcg`` must be met. The TVM requirements (``apache-tvm``, or
+``tilelang``, which bundles a TVM) are alternatives: met when any one is met by its
+installed provider; one naming a provider that is not installed is not missing while the
+other is installed. A provider outside the range, or no provider, makes the plugin
+incompatible. Requirements inside extras never count."""
 
 from __future__ import annotations
 

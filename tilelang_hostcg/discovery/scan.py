@@ -1,12 +1,7 @@
-"""The one scan of the installed distributions, through ``importlib.metadata``.
-
-:func:`scan_environment` sees what ``importlib.metadata.entry_points()`` sees, and
-does less: it iterates ``distributions()``, reads each ``entry_points.txt`` as text,
-parses only those that mention ``tilelang`` (our groups and their near misses), and
-reads ``Name``, ``Version`` and ``Requires-Dist`` only of the distributions that
-advertise our groups. Metadata that cannot be read or parsed skips that distribution
-alone, with one message naming it.
-"""
+"""The one scan of the installed distributions, through ``importlib.metadata``: it sees what
+``entry_points()`` sees and does less, parsing only the ``entry_points.txt`` that mention
+``tilelang`` and reading metadata only of distributions that advertise our groups. Metadata
+that cannot be used skips that distribution alone, with one message naming it."""
 
 from __future__ import annotations
 
@@ -32,12 +27,8 @@ _FIX = "Reinstall it (pip install --force-reinstall NAME) or remove the folder"
 def scan_environment(core_version: str, path: Sequence[str] | None = None, *,
                      warn: bool = True) -> DiscoveryIndex:
     """Read our entry-point groups from every distribution on ``path`` (default ``sys.path``).
-
-    Distributions come in ``sys.path`` order and the first copy of each normalized name
-    wins, as in ``importlib.metadata``; later copies are never used, and those of a
-    distribution advertising our groups are reported in ``duplicates``. With ``warn``,
-    each problem and near-miss group is a :class:`PluginWarning`.
-    """
+    The first copy of each normalized name wins, as in ``importlib.metadata``; later copies of
+    one advertising our groups are ``duplicates``. With ``warn``, each problem warns."""
     from importlib.metadata import distributions
 
     problems: list[str] = []
@@ -157,12 +148,9 @@ def _advertised(dist: Distribution, eps: Iterable[EntryPoint], installed: dict[s
 
 def _duplicates(first: dict[str, Distribution], later: dict[str, list[Distribution]],
                 ) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """Real second copies of the distributions that advertise our groups in any copy.
-
-    Not copies: the same folder reached again (a ``sys.path`` entry listed twice, or two
-    spellings of one folder), and the ``*.egg-info`` an editable install leaves in its
-    own source tree (named by the installed copy's PEP 610 ``direct_url.json``).
-    """
+    """Real second copies of the distributions that advertise our groups in any copy: not the
+    same folder reached again, nor the ``*.egg-info`` an editable install leaves in its source
+    tree (named by the installed copy's PEP 610 ``direct_url.json``)."""
     out = []
     for key, copies in later.items():
         head = first[key]
