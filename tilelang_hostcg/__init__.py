@@ -1,8 +1,7 @@
 """tilelang-hostcg: pip-installable host code generators for TileLang/TVM backends.
 
-Importing this package is cheap: it imports neither TVM nor ``importlib.metadata``
-and reads no entry points. Names are loaded on first access.
-"""
+Importing it is cheap (no TVM, no ``importlib.metadata``, no entry points read): names load
+on first access."""
 
 from __future__ import annotations
 

@@ -58,11 +58,6 @@ def host_of(target: Target) -> Target:
     host = target.host
     return host if host is not None else default_host()
 
-
-def _parse_error(message: str) -> Exception:
-    return TargetParseError(message)
-
-
 def parse_target(spec: Any, host: Any = None) -> Target:
     """A ``Target`` from a ``Target``, kind name (``hip`` for TVM's ``rocm``), JSON text or dict;
     raises :class:`TargetParseError` (a ``ValueError``) saying in one line what is wrong."""
@@ -74,36 +69,28 @@ def parse_target(spec: Any, host: Any = None) -> Target:
         return spec
     value: Any = spec
     if isinstance(spec, str):
-        text = spec.strip()
-        if not text:
-            raise _parse_error("empty target: give a kind name such as 'llvm' or TVM's JSON "
-                                   "form such as '{\"kind\": \"llvm\"}'")
-        if text.startswith("{"):
+        value = spec.strip()
+        if not value:
+            raise TargetParseError("empty target: give a kind name such as 'llvm' or TVM's JSON form such as "
+                                   "'{\"kind\": \"llvm\"}'")
+        if value.startswith("{"):
             try:
-                value = json.loads(text)
+                value = json.loads(value)
             except json.JSONDecodeError as exc:
-                raise _parse_error(f"target {spec!r} is not valid JSON ({exc.msg} at "
-                                       f"position {exc.pos}); write TVM's JSON form, e.g. "
-                                       "'{\"kind\": \"llvm\"}'") from None
-        else:
-            value = text
+                raise TargetParseError(f"target {spec!r} is not valid JSON ({exc.msg} at position {exc.pos}); "
+                                       "write TVM's JSON form, e.g. '{\"kind\": \"llvm\"}'") from None
     elif not isinstance(spec, (dict, Target)):
-        raise _parse_error(f"target {spec!r} must be a kind name, a JSON string or a dict, "
+        raise TargetParseError(f"target {spec!r} must be a kind name, a JSON string or a dict, "
                                f"not {type(spec).__name__}")
-    # TileLang's device kind 'hip' is TVM 0.27's 'rocm'.
-    if isinstance(value, str) and value in KIND_ALIASES:
-        value = KIND_ALIASES[value]
-    elif isinstance(value, dict) and isinstance(value.get("kind"), str) and (
-            value["kind"] in KIND_ALIASES):
+    if isinstance(value, str):  # TileLang's device kind 'hip' is TVM 0.27's 'rocm'
+        value = KIND_ALIASES.get(value, value)
+    elif isinstance(value, dict) and isinstance(value.get("kind"), str) and value["kind"] in KIND_ALIASES:
         value = {**value, "kind": KIND_ALIASES[value["kind"]]}
     host_value = None if host is None else parse_target(host)
     try:
         return Target(value, host=host_value) if host_value is not None else Target(value)
-    except KeyboardInterrupt:
-        raise
     except Exception as exc:  # TVM reports parse problems with several exception types
         first_line = str(exc).strip().splitlines()
         reason = first_line[-1] if first_line else type(exc).__name__
-        raise _parse_error(f"TVM cannot parse target {spec!r}: {reason}. Use a kind name "
-                               "TVM knows (llvm, c, cuda, cuda_host, rocm, ...) or its JSON "
-                               "form") from None
+        raise TargetParseError(f"TVM cannot parse target {spec!r}: {reason}. Use a kind name TVM knows "
+                               "(llvm, c, cuda, cuda_host, rocm, ...) or its JSON form") from None

@@ -205,9 +205,8 @@ def get_global_func(name: str) -> Any:
 
 
 def tvm_document(*, import_it: bool = True) -> dict[str, Any]:
-    """Which TVM is in use, for the CLI's documents: :class:`TVMInfo`'s fields plus
-    ``describe``. With ``import_it=False`` (plain ``list``) and no TVM imported yet, it is
-    read from installed metadata only, and ``version``/capabilities are ``None``."""
+    """Which TVM is in use, for the CLI's documents (:class:`TVMInfo`'s fields and ``describe``);
+    with ``import_it=False`` and no TVM imported yet, from installed metadata only."""
     if import_it or "tvm" in sys.modules:
         try:
             info = tvm_info()

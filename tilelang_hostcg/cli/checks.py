@@ -45,12 +45,11 @@ class _Checked:
 
 
 def _problem(code: str, message: str, *, severity: str = "error", kind: str | None = None,
-             group: str | None = None, distribution: str | None = None,
-             version: str | None = None, entry_point: str | None = None,
-             traceback: list[str] | None = None) -> Doc:
-    return {"code": code, "severity": severity, "message": message, "kind": kind,
-            "group": group, "distribution": distribution, "version": version,
-            "entry_point": entry_point, "traceback": traceback}
+             group: str | None = None, distribution: str | None = None, version: str | None = None,
+             entry_point: str | None = None, traceback: list[str] | None = None) -> Doc:
+    return {"code": code, "severity": severity, "message": message, "kind": kind, "group": group,
+            "distribution": distribution, "version": version, "entry_point": entry_point,
+            "traceback": traceback}
 
 
 def _resolution(c: _Checked, kind: str) -> Resolution | None:
@@ -74,10 +73,8 @@ def _check_sources(c: _Checked) -> list[Doc]:
 
 
 def _check_required(c: _Checked) -> list[Doc]:
-    """``missing-codegen`` and ``missing-hook``: a required kind nothing serves. A host
-    kind is served exactly when ``explain KIND`` resolves: the resolution record of the
-    default ``Target(kind)`` chooses a codegen, which can build with the TVM in use; a
-    kind the TVM in use cannot target has none."""
+    """``missing-codegen`` and ``missing-hook``: a required kind nothing serves. A host kind is
+    served exactly when ``explain KIND`` resolves (a kind the TVM in use cannot target is not)."""
     out = []
     for kind in c.require:
         canon = canonical_kind(kind)
@@ -162,10 +159,9 @@ def _check_ambiguous(c: _Checked) -> list[Doc]:
 
 
 def _check_build_functions(c: _Checked) -> list[Doc]:
-    """``missing-build-function``: a codegen's TVM global function is missing. For the
-    core's own codegens and a client's defaults, which follow the TVM's build options
-    (no LLVM in TileLang's TVM), it is information about the TVM in use; for a plugin's
-    own codegen, an error."""
+    """``missing-build-function``: a codegen's TVM global function is missing: information for
+    the core's own codegens and a client's defaults (they follow the TVM's build options), an
+    error for a plugin's own."""
     out = []
     for reg in c.codegens:
         missing = missing_build(reg.obj)

@@ -75,10 +75,9 @@ def _flush() -> None:
 
 @contextlib.contextmanager
 def held_output() -> Iterator[None]:
-    """Hold what TVM and plugins write while the command loads them -- to ``sys.stdout``,
-    ``sys.__stdout__``, file descriptor 1 or 2 -- and write it on stderr afterwards, so that
-    stdout carries only the command's document. TVM's guess of a CUDA architecture is left
-    out."""
+    """Hold what TVM and plugins write meanwhile (to ``sys.stdout``, ``sys.__stdout__``,
+    descriptors 1 and 2) and write it on stderr afterwards, so stdout carries only the
+    command's document; TVM's guess of a CUDA architecture is left out."""
     _flush()
     saved: list[tuple[int, int]] = []
     with tempfile.TemporaryFile() as held:

@@ -1,10 +1,7 @@
-"""The data behind the command line: the documents of list and lock, and the records
-that explain (:mod:`.explain`) and check (:mod:`.checks`) share.
-
-Each document is one JSON-ready ``dict`` (``"schema": 1``, ``docs/cli.md``) built from a
-fresh, discovering :class:`~tilelang_hostcg.Registry`. Plugin problems never raise: they
-are entries of the documents. Plain :func:`list_document` imports neither a plugin nor TVM.
-"""
+"""The data behind the command line: the list and lock documents, and the records explain and
+check share. Each document is a JSON-ready ``dict`` (``docs/cli.md``) from a fresh,
+discovering registry; plugin problems are entries, never raised. Plain ``list`` imports
+neither a plugin nor TVM."""
 
 from __future__ import annotations
 

@@ -44,11 +44,8 @@ def applicable(line: str) -> Requirement | None:
 
 def check_requirements(distribution: str, requires: Sequence[str],
                        installed: Mapping[str, str | None]) -> str | None:
-    """Why ``requires`` (Requires-Dist lines) are not met by ``installed``, or ``None``.
-
-    ``installed`` maps the core and the TVM providers to their installed versions
-    (``None`` or absent: not installed); the rule is in this module's docstring.
-    """
+    """Why ``requires`` (Requires-Dist lines) are not met by ``installed`` (the core's and the TVM
+    providers' versions; ``None`` or absent: not installed), or ``None``."""
     from packaging.requirements import InvalidRequirement
 
     tvm_reqs: list[tuple[str, Requirement]] = []
