@@ -320,16 +320,11 @@ class Registry:
 
 def _warn_predicates(candidates: Sequence[Candidate]) -> None:
     for c in candidates:
-        if c.verdict == "match":
-            continue
-        reg = c.registration
-        if c.verdict == "raised":
-            warn_plugin(f"supports_target of {reg.name!r} ({reg.origin.describe()}) raised "
-                        f"{c.detail}; treating it as not matching. Fix the plugin's predicate.")
-        elif c.verdict == "not-bool":
-            warn_plugin(f"supports_target of {reg.name!r} ({reg.origin.describe()}) returned "
-                        f"{c.detail}, not a bool; treating it as not matching. Fix the plugin's "
-                        "predicate to return True or False.")
+        if c.verdict in ("raised", "not-bool"):
+            what, fix = ((f"raised {c.detail}", "") if c.verdict == "raised"
+                         else (f"returned {c.detail}, not a bool", " to return True or False"))
+            warn_plugin(f"supports_target of {c.registration.name!r} ({c.registration.origin.describe()}) "
+                        f"{what}; treating it as not matching. Fix the plugin's predicate{fix}.")
 
 
 def _warn_skipped(problems: Sequence[Source], what: str) -> None:

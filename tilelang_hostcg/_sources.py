@@ -78,11 +78,10 @@ class SourceInfo:
         dist = self.origin.distribution
         if dist is None:
             return f"fix the import path {self.value!r} passed to register_lazy_*()"
+        skip = f", or skip it with TILELANG_HOSTCG_DISABLE={dist}"
         if self.state == "incompatible":
-            return (f"install a release of {dist!r} that supports the installed versions, or skip "
-                    f"it with TILELANG_HOSTCG_DISABLE={dist}")
-        return (f"fix or reinstall {dist!r} ({reinstall_command(dist, self.location)}), or skip it "
-                f"with TILELANG_HOSTCG_DISABLE={dist}")
+            return f"install a release of {dist!r} that supports the installed versions{skip}"
+        return f"fix or reinstall {dist!r} ({reinstall_command(dist, self.location)}){skip}"
 
 
 class Source:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ._registry import Registry
+    from ._resolution import missing_build
 
 __all__ = ["PluginEnvironment", "check_plugin", "hostcg_registry", "plugin_environment", "write_distribution"]
 
@@ -151,7 +152,6 @@ def check_plugin(distribution: str, registry: Registry | None = None) -> list[st
     from . import __version__
     from ._errors import PluginWarning
     from ._failures import cannot_build_text
-    from ._global_func import GlobalFuncBuild
     from ._names import CODEGEN_GROUP, HOOK_GROUP
     from ._registry import Registry
     from ._targets import is_host_target, parse_target
@@ -192,26 +192,19 @@ def check_plugin(distribution: str, registry: Registry | None = None) -> list[st
                                          if info.error else info.state)
                 problems.append(f"entry point '{info.origin.entry_point}' is {info.state}: "
                                 f"{detail}")
-        codegens = [r for r in registry.registrations(CODEGEN_GROUP)
-                    if ours(r.origin.distribution)]
-        hooks = [r for r in registry.registrations(HOOK_GROUP) if ours(r.origin.distribution)]
-        if codegens or hooks:
-            known = set(import_tvm().target.Target.list_kinds())
-            for reg in codegens:
+        known = set(import_tvm().target.Target.list_kinds())
+        for group, what in ((CODEGEN_GROUP, "codegen"), (HOOK_GROUP, "hook")):
+            for reg in (r for r in registry.registrations(group) if ours(r.origin.distribution)):
                 if reg.kind not in known:
-                    problems.append(f"codegen {reg.name!r} is registered for kind {reg.kind!r}, "
+                    problems.append(f"{what} {reg.name!r} is registered for kind {reg.kind!r}, "
                                     "which is not a target kind of the installed TVM")
-                elif not is_host_target(parse_target(reg.kind)):
+                elif group == CODEGEN_GROUP and not is_host_target(parse_target(reg.kind)):
                     problems.append(f"codegen {reg.name!r} is registered for {reg.kind!r}, a "
                                     "device kind; host codegens belong to host kinds (device "
                                     "type CPU), e.g. 'cuda_host'")
-                build = getattr(reg.obj, "build", None)
-                if isinstance(build, GlobalFuncBuild) and not build.exists():
-                    problems.append(f"codegen {reg.name!r} {cannot_build_text(build.global_func_name)}")
-            for reg in hooks:
-                if reg.kind not in known:
-                    problems.append(f"hook {reg.name!r} is registered for kind {reg.kind!r}, "
-                                    "which is not a target kind of the installed TVM")
+                missing = missing_build(reg.obj) if group == CODEGEN_GROUP else None
+                if missing is not None:
+                    problems.append(f"codegen {reg.name!r} {cannot_build_text(missing)}")
     for item in caught:
         if issubclass(item.category, PluginWarning):
             problems.append(f"warning: {item.message}")
