@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ._registry import Registry
-    from ._resolution import missing_build
 
 __all__ = ["PluginEnvironment", "check_plugin", "hostcg_registry", "plugin_environment", "write_distribution"]
 
@@ -154,6 +153,7 @@ def check_plugin(distribution: str, registry: Registry | None = None) -> list[st
     from ._failures import cannot_build_text
     from ._names import CODEGEN_GROUP, HOOK_GROUP
     from ._registry import Registry
+    from ._resolution import missing_build
     from ._targets import is_host_target, parse_target
     from ._tvm import import_tvm
     from .discovery import Controls, discover, normalize_name, plan_sources
