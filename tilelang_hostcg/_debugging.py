@@ -6,8 +6,13 @@ from __future__ import annotations
 
 import json
 import shlex
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 
-__all__ = ["failure_site", "plugin_traceback", "reinstall_command", "site_text"]
+from ._errors import PluginWarning
+
+__all__ = ["capture", "failure_site", "plugin_traceback", "reinstall_command", "site_text"]
 
 _PACKAGE = __name__.rpartition(".")[0]
 _HIDDEN = (_PACKAGE, "importlib", "_frozen_importlib", "_frozen_importlib_external")
@@ -16,6 +21,20 @@ _HIDDEN = (_PACKAGE, "importlib", "_frozen_importlib", "_frozen_importlib_extern
 def _hidden(module: object) -> bool:
     return isinstance(module, str) and any(
         module == name or module.startswith(name + ".") for name in _HIDDEN)
+
+
+@contextmanager
+def capture(into: list[str]) -> Iterator[None]:
+    """Collect plugin warnings as text (each once) instead of showing them; other warnings
+    keep the filters in force and are shown afterwards."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", PluginWarning)
+        yield
+    for item in caught:
+        if not issubclass(item.category, PluginWarning):
+            warnings.showwarning(item.message, item.category, item.filename, item.lineno)
+        elif str(item.message) not in into:
+            into.append(str(item.message))
 
 
 def failure_site(exc: BaseException | None, module: str | None = None) -> tuple[str, int] | None:

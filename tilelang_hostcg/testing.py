@@ -146,10 +146,9 @@ def check_plugin(distribution: str, registry: Registry | None = None) -> list[st
     """
     __tracebackhide__ = True  # pytest: a failure shows the caller's line and the message
     import importlib
-    import warnings
 
     from . import __version__
-    from ._errors import PluginWarning
+    from ._debugging import capture
     from ._failures import cannot_build_text
     from ._names import CODEGEN_GROUP, HOOK_GROUP
     from ._registry import Registry
@@ -178,8 +177,8 @@ def check_plugin(distribution: str, registry: Registry | None = None) -> list[st
     problems: list[str] = []
     kinds: list[str] = []
     import_tvm()  # before any plugin's import: TileLang's TVM is importable only after tilelang
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", PluginWarning)
+    caught: list[str] = []
+    with capture(caught):
         registry.load_all()
         infos = [info for info in registry.sources() if ours(info.origin.distribution)]
         if not infos:
@@ -205,11 +204,7 @@ def check_plugin(distribution: str, registry: Registry | None = None) -> list[st
                 missing = missing_build(reg.obj) if group == CODEGEN_GROUP else None
                 if missing is not None:
                     problems.append(f"codegen {reg.name!r} {cannot_build_text(missing)}")
-    for item in caught:
-        if issubclass(item.category, PluginWarning):
-            problems.append(f"warning: {item.message}")
-        else:
-            warnings.showwarning(item.message, item.category, item.filename, item.lineno)
+    problems += [f"warning: {text}" for text in caught]
     if problems:
         raise AssertionError(f"plugin distribution {distribution!r} breaks the contract:\n  - "
                              + "\n  - ".join(problems))

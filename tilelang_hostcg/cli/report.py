@@ -6,14 +6,12 @@ neither a plugin nor TVM."""
 from __future__ import annotations
 
 import sys
-import warnings
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
+from collections.abc import Mapping, Sequence
+from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
-from .._debugging import failure_site, plugin_traceback
-from .._errors import PluginWarning
+from .._debugging import capture, failure_site, plugin_traceback
 from .._failures import cannot_build_text
 from .._global_func import required_global_func
 from .._names import CODEGEN_GROUP, CORE_DISTRIBUTION, HOOK_GROUP
@@ -73,22 +71,6 @@ class Session:
     def _plan(self, controls: Controls) -> Sequence[PlannedSource]:
         self.index = discover(controls)
         return plan_sources(self.index.entry_points, controls, __version__)
-
-
-@contextmanager
-def capture(into: list[str]) -> Iterator[None]:
-    """Collect plugin warnings as text (deduplicated) instead of printing them; other
-    warnings keep the filters in force and are shown afterwards."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", PluginWarning)
-        yield
-    for item in caught:
-        if issubclass(item.category, PluginWarning):
-            text = str(item.message)
-            if text not in into:
-                into.append(text)
-        else:
-            warnings.showwarning(item.message, item.category, item.filename, item.lineno)
 
 
 def error_doc(exc: BaseException | None) -> Doc | None:
