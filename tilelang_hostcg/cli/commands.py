@@ -44,9 +44,8 @@ def cmd_list(args: argparse.Namespace) -> int:
         write_json(doc)
         return 0
     out(f"TVM in use: {doc['tvm']['describe']}")
-    for title, key, noun in (("Host codegens", "codegens", "codegen"),
-                             ("Host codegen hooks", "hooks", "hook")):
-        group = CODEGEN_GROUP if key == "codegens" else HOOK_GROUP
+    for title, key, noun, group in (("Host codegens", "codegens", "codegen", CODEGEN_GROUP),
+                                    ("Host codegen hooks", "hooks", "hook", HOOK_GROUP)):
         out(f"{title} (entry-point group {group}):")
         if not doc[key]:
             out("  (none)")

@@ -150,9 +150,8 @@ def _kinds(registry: Registry, group: str, sources: Sequence[SourceInfo],
     for info in sources:
         if info.group == group:
             by_kind.setdefault(canonical_kind(info.kind), []).append(source_doc(info))
-    regs = registry.registrations(group) if loaded else []
     regs_by_kind: dict[str, list[Registration]] = {}  # one pass: linear in registrations
-    for reg in regs:
+    for reg in registry.registrations(group) if loaded else []:
         by_kind.setdefault(reg.kind, [])
         regs_by_kind.setdefault(reg.kind, []).append(reg)
     out = []
