@@ -107,17 +107,11 @@ def outside_level(frame: FrameType | None, level: int = 2) -> int:
         if not (isinstance(name, str) and any(name == p or name.startswith(p + ".") for p in _PASSED)):
             break
         frame = frame.f_back
-        # ``warnings`` does not count the import system's frozen frames: neither do we.
-        while frame is not None and _bootstrap_frame(frame):
+        # ``warnings`` does not count the import system's frozen frames (its rule): neither do we.
+        while frame is not None and "importlib" in (path := frame.f_code.co_filename) and "_bootstrap" in path:
             frame = frame.f_back
         level += 1
     return level
-
-
-def _bootstrap_frame(frame: FrameType) -> bool:
-    """The rule of ``warnings`` for frames it skips when counting ``stacklevel``."""
-    filename = frame.f_code.co_filename
-    return "importlib" in filename and "_bootstrap" in filename
 
 
 def warn_plugin(message: str, category: type[Warning] = PluginWarning) -> None:

@@ -88,8 +88,7 @@ class RegistrationTable:
 
     def invalidate(self) -> None:
         """Forget every resolution cached so far."""
-        self.resolved = {}
-        self.by_kind = {}
+        self.resolved, self.by_kind = {}, {}
 
     def apply(self, group: str, canon: str, kind: str, obj: HostCodegen | HostCodegenHook,
               override: bool, origin: Origin, default: bool = False) -> Undo:

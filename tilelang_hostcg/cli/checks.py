@@ -226,13 +226,7 @@ _CHECKS: tuple[Callable[[_Checked], list[Doc]], ...] = (
 # ---------------------------------------------------------------------- options
 def split_kinds(kinds: Iterable[str]) -> list[str]:
     """Kinds given as repeated or comma-separated options, in order, without repeats."""
-    out: list[str] = []
-    for item in kinds:
-        for kind in item.split(","):
-            kind = kind.strip()
-            if kind and kind not in out:
-                out.append(kind)
-    return out
+    return list(dict.fromkeys(kind.strip() for item in kinds for kind in item.split(",") if kind.strip()))
 
 
 def _tvm_kinds() -> set[str]:

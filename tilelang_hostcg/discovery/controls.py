@@ -114,15 +114,11 @@ def _unknown_variables(env: Mapping[str, str], problems: list[ControlProblem]) -
         if (not variable.startswith(PREFIX) or variable in KNOWN_VARIABLES
                 or variable.startswith(RESERVED_PREFIX)):
             continue
-        if variable in REMOVED_VARIABLES:
-            problems.append(ControlProblem(variable, env[variable][:40],
-                                           f"{variable} is {REMOVED_VARIABLES[variable]}"))
-            continue
-        problems.append(ControlProblem(
-            variable, env[variable][:40],
-            f"{show_text(variable)} is not a tilelang-hostcg control and has no effect"
-            f"{nearest(variable, KNOWN_VARIABLES)}; the controls are "
-            f"{', '.join(KNOWN_VARIABLES)}. Rename or unset it"))
+        message = (f"{variable} is {REMOVED_VARIABLES[variable]}" if variable in REMOVED_VARIABLES
+                   else f"{show_text(variable)} is not a tilelang-hostcg control and has no effect"
+                        f"{nearest(variable, KNOWN_VARIABLES)}; the controls are "
+                        f"{', '.join(KNOWN_VARIABLES)}. Rename or unset it")
+        problems.append(ControlProblem(variable, env[variable][:40], message))
 
 
 @dataclass(frozen=True, slots=True)
