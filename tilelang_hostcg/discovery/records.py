@@ -51,14 +51,12 @@ class DiscoveryIndex:
     """What one scan of the environment found.
 
     ``duplicates``: a distribution advertising our groups installed more than once, with the
-    locations of its copies, the used one first; ``installed``: the versions of the core and
-    the TVM providers (``None``: not installed); ``problems``: one message per distribution
+    locations of its copies, the used one first; ``problems``: one message per distribution
     skipped for unusable metadata; ``near_misses``: ``(distribution, location, group, ours)``
     for each group that looks like ``ours`` but is not."""
 
     entry_points: tuple[AdvertisedEntryPoint, ...] = ()
     duplicates: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    installed: tuple[tuple[str, str | None], ...] = ()
     problems: tuple[str, ...] = ()
     near_misses: tuple[tuple[str, str, str, str], ...] = ()
 

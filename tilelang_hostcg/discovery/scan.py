@@ -19,16 +19,15 @@ from .requirements import check_requirements, relevant_requires
 if TYPE_CHECKING:
     from importlib.metadata import Distribution, EntryPoint
 
-__all__ = ["installed_versions", "scan_environment", "warn_index"]
+__all__ = ["installed_versions", "scan_environment"]
 
 _FIX = "Reinstall it (pip install --force-reinstall NAME) or remove the folder"
 
 
-def scan_environment(core_version: str, path: Sequence[str] | None = None, *,
-                     warn: bool = True) -> DiscoveryIndex:
-    """Read our entry-point groups from every distribution on ``path`` (default ``sys.path``).
-    The first copy of each normalized name wins, as in ``importlib.metadata``; later copies of
-    one advertising our groups are ``duplicates``. With ``warn``, each problem warns."""
+def scan_environment(core_version: str) -> DiscoveryIndex:
+    """Read our entry-point groups from every distribution on ``sys.path``, each problem and
+    near miss warned. The first copy of each normalized name wins, as in ``importlib.metadata``;
+    later copies of one advertising our groups are ``duplicates``."""
     from importlib.metadata import distributions
 
     problems: list[str] = []
@@ -37,7 +36,7 @@ def scan_environment(core_version: str, path: Sequence[str] | None = None, *,
     later: dict[str, list[Distribution]] = {}
     near: list[tuple[str, str, str, str]] = []
     found: list[AdvertisedEntryPoint] = []
-    for dist in distributions() if path is None else distributions(path=list(path)):
+    for dist in distributions():
         try:
             key = _key(dist)
         except Exception as exc:  # metadata that cannot be read: importlib's error
@@ -51,17 +50,10 @@ def scan_environment(core_version: str, path: Sequence[str] | None = None, *,
         eps = _our_entry_points(dist, key, problems, near)
         if eps:
             found.extend(_advertised(dist, eps, installed, problems))
-    index = DiscoveryIndex(tuple(found), _duplicates(first, later),
-                           tuple(sorted(installed.items())), tuple(problems), tuple(near))
-    if warn:
-        warn_index(index)
-    return index
-
-
-def warn_index(index: DiscoveryIndex) -> None:
-    """Warn (:class:`PluginWarning`, at the user's line) for each problem and near miss."""
+    index = DiscoveryIndex(tuple(found), _duplicates(first, later), tuple(problems), tuple(near))
     for message in (*index.problems, *index.near_miss_messages()):
         warn_plugin(message)
+    return index
 
 
 def installed_versions(core_version: str) -> dict[str, str | None]:
