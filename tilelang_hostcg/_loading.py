@@ -179,8 +179,7 @@ class Loader:
 
     # ------------------------------------------------------------ loading
     def ensure_loaded(self, group: str, kind: str) -> int:
-        """Load the kind's lazy sources (each once, in any thread); returns the generation
-        the result belongs to."""
+        """Load the kind's lazy sources (each once, in any thread); returns the generation it belongs to."""
         key = (group, kind)
         while True:
             generation = self.generation

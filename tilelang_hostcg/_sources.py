@@ -169,8 +169,7 @@ BOUNDARY: set[CodeType] = set()
 
 
 def import_chain() -> tuple[str, ...]:
-    """The modules whose top-level code runs in this thread, innermost first, up to the
-    loader's frame (``__main__`` excluded)."""
+    """The modules whose top-level code runs in this thread, innermost first, up to the loader (no ``__main__``)."""
     frame = sys._getframe(2)
     names: list[str] = []
     while frame is not None and frame.f_code not in BOUNDARY:

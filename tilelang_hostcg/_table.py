@@ -47,8 +47,7 @@ class Registration:
 
 @dataclass(frozen=True, slots=True)
 class Undo:
-    """How to take back one change to the table (immutable): remove ``new`` from the
-    kind's registrations of ``group`` and put ``old`` back (``None``: nothing to put back)."""
+    """How to take back one change: remove ``new`` from the kind's ``group`` and put ``old`` back (if any)."""
 
     group: str
     kind: str
@@ -57,8 +56,7 @@ class Undo:
 
 
 def _ordered(regs: list[Registration]) -> list[Registration]:
-    """``regs`` in resolution order: priority, then registration order (a sorted list with
-    one registration appended sorts in linear time)."""
+    """``regs`` by priority, then registration order (one appended to a sorted list sorts in linear time)."""
     regs.sort(key=lambda reg: (-reg.obj.priority, reg.seq))
     return regs
 
@@ -158,8 +156,7 @@ class RegistrationTable:
             self.invalidate()
 
     def drop_distributions(self) -> None:
-        """Remove what distributions' entry points registered; registrations made in code
-        (those given an ``origin=`` naming a client such as TileLang included) stay."""
+        """Remove what entry points registered; registrations made in code (any ``origin=``) stay."""
         with self.lock:
             for table in self._groups.values():
                 for kind, regs in list(table.items()):

@@ -53,8 +53,7 @@ def _problem(code: str, message: str, *, severity: str = "error", kind: str | No
 
 
 def _resolution(c: _Checked, kind: str) -> Resolution | None:
-    """The resolution record of the default ``Target(kind)`` (``None`` for a kind TVM does
-    not know), computed once per run."""
+    """The resolution record of the default ``Target(kind)``, once per run (``None``: a kind TVM does not know)."""
     if kind not in c.resolutions:
         c.resolutions[kind] = (c.registry.resolution(parse_target(kind)) if kind in c.known
                                else None)
@@ -188,8 +187,7 @@ def _check_duplicates(c: _Checked) -> list[Doc]:
 
 
 def _check_controls(c: _Checked) -> list[Doc]:
-    """``control``: a ``TILELANG_HOSTCG_*`` item that is malformed or names nothing, judged
-    with all plugins loaded."""
+    """``control``: a ``TILELANG_HOSTCG_*`` item that is malformed or names nothing (all plugins loaded)."""
     found: list[ControlProblem] = list(c.controls.problems)
     found += c.controls.unknown_names(c.index.entry_points)
     for kind in sorted(c.controls.prefer):
@@ -211,8 +209,7 @@ def _check_lock(c: _Checked) -> list[Doc]:
 
 
 def _check_declarations(c: _Checked) -> list[Doc]:
-    """``declaration``: a plugin declaration that cannot take effect or is unsafe (entry
-    points in a near miss of our groups, no requirement on ``tilelang-hostcg``)."""
+    """``declaration``: entry points in a near miss of our groups, or no requirement on ``tilelang-hostcg``."""
     return [_problem("declaration", message, severity="warning", distribution=dist)
             for dist, message in declaration_problems(c.index)]
 
@@ -309,8 +306,7 @@ def check_document(*, require: Sequence[str] = (), require_hooks: Sequence[str] 
 
 def _other_warnings(captured: Sequence[str], problems: Sequence[Doc],
                     sources: Sequence[SourceInfo]) -> list[Doc]:
-    """``plugin-warning``: captured warnings (their text escaped, as warnings are) that no
-    other problem already reports."""
+    """``plugin-warning``: captured warnings (escaped, as warnings are) that no other problem reports."""
     reported = {shown(p["message"]) for p in problems}
     bad = tuple(shown(f"plugin {s.origin.describe()} ") for s in sources
                 if s.state in ("broken", "incompatible"))

@@ -133,8 +133,7 @@ def cmd_lock(args: argparse.Namespace) -> int:
 
 
 def _is_stdout(path: str) -> bool:
-    """Whether ``path`` names this process's standard output (``/dev/stdout``,
-    ``/dev/fd/1``, ``/proc/self/fd/1``): written to as stdout, as shells do."""
+    """Whether ``path`` is our stdout (``/dev/stdout``, ``/dev/fd/1``, ``/proc/self/fd/1``), written as shells do."""
     return os.path.normpath(path) in ("/dev/stdout", "/dev/fd/1", "/proc/self/fd/1")
 
 

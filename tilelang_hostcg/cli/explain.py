@@ -150,8 +150,7 @@ def _codegen_docs(resolution: Resolution, sources: Sequence[SourceInfo]) -> list
 
 
 def _source_docs(kind: str, group: str, sources: Sequence[SourceInfo], verb: str) -> list[Doc]:
-    """Entries for the kind's sources that did not load (broken, disabled, incompatible),
-    shaped as the candidates are, with ``name: null``."""
+    """The kind's sources that did not load, shaped as the candidates are (``name: null``)."""
     out = []
     for info in sources:
         if (info.group != group or canonical_kind(info.kind) != kind
