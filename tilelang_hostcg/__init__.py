@@ -1,8 +1,7 @@
 """tilelang-hostcg: pip-installable host code generators for TileLang/TVM backends.
 
-Importing this package is cheap: it imports neither TVM nor ``importlib.metadata``
-and reads no entry points. Names are loaded on first access.
-"""
+Importing it is cheap (no TVM, no ``importlib.metadata``, no entry points read): names load
+on first access."""
 
 from __future__ import annotations
 
@@ -56,46 +55,15 @@ if TYPE_CHECKING:
     )
     from .discovery.controls import Controls
 
-__all__ = [
-    "AmbiguousHostCodegenError",
-    "Candidate",
-    "Controls",
-    "DeviceAsHostError",
-    "DuplicateRegistrationError",
-    "HostCodegen",
-    "HostCodegenError",
-    "HostCodegenFunc",
-    "HostCodegenHook",
-    "HostCodegenHookFunc",
-    "MissingGlobalFuncError",
-    "NoHostCodegenError",
-    "Origin",
-    "PluginCallbackError",
-    "PluginLoadError",
-    "PluginWarning",
-    "Registration",
-    "Registry",
-    "Resolution",
-    "SourceInfo",
-    "TVMNotFoundError",
-    "TargetParseError",
-    "TargetPredicate",
-    "UnsupportedTileLangError",
-    "__version__",
-    "allowed_host_codegens_for_target",
-    "apply_host_codegen_hooks",
-    "build",
-    "build_host",
-    "default_registry",
-    "global_func_host_codegen",
-    "parse_target",
-    "refresh",
-    "register_host_codegen",
-    "register_host_codegen_hook",
-    "register_lazy_host_codegen",
-    "register_lazy_host_codegen_hooks",
-    "resolve_host_codegen",
-]
+__all__ = ["AmbiguousHostCodegenError", "Candidate", "Controls", "DeviceAsHostError", "DuplicateRegistrationError",
+           "HostCodegen", "HostCodegenError", "HostCodegenFunc", "HostCodegenHook", "HostCodegenHookFunc",
+           "MissingGlobalFuncError", "NoHostCodegenError", "Origin", "PluginCallbackError", "PluginLoadError",
+           "PluginWarning", "Registration", "Registry", "Resolution", "SourceInfo", "TVMNotFoundError",
+           "TargetParseError", "TargetPredicate", "UnsupportedTileLangError", "__version__",
+           "allowed_host_codegens_for_target", "apply_host_codegen_hooks", "build", "build_host", "default_registry",
+           "global_func_host_codegen", "parse_target", "refresh", "register_host_codegen",
+           "register_host_codegen_hook", "register_lazy_host_codegen", "register_lazy_host_codegen_hooks",
+           "resolve_host_codegen"]
 
 _WHERE = {
     "_api": ("allowed_host_codegens_for_target", "apply_host_codegen_hooks", "build",

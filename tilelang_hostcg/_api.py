@@ -1,9 +1,6 @@
-"""Module-level functions: one-line façades over the default :class:`Registry`.
-
-While a plugin module is being imported by a registry, these functions act on
-that registry, so a plugin's ``register_host_codegen(...)`` at import lands in
-the registry that loads it (an isolated test registry included).
-"""
+"""Module-level façades over the default :class:`Registry`. While a registry imports a
+plugin module, they act on that registry, so a plugin's top-level ``register_*`` calls land
+in the registry that loads it (an isolated test registry included)."""
 
 from __future__ import annotations
 
@@ -20,19 +17,9 @@ if TYPE_CHECKING:
 
     from ._types import HostCodegen, HostCodegenHook
 
-__all__ = [
-    "allowed_host_codegens_for_target",
-    "apply_host_codegen_hooks",
-    "build",
-    "build_host",
-    "default_registry",
-    "refresh",
-    "register_host_codegen",
-    "register_host_codegen_hook",
-    "register_lazy_host_codegen",
-    "register_lazy_host_codegen_hooks",
-    "resolve_host_codegen",
-]
+__all__ = ["allowed_host_codegens_for_target", "apply_host_codegen_hooks", "build", "build_host", "default_registry",
+           "refresh", "register_host_codegen", "register_host_codegen_hook", "register_lazy_host_codegen",
+           "register_lazy_host_codegen_hooks", "resolve_host_codegen"]
 
 _default: list[Registry] = []
 _default_lock = threading.Lock()
@@ -111,11 +98,8 @@ def build_host(host_mod: IRModule, target_host: Target | str | dict[str, Any],
 
 def build(func_or_mod: Any, target: Any = None, pipeline: Any = "default", *,
           registry: Registry | None = None) -> Module:
-    """Compile like ``tvm.tirx.build``, building host code through ``registry`` (default:
-    the default registry).
-
-    ``target`` is a ``Target``, a kind name or TVM's JSON form.
-    """
+    """Compile like ``tvm.tirx.build`` (``target``: a ``Target``, kind name or JSON form),
+    building host code through ``registry`` (default: the default registry)."""
     # Here: the driver (and its input errors) would add to every first resolution, which
     # never needs it.
     from ._build import build as drive

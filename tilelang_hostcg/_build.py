@@ -54,12 +54,9 @@ def _device_build(mod: IRModule, target: Target) -> Module:
 
 
 def _pipeline(tvm: Any, target: Target, pipeline: Any) -> tuple[Any, Any, Any]:
-    """The TIR pipeline and the host and device finalization pass factories.
-
-    apache-tvm 0.27 returns the three from ``get_tir_pipeline``; the TVM that TileLang
-    bundles returns the pipeline alone and keeps the finalization passes in
-    ``tvm.tirx.pipeline``. A ``Pass`` given as ``pipeline`` is used as is.
-    """
+    """The TIR pipeline and the host and device finalization pass factories: apache-tvm 0.27
+    returns the three from ``get_tir_pipeline``; TileLang's TVM returns the pipeline alone and
+    keeps the passes in ``tvm.tirx.pipeline``. A ``Pass`` given as ``pipeline`` is used as is."""
     tirx = tvm.tirx
     if pipeline is None:
         got = tirx.get_default_tir_pipeline(target)
@@ -104,12 +101,9 @@ def _host_target(target: Target) -> Target:
 
 def build(registry: Registry, func_or_mod: PrimFunc | IRModule, target: Any = None,
           pipeline: Any = "default") -> Module:
-    """Compile a TIR ``PrimFunc``/``IRModule`` like ``tvm.tirx.build``, building the host
-    module through ``registry``.
-
-    ``target`` is a ``Target``, a kind name or TVM's JSON form (text or dict); a
-    device target's host is its ``host`` or TVM's default host.
-    """
+    """Compile a TIR ``PrimFunc``/``IRModule`` like ``tvm.tirx.build``, building the host module
+    through ``registry``. ``target``: a ``Target``, kind name or JSON form (text or dict); a
+    device target's host is its ``host`` or TVM's default host."""
     tvm = import_tvm()
     from tvm.target import Target
     from tvm.tirx import PrimFunc

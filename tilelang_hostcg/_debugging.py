@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import json
 import shlex
-from types import TracebackType
-from typing import TYPE_CHECKING
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 
-if TYPE_CHECKING:
-    from collections.abc import Iterator
+from ._errors import PluginWarning
 
-__all__ = ["failure_site", "plugin_traceback", "reinstall_command", "site_text"]
+__all__ = ["capture", "failure_site", "plugin_traceback", "reinstall_command", "site_text"]
 
 _PACKAGE = __name__.rpartition(".")[0]
 _HIDDEN = (_PACKAGE, "importlib", "_frozen_importlib", "_frozen_importlib_external")
@@ -23,16 +23,18 @@ def _hidden(module: object) -> bool:
         module == name or module.startswith(name + ".") for name in _HIDDEN)
 
 
-def _frames(exc: BaseException) -> Iterator[tuple[str, int, str, str]]:
-    """``(module, line, file, function)`` of each frame of ``exc``'s traceback that is
-    neither ours nor the import system's, outermost first."""
-    tb: TracebackType | None = exc.__traceback__
-    while tb is not None:
-        frame = tb.tb_frame
-        module = frame.f_globals.get("__name__")
-        if not _hidden(module):
-            yield str(module), tb.tb_lineno, frame.f_code.co_filename, frame.f_code.co_name
-        tb = tb.tb_next
+@contextmanager
+def capture(into: list[str]) -> Iterator[None]:
+    """Collect plugin warnings as text (each once) instead of showing them; other warnings
+    keep the filters in force and are shown afterwards."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", PluginWarning)
+        yield
+    for item in caught:
+        if not issubclass(item.category, PluginWarning):
+            warnings.showwarning(item.message, item.category, item.filename, item.lineno)
+        elif str(item.message) not in into:
+            into.append(str(item.message))
 
 
 def failure_site(exc: BaseException | None, module: str | None = None) -> tuple[str, int] | None:
@@ -41,11 +43,13 @@ def failure_site(exc: BaseException | None, module: str | None = None) -> tuple[
     the failure has no plugin frame (a missing module, or a problem found by us)."""
     if exc is None:
         return None
-    frames = list(_frames(exc))
+    import traceback
+
+    frames = [(str(name), frame.f_code.co_filename, line) for frame, line in traceback.walk_tb(exc.__traceback__)
+              if not _hidden(name := frame.f_globals.get("__name__"))]
     top = (module or "").partition(".")[0]
     own = [f for f in frames if top and f[0].partition(".")[0] == top]
-    chosen = (own or frames)[-1:] if frames else []
-    return (chosen[0][2], chosen[0][1]) if chosen else None
+    return (own or frames)[-1][1:] if frames else None
 
 
 def site_text(exc: BaseException | None, module: str | None = None) -> str:
@@ -76,11 +80,10 @@ def plugin_traceback(exc: BaseException | None) -> list[str]:
 
 
 def reinstall_command(distribution: str, location: str | None = None) -> str:
-    """The ``pip`` command that reinstalls ``distribution`` the way it was installed, read
-    from its ``direct_url.json`` (PEP 610; the metadata folder ``location`` when known):
-    ``pip install -e FOLDER`` for an editable install, ``pip install --force-reinstall
-    SOURCE`` for one from a folder, file or repository, and ``pip install
-    --force-reinstall NAME`` for one from an index."""
+    """The ``pip`` command that reinstalls ``distribution`` as it was installed (PEP 610
+    ``direct_url.json``, of the metadata folder ``location`` when known): ``pip install -e
+    FOLDER`` (editable), ``--force-reinstall SOURCE`` (a folder, file or repository) or
+    ``--force-reinstall NAME`` (an index)."""
     from importlib.metadata import Distribution, PackageNotFoundError
 
     try:
@@ -88,7 +91,8 @@ def reinstall_command(distribution: str, location: str | None = None) -> str:
         info = json.loads(dist.read_text("direct_url.json") or "null")
     except (PackageNotFoundError, OSError, ValueError):
         info = None
-    url = info.get("url") if isinstance(info, dict) else None
+    info = info if isinstance(info, dict) else {}
+    url = info.get("url")
     if not isinstance(url, str) or not url:
         return f"pip install --force-reinstall {shlex.quote(distribution)}"
     source = url
@@ -97,11 +101,11 @@ def reinstall_command(distribution: str, location: str | None = None) -> str:
         from urllib.request import url2pathname
 
         source = url2pathname(urlparse(url).path)
-    vcs = info.get("vcs_info") if isinstance(info, dict) else None
+    vcs = info.get("vcs_info")
     if isinstance(vcs, dict) and isinstance(vcs.get("vcs"), str):
         revision = vcs.get("requested_revision") or vcs.get("commit_id")
         source = f"{vcs['vcs']}+{url}" + (f"@{revision}" if isinstance(revision, str) else "")
-    dir_info = info.get("dir_info") if isinstance(info, dict) else None
+    dir_info = info.get("dir_info")
     if isinstance(dir_info, dict) and dir_info.get("editable") is True:
         return f"pip install -e {shlex.quote(source)}"
     return f"pip install --force-reinstall {shlex.quote(source)}"

@@ -10,22 +10,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from types import FrameType
 
-__all__ = [
-    "AmbiguousHostCodegenError",
-    "DuplicateRegistrationError",
-    "HostCodegenError",
-    "MissingGlobalFuncError",
-    "NoHostCodegenError",
-    "PluginCallbackError",
-    "PluginLoadError",
-    "PluginWarning",
-    "TargetParseError",
-    "UnsupportedTileLangError",
-    "add_note",
-    "outside_level",
-    "warn_once",
-    "warn_plugin",
-]
+__all__ = ["AmbiguousHostCodegenError", "DuplicateRegistrationError", "HostCodegenError", "MissingGlobalFuncError",
+           "NoHostCodegenError", "PluginCallbackError", "PluginLoadError", "PluginWarning", "TargetParseError",
+           "UnsupportedTileLangError", "add_note", "outside_level", "warn_once", "warn_plugin"]
 
 
 class HostCodegenError(ValueError):
@@ -33,10 +20,8 @@ class HostCodegenError(ValueError):
 
 
 class NoHostCodegenError(HostCodegenError):
-    """No registered host codegen matches the host target.
-
-    ``kind`` is the host target kind, ``available`` the names registered for it.
-    """
+    """No registered host codegen matches the host target (``kind``; ``available``: the names
+    registered for it)."""
 
     def __init__(self, message: str, *, kind: str, available: Sequence[str] = ()) -> None:
         super().__init__(message)
@@ -45,10 +30,8 @@ class NoHostCodegenError(HostCodegenError):
 
 
 class AmbiguousHostCodegenError(HostCodegenError):
-    """Several distributions provide matching codegens of equal top priority.
-
-    ``candidates`` holds ``(codegen name, distribution)`` pairs.
-    """
+    """Several distributions provide matching codegens of equal top priority (``candidates``:
+    ``(codegen name, distribution)`` pairs)."""
 
     def __init__(self, message: str, *, kind: str, candidates: Sequence[tuple[str, str]]) -> None:
         super().__init__(message)
@@ -57,10 +40,8 @@ class AmbiguousHostCodegenError(HostCodegenError):
 
 
 class PluginLoadError(HostCodegenError):
-    """A plugin could not be loaded; ``__cause__`` holds the original exception.
-
-    ``origin`` is the :class:`~tilelang_hostcg.Origin` of the failing entry point.
-    """
+    """A plugin could not be loaded; ``__cause__`` holds the original exception, ``origin`` the
+    :class:`~tilelang_hostcg.Origin` of the failing entry point."""
 
     def __init__(self, message: str, *, kind: str, origin: object) -> None:
         super().__init__(message)
@@ -78,11 +59,8 @@ class DuplicateRegistrationError(HostCodegenError):
 
 
 class PluginCallbackError(HostCodegenError, TypeError):
-    """A plugin's callback (a codegen's build, a hook) returned something it must not.
-
-    ``name`` is the codegen's or hook's name, ``origin`` its
-    :class:`~tilelang_hostcg.Origin`. Also a ``TypeError``: it is a wrong return type.
-    """
+    """A plugin's callback (a codegen's build, a hook) returned something it must not (also a
+    ``TypeError``); ``name`` is the codegen's or hook's name, ``origin`` its ``Origin``."""
 
     def __init__(self, message: str, *, name: str, origin: object) -> None:
         super().__init__(message)
@@ -129,17 +107,11 @@ def outside_level(frame: FrameType | None, level: int = 2) -> int:
         if not (isinstance(name, str) and any(name == p or name.startswith(p + ".") for p in _PASSED)):
             break
         frame = frame.f_back
-        # ``warnings`` does not count the import system's frozen frames: neither do we.
-        while frame is not None and _bootstrap_frame(frame):
+        # ``warnings`` does not count the import system's frozen frames (its rule): neither do we.
+        while frame is not None and "importlib" in (path := frame.f_code.co_filename) and "_bootstrap" in path:
             frame = frame.f_back
         level += 1
     return level
-
-
-def _bootstrap_frame(frame: FrameType) -> bool:
-    """The rule of ``warnings`` for frames it skips when counting ``stacklevel``."""
-    filename = frame.f_code.co_filename
-    return "importlib" in filename and "_bootstrap" in filename
 
 
 def warn_plugin(message: str, category: type[Warning] = PluginWarning) -> None:
@@ -158,9 +130,7 @@ def warn_once(message: str, category: type[Warning] = PluginWarning) -> None:
     """:func:`warn_plugin`, once per process for each message."""
     if message not in _WARNED:
         _WARNED.add(message)
-        from ._text import shown
-
-        warnings.warn(shown(message), category, stacklevel=outside_level(sys._getframe(1)))
+        warn_plugin(message, category)
 
 
 def add_note(exc: BaseException, note: str) -> None:

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from ._table import Registration
     from ._types import HostCodegen, Origin
 
-__all__ = ["ambiguous_error", "bad_build_result", "bad_hook_result", "load_error",
+__all__ = ["ambiguous_error", "bad_build_result", "bad_hook_result", "cannot_build_text", "load_error",
            "missing_build_note", "no_codegen_error", "provenance_note"]
 
 # First-party plugins named in "nothing found" messages.
@@ -47,13 +47,15 @@ def no_codegen_error(kind: str, host: Target, candidates: Sequence[Candidate],
     return NoHostCodegenError(message + ".", kind=kind, available=names)
 
 
+def cannot_build_text(function: str) -> str:
+    """Why a codegen cannot build: one wording for errors, ``list``, ``check`` and ``explain``."""
+    return f"cannot build with {describe_tvm()}: it needs TVM global function {function!r}"
+
+
 def missing_build_note(candidates: Sequence[Candidate]) -> str:
     """A sentence naming the candidates whose TVM build function is missing."""
-    missing = [(c.registration.name, c.detail) for c in candidates if not c.buildable]
-    if not missing:
-        return ""
-    listed = ", ".join(f"{name!r} needs TVM global function {func!r}" for name, func in missing)
-    return f". Not usable with the TVM in use ({describe_tvm()}): {listed}"
+    return "".join(f". {c.registration.name!r} {cannot_build_text(str(c.detail))}"
+                   for c in candidates if not c.buildable)
 
 
 def load_error(what: str, kind: str, source: SourceInfo) -> PluginLoadError:

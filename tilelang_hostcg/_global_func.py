@@ -15,13 +15,9 @@ __all__ = ["GlobalFuncBuild", "global_func_host_codegen", "required_global_func"
 
 
 class GlobalFuncBuild:
-    """A ``HostCodegenFunc`` that calls the TVM global function ``global_func_name``.
-
-    As in TileLang, the function is looked up at every call: a later
-    ``tvm.register_global_func(name, f, override=True)`` takes effect. Creating one
-    costs nothing and does not import TVM. :meth:`exists` checks the function
-    without building.
-    """
+    """A ``HostCodegenFunc`` calling TVM's global function ``global_func_name``, looked up at
+    every call as in TileLang (a later ``register_global_func(..., override=True)`` counts).
+    Creating one imports no TVM; :meth:`exists` checks the function without building."""
 
     __slots__ = ("global_func_name",)
 

@@ -1,17 +1,12 @@
 """Loading plugins: a registry's sources, imported when their kind is first used.
 
 A ``module:attr`` value is imported and what it names registered; a ``module`` value is
-imported while a :class:`Load` is current in the thread (and in threads started during
-it), so its ``register_*`` calls land in the loading registry. A failed load is taken
-back whole. Every registration made by a module's top-level code is also written to that
-module's journal, whoever imported it; a source gets what its module registered, replayed
-when it was imported before (by the user, or for another registry), so answers never
-depend on who imported a module first. Python's module locks serialise imports (the
-registry lock is never held while importing); ``refresh()`` bumps a generation, and a
-load of an older one is undone. ``RecursionError`` and ``MemoryError`` fail the current
-call only; ``KeyboardInterrupt`` and ``SystemExit`` propagate (with ``catch_exit``, the
-command line's, ``SystemExit`` is the plugin's failure), leaving the source to be retried.
-"""
+imported while a :class:`Load` is current, so its ``register_*`` calls land in the loading
+registry. A failed load is taken back whole. A source gets what its module's top-level code
+registered (its journal), replayed when it was imported before, so answers never depend on
+who imported a module first. ``refresh()`` bumps a generation; a load of an older one is
+undone. ``KeyboardInterrupt`` and ``SystemExit`` propagate (``catch_exit``: ``SystemExit``
+is the plugin's failure), leaving the source to be retried."""
 
 from __future__ import annotations
 
@@ -22,18 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ._names import CODEGEN_GROUP
-from ._sources import (
-    BOUNDARY,
-    Load,
-    Source,
-    SourceInfo,
-    begin,
-    current_load,
-    end,
-    import_chain,
-    journal,
-    write_journal,
-)
+from ._sources import BOUNDARY, Load, Source, SourceInfo, begin, current_load, end, import_chain, journal, write_journal
 from ._table import NOUN
 from ._targets import canonical_kind
 from ._types import CODE_ORIGIN, HostCodegen, HostCodegenHook, Origin, SourceState
@@ -79,12 +63,9 @@ def _initializing(name: str) -> bool:
 
 # ---------------------------------------------------------------------- the loader
 class Loader:
-    """The sources of one registry and their loading (guarded by the table's lock).
-
-    A thread that finds a source loading in another thread waits for that import through
-    the import system (which hands back a partly initialised module in a cross-thread
-    cycle), then for the end of the load; the loading thread itself takes what is there.
-    """
+    """The sources of one registry and their loading (guarded by the table's lock). A thread
+    that finds a source loading elsewhere waits for that import, then for the end of the load;
+    the loading thread itself takes what is there."""
 
     def __init__(self, table: RegistrationTable, registry: Any, *, discover: bool,
                  controls: Controls | None, index_loader: IndexLoader | None,
@@ -198,8 +179,7 @@ class Loader:
 
     # ------------------------------------------------------------ loading
     def ensure_loaded(self, group: str, kind: str) -> int:
-        """Load the kind's lazy sources (each once, in any thread); returns the generation
-        the result belongs to."""
+        """Load the kind's lazy sources (each once, in any thread); returns the generation it belongs to."""
         key = (group, kind)
         while True:
             generation = self.generation

@@ -1,19 +1,9 @@
-"""The names this package and its users agree on: distributions, TVM providers, groups.
-
-A leaf module (imports nothing of ours): every other module takes these names from here.
-"""
+"""The names this package and its users agree on: distributions, TVM providers, groups (a
+leaf module: imports nothing of ours)."""
 
 from __future__ import annotations
 
-__all__ = [
-    "APACHE_TVM",
-    "CODEGEN_GROUP",
-    "CORE_DISTRIBUTION",
-    "GROUPS",
-    "HOOK_GROUP",
-    "TILELANG",
-    "TVM_PROVIDERS",
-]
+__all__ = ["APACHE_TVM", "CODEGEN_GROUP", "CORE_DISTRIBUTION", "GROUPS", "HOOK_GROUP", "TILELANG", "TVM_PROVIDERS"]
 
 CORE_DISTRIBUTION = "tilelang-hostcg"
 """This package's own distribution (PEP 503 normalized)."""

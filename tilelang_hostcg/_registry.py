@@ -1,10 +1,6 @@
-"""The registry object: registrations made in code, resolution and hooks.
-
-Its state is a :class:`~tilelang_hostcg._table.RegistrationTable` (registrations, the
-lock, the resolution caches), filled by the registry (in code) and by its
-:class:`~tilelang_hostcg._loading.Loader` (plugins). Resolution is decided by
-:func:`~tilelang_hostcg._resolution.decide`, whose record the registry raises or returns.
-"""
+"""The registry object: registrations made in code, resolution and hooks. Its state is a
+:class:`~tilelang_hostcg._table.RegistrationTable`, filled in code and by its
+:class:`~tilelang_hostcg._loading.Loader`; :func:`~tilelang_hostcg._resolution.decide` decides."""
 
 from __future__ import annotations
 
@@ -43,16 +39,12 @@ def _check_kind(kind: object) -> None:
 
 
 class Registry:
-    """Host codegens and hooks by target kind, with lazy plugin loading.
+    """Host codegens and hooks by target kind, with lazy plugin loading; thread-safe.
 
-    ``Registry()`` is empty and reads no entry points; ``Registry(discover=True)``
-    reads the installed entry points (and the ``TILELANG_HOSTCG_*`` controls, unless
-    ``controls`` is given) at first use. All methods are thread-safe. Targets may be
-    given as a ``Target``, a kind name, a dict or TVM's JSON text. ``catch_exit=True``
-    (the command line's) records a plugin's ``SystemExit`` raised while it is imported as
-    that plugin's failure (state ``broken``) instead of letting it end the process;
-    ``KeyboardInterrupt`` always propagates.
-    """
+    ``Registry()`` is empty; ``Registry(discover=True)`` reads the installed entry points (and
+    the ``TILELANG_HOSTCG_*`` controls, unless ``controls`` is given) at first use. Targets may
+    be a ``Target``, a kind name, a dict or JSON text. ``catch_exit=True`` (the command line's)
+    makes a plugin's ``SystemExit`` at import that plugin's failure (state ``broken``)."""
 
     def __init__(self, *, discover: bool = False, controls: Controls | None = None,
                  index_loader: IndexLoader | None = None, catch_exit: bool = False) -> None:
@@ -64,15 +56,12 @@ class Registry:
     def register_host_codegen(self, target_host_kind: str, codegen: HostCodegen, *,
                               override: bool = False, origin: Origin | None = None,
                               default: bool = False) -> HostCodegen:
-        """Register ``codegen`` for a host kind; a duplicate name raises unless ``override``
-        (which removes the old one and appends ``codegen``, as TileLang does). Returns
-        ``codegen``.
+        """Register ``codegen`` for a host kind and return it; a duplicate name raises unless
+        ``override`` (remove the old one, append the new, as TileLang does).
 
-        For client integrations: ``origin`` records where a registration made in code
-        comes from (e.g. distribution ``tilelang``); ``default=True`` makes it a default,
-        which serves only when no other registration for the kind matches and which
-        supersedes the core's own codegen of the kind. Both survive :meth:`refresh`.
-        """
+        For client integrations: ``origin`` records where a registration made in code comes from;
+        ``default=True`` makes it serve only when nothing else of the kind matches (superseding the
+        core's codegen of the kind). Both survive :meth:`refresh`."""
         if not isinstance(codegen, HostCodegen):
             raise TypeError(f"register_host_codegen expects a HostCodegen, got {codegen!r}")
         self._register(CODEGEN_GROUP, target_host_kind, codegen, override, origin, default)
@@ -130,13 +119,9 @@ class Registry:
 
     # ------------------------------------------------------------------ discovery
     def refresh(self) -> None:
-        """Re-read the installed entry points (after ``pip install`` in a running process).
-
-        Registrations that came from distributions are dropped and their sources
-        rebuilt; failed plugins are retried; registrations made in code stay. Safe at
-        any moment, from any thread or from a plugin being imported: the next call
-        loads again.
-        """
+        """Re-read the installed entry points (after ``pip install`` in a running process): what
+        came from distributions is dropped, failed plugins are retried, registrations made in code
+        stay. Safe at any moment, from any thread or plugin: the next call loads again."""
         self._loader.refresh()
 
     def load_all(self) -> None:
@@ -167,13 +152,10 @@ class Registry:
 
     # ------------------------------------------------------------------ resolution
     def resolve_host_codegen(self, target_host: TargetLike) -> HostCodegen:
-        """The host codegen for ``target_host`` (a host target, or a device target whose
-        host is used), given as a ``Target``, a kind name, a dict or JSON text.
-
-        Raises :class:`NoHostCodegenError` when nothing matches,
+        """The host codegen for ``target_host`` (a host target, or a device target whose host is
+        used). Raises :class:`NoHostCodegenError` when nothing matches,
         :class:`AmbiguousHostCodegenError` on a tie across distributions, and
-        :class:`PluginLoadError` when the kind's only providers failed to load.
-        """
+        :class:`PluginLoadError` when the kind's only providers failed to load."""
         try:
             hit = self._table.resolved.get(target_host)
         except TypeError:  # a dict: the slow path parses it
@@ -280,12 +262,10 @@ class Registry:
                                  target: TargetLike | None) -> IRModule:
         """Run the hooks of ``target``'s kind on ``mod``; ``target=None`` returns ``mod``.
 
-        As for codegens: when the kind's advertised hook providers all failed to load and
-        nothing else registered hooks for it, raises :class:`PluginLoadError`; with another
-        provider serving, the failed ones are skipped with a :class:`PluginWarning`. A hook
-        returning anything but an ``IRModule`` raises :class:`PluginCallbackError`; an
-        exception a hook raises gains a note naming it and the control that skips it.
-        """
+        When the kind's hook providers all failed and nothing else serves it, raises
+        :class:`PluginLoadError` (else the failed ones warn). A hook returning anything but an
+        ``IRModule`` raises :class:`PluginCallbackError`; a hook's exception gains a note naming it
+        and the control that skips it."""
         if target is None:
             return mod
         device = parse_target(target)
@@ -316,13 +296,9 @@ class Registry:
     # ------------------------------------------------------------------ building
     def build_host(self, host_mod: IRModule, target_host: TargetLike,
                    target: TargetLike | None = None) -> Module:
-        """Apply hooks, resolve the host codegen and build ``host_mod`` with this registry.
-
-        A codegen whose build returns anything but a runtime ``Module`` raises
-        :class:`PluginCallbackError` naming it and its origin; an exception its build
-        raises reaches the caller with a note naming the codegen, where it comes from
-        and the control that skips it.
-        """
+        """Apply hooks, resolve the host codegen and build ``host_mod`` with this registry. A build
+        returning anything but a runtime ``Module`` raises :class:`PluginCallbackError`; a build's
+        exception gains a note naming the codegen, its origin and the control that skips it."""
         host = parse_target(target_host)
         host_mod = self.apply_host_codegen_hooks(host_mod, host, target)
         codegen = self.resolve_host_codegen(host)
@@ -344,16 +320,11 @@ class Registry:
 
 def _warn_predicates(candidates: Sequence[Candidate]) -> None:
     for c in candidates:
-        if c.verdict == "match":
-            continue
-        reg = c.registration
-        if c.verdict == "raised":
-            warn_plugin(f"supports_target of {reg.name!r} ({reg.origin.describe()}) raised "
-                        f"{c.detail}; treating it as not matching. Fix the plugin's predicate.")
-        elif c.verdict == "not-bool":
-            warn_plugin(f"supports_target of {reg.name!r} ({reg.origin.describe()}) returned "
-                        f"{c.detail}, not a bool; treating it as not matching. Fix the plugin's "
-                        "predicate to return True or False.")
+        if c.verdict in ("raised", "not-bool"):
+            what, fix = ((f"raised {c.detail}", "") if c.verdict == "raised"
+                         else (f"returned {c.detail}, not a bool", " to return True or False"))
+            warn_plugin(f"supports_target of {c.registration.name!r} ({c.registration.origin.describe()}) "
+                        f"{what}; treating it as not matching. Fix the plugin's predicate{fix}.")
 
 
 def _warn_skipped(problems: Sequence[Source], what: str) -> None:

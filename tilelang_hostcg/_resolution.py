@@ -1,12 +1,6 @@
-"""Resolution as a record of its reasoning: the one place that decides "matches",
-"can build with the TVM in use" and "chosen".
-
-:func:`decide` judges each registration of a host kind against a host target and
-returns a :class:`Resolution`: every candidate with its verdict and tier, the sources
-that failed or were skipped, and the choice or the error. Resolution raises that
-error or returns that choice; ``explain``, ``check`` and the error messages format the
-same record.
-"""
+"""Resolution as a record of its reasoning: the one place that decides "matches", "can build
+with the TVM in use" and "chosen". :func:`decide` returns a :class:`Resolution`, which
+resolution raises or returns and ``explain``, ``check`` and the errors format."""
 
 from __future__ import annotations
 
@@ -73,12 +67,9 @@ def judge(reg: Registration, target: Target) -> tuple[Verdict, str | None]:
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
-    """One registration judged for one target (immutable).
-
-    ``verdict`` is a :data:`~tilelang_hostcg._types.Verdict`; ``detail`` says more (the
-    missing function, the exception, the odd value); ``tier`` is the index in
-    :data:`TIERS` of a matching codegen (``None`` when it does not match).
-    """
+    """One registration judged for one target: its ``verdict``, a ``detail`` (the missing
+    function, the exception, the odd value) and ``tier``, the index in :data:`TIERS` of a
+    matching codegen (``None`` when it does not match)."""
 
     registration: Registration
     verdict: Verdict
@@ -98,17 +89,13 @@ class Candidate:
 
 @dataclass(frozen=True, slots=True)
 class Resolution:
-    """How a host target resolves (immutable): the record that resolution, ``explain``,
-    ``check`` and the error messages share.
+    """How a host target resolves: the record resolution, ``explain``, ``check`` and the errors share.
 
-    ``kind`` is the canonical host kind and ``host`` the host target judged;
-    ``candidates`` every registration of the kind in resolution order, judged;
-    ``failed`` the kind's sources that failed to load and ``disabled`` those skipped by
-    a control; ``preferred`` the ``TILELANG_HOSTCG_PREFER`` name for the kind and
-    ``preference_problem`` what is wrong with it (it names no codegen of the kind).
-    ``choice`` is the chosen candidate and ``why`` says why (``preferred``, ``default``,
-    ``only``, ``order`` or ``priority``); else ``error`` is the error resolution raises.
-    """
+    ``kind``/``host``: the canonical host kind and target judged; ``candidates``: every
+    registration of the kind in resolution order; ``failed``/``disabled``: sources that failed
+    or a control skipped; ``preferred``/``preference_problem``: the ``PREFER`` name and what is
+    wrong with it; ``choice`` and ``why`` (``preferred``, ``default``, ``only``, ``order``,
+    ``priority``), else ``error``."""
 
     kind: str
     host: Target
@@ -130,11 +117,6 @@ class Resolution:
             found.remove(self.choice)
             found.insert(0, self.choice)
         return found
-
-    @property
-    def buildable(self) -> list[Candidate]:
-        """The candidates that can build with the TVM in use (``check --require``)."""
-        return [c for c in self.candidates if c.buildable]
 
 
 def _tier(reg: Registration, superseding: bool) -> int:

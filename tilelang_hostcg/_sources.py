@@ -1,12 +1,7 @@
-"""Lazy sources and what their imports registered.
-
-A source is one lazy module or ``module:attr`` (an entry point, or a lazy module
-registered in code): its loading state and how a failed one is described. While a source
-is imported, a :class:`Load` is current in the thread (and in threads started during it,
-which the plugin waits for). Every registration made by a module's top-level code is
-written to that module's journal (and to those of the modules importing it), whoever
-imported it, for a later load of it to replay.
-"""
+"""Lazy sources (an entry point, or a lazy module registered in code) and what their imports
+registered. While a source is imported a :class:`Load` is current in the thread (and in the
+threads it starts); every registration made by a module's top-level code is written to that
+module's journal (and its importers'), for a later load to replay."""
 
 from __future__ import annotations
 
@@ -25,8 +20,8 @@ if TYPE_CHECKING:
     from ._table import Undo
     from .discovery import AdvertisedEntryPoint
 
-__all__ = ["ACTIVE", "BOUNDARY", "Load", "Source", "SourceInfo", "begin", "current_load", "end",
-           "import_chain", "journal", "module_of", "text_of", "write_journal"]
+__all__ = ["ACTIVE", "BOUNDARY", "Load", "Source", "SourceInfo", "begin", "current_load", "end", "import_chain",
+           "journal", "module_of", "text_of", "write_journal"]
 
 
 def module_of(value: str) -> str:
@@ -44,12 +39,9 @@ def text_of(exc: BaseException) -> str:
 
 @dataclass(frozen=True, slots=True)
 class SourceInfo:
-    """A snapshot of one lazy source (an entry point or a lazy module registered in code).
-
-    ``state`` is ``lazy``, ``loading``, ``loaded``, ``broken``, ``disabled`` or
-    ``incompatible``; ``reason`` explains the last three; ``error`` is the exception that
-    broke it (or, for a ``lazy`` source, the transient failure of the last attempt).
-    """
+    """A snapshot of one lazy source: ``state`` (see :data:`SourceState`), ``reason`` for
+    ``broken``/``disabled``/``incompatible``, ``error`` the exception that broke it (for a
+    ``lazy`` source, the transient failure of the last attempt)."""
 
     group: str
     kind: str
@@ -59,12 +51,6 @@ class SourceInfo:
     reason: str | None
     error: BaseException | None
     location: str = ""
-
-    @property
-    def failed(self) -> bool:
-        """Whether the source failed: broken, incompatible, or transiently."""
-        return self.state in ("broken", "incompatible") or (
-            self.state == "lazy" and self.error is not None)
 
     def failure_text(self) -> str:
         """One phrase on what is wrong with it: ``plugin <origin> <what>``."""
@@ -92,20 +78,16 @@ class SourceInfo:
         dist = self.origin.distribution
         if dist is None:
             return f"fix the import path {self.value!r} passed to register_lazy_*()"
+        skip = f", or skip it with TILELANG_HOSTCG_DISABLE={dist}"
         if self.state == "incompatible":
-            return (f"install a release of {dist!r} that supports the installed versions, or skip "
-                    f"it with TILELANG_HOSTCG_DISABLE={dist}")
-        return (f"fix or reinstall {dist!r} ({reinstall_command(dist, self.location)}), or skip it "
-                f"with TILELANG_HOSTCG_DISABLE={dist}")
+            return f"install a release of {dist!r} that supports the installed versions{skip}"
+        return f"fix or reinstall {dist!r} ({reinstall_command(dist, self.location)}){skip}"
 
 
 class Source:
-    """Mutable loading state of one lazy source (internal; changed under the registry's lock).
-
-    ``load`` is the load in progress while ``state`` is ``loading``; ``transient`` marks an
-    ``error`` of the moment (retried at the next use); ``replaceable`` the kind's lazy
-    module registered in code (TileLang's one, which a later call replaces).
-    """
+    """Mutable loading state of one lazy source (changed under the registry's lock): ``load``
+    while ``loading``; ``transient`` marks an error retried at the next use; ``replaceable`` the
+    kind's lazy module registered in code, which a later call replaces."""
 
     __slots__ = ("advertised", "entry", "error", "group", "in_code", "kind", "load", "module",
                  "origin", "reason", "replaceable", "state", "transient", "value", "warned")
@@ -187,8 +169,7 @@ BOUNDARY: set[CodeType] = set()
 
 
 def import_chain() -> tuple[str, ...]:
-    """The modules whose top-level code runs in this thread, innermost first, up to the
-    loader's frame (``__main__`` excluded)."""
+    """The modules whose top-level code runs in this thread, innermost first, up to the loader (no ``__main__``)."""
     frame = sys._getframe(2)
     names: list[str] = []
     while frame is not None and frame.f_code not in BOUNDARY:

@@ -1,10 +1,6 @@
-"""The registration table: what is registered under each kind, with its lock.
-
-Both :class:`~tilelang_hostcg.Registry` (registrations made in code) and the loader
-(registrations made by plugins) write here, and only through these methods: apply one
-registration and get back how to undo it (an :class:`Undo`), roll a list of those back,
-drop what came from distributions, invalidate the resolution caches.
-"""
+"""The registration table: what is registered under each kind, with its lock. The registry
+and the loader write only through its methods: apply (returning an :class:`Undo`), roll
+back, drop what came from distributions, invalidate the resolution caches."""
 
 from __future__ import annotations
 
@@ -28,13 +24,9 @@ NOUN = {CODEGEN_GROUP: "host codegen", HOOK_GROUP: "host codegen hook"}
 
 @dataclass(frozen=True, slots=True)
 class Registration:
-    """A codegen or hook registered under a kind, with where it came from (immutable).
-
-    ``seq`` is the registration order (an ``override`` registers anew, as in TileLang:
-    the new one comes after the kind's other registrations of equal priority).
-    ``default`` marks a client's own codegen (TileLang's, registered by
-    :mod:`tilelang_hostcg.tilelang`): it serves only when no other registration matches.
-    """
+    """A codegen or hook registered under a kind, with its origin. ``seq`` is the registration
+    order (an ``override`` registers anew, as in TileLang); ``default`` marks a client's own
+    codegen (TileLang's), serving only when no other registration matches."""
 
     kind: str
     obj: HostCodegen | HostCodegenHook
@@ -55,8 +47,7 @@ class Registration:
 
 @dataclass(frozen=True, slots=True)
 class Undo:
-    """How to take back one change to the table (immutable): remove ``new`` from the
-    kind's registrations of ``group`` and put ``old`` back (``None``: nothing to put back)."""
+    """How to take back one change: remove ``new`` from the kind's ``group`` and put ``old`` back (if any)."""
 
     group: str
     kind: str
@@ -65,20 +56,15 @@ class Undo:
 
 
 def _ordered(regs: list[Registration]) -> list[Registration]:
-    """``regs`` in resolution order: priority, then registration order (a sorted list with
-    one registration appended sorts in linear time)."""
+    """``regs`` by priority, then registration order (one appended to a sorted list sorts in linear time)."""
     regs.sort(key=lambda reg: (-reg.obj.priority, reg.seq))
     return regs
 
 
 class RegistrationTable:
-    """Registrations of codegens and hooks by canonical kind, in resolution order.
-
-    ``lock`` (re-entrant) guards every change; readers take a kind's list as a snapshot
-    (a list is replaced, never changed in place). ``resolved`` and ``by_kind`` are the
-    resolution caches of the registry: every change replaces them with new, empty dicts,
-    so a reader holding the old ones keeps a consistent view.
-    """
+    """Registrations by canonical kind, in resolution order. ``lock`` (re-entrant) guards every
+    change; a kind's list is replaced, never changed in place, and every change replaces the
+    caches ``resolved`` and ``by_kind`` with new dicts, so readers keep a consistent view."""
 
     def __init__(self) -> None:
         self.lock = threading.RLock()
@@ -100,8 +86,7 @@ class RegistrationTable:
 
     def invalidate(self) -> None:
         """Forget every resolution cached so far."""
-        self.resolved = {}
-        self.by_kind = {}
+        self.resolved, self.by_kind = {}, {}
 
     def apply(self, group: str, canon: str, kind: str, obj: HostCodegen | HostCodegenHook,
               override: bool, origin: Origin, default: bool = False) -> Undo:
@@ -171,8 +156,7 @@ class RegistrationTable:
             self.invalidate()
 
     def drop_distributions(self) -> None:
-        """Remove what distributions' entry points registered; registrations made in code
-        (those given an ``origin=`` naming a client such as TileLang included) stay."""
+        """Remove what entry points registered; registrations made in code (any ``origin=``) stay."""
         with self.lock:
             for table in self._groups.values():
                 for kind, regs in list(table.items()):

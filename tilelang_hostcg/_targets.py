@@ -1,7 +1,5 @@
-"""TVM target helpers: kind aliases, the host/device rule, parsing targets given as text.
-
-TVM is imported inside the functions that need it, never at module import.
-"""
+"""TVM target helpers: kind aliases, the host/device rule, parsing targets given as text
+(TVM is imported inside the functions, never at module import)."""
 
 from __future__ import annotations
 
@@ -15,8 +13,8 @@ from ._tvm import import_tvm
 if TYPE_CHECKING:
     from tvm.target import Target
 
-__all__ = ["KIND_ALIASES", "canonical_kind", "default_host", "host_of", "is_host_target",
-           "kind_spellings", "parse_target"]
+__all__ = ["KIND_ALIASES", "canonical_kind", "default_host", "host_of", "is_host_target", "kind_spellings",
+           "parse_target"]
 
 KIND_ALIASES: dict[str, str] = {"hip": "rocm"}
 """Kind names that mean the same device: TileLang says ``hip``, TVM 0.27 says ``rocm``."""
@@ -37,11 +35,8 @@ def kind_spellings(kind: str) -> tuple[str, ...]:
 
 
 def is_host_target(target: Target) -> bool:
-    """Whether TVM reports ``target``'s device type as CPU (``llvm``, ``c``, ``cuda_host``...).
-
-    Decided per target, as TVM decides it: a ``target_device_type`` attribute counts
-    (``{"kind": "c", "target_device_type": 2}`` is a device target).
-    """
+    """Whether TVM reports ``target``'s device type as CPU (``llvm``, ``c``, ``cuda_host``...),
+    per target: ``{"kind": "c", "target_device_type": 2}`` is a device target."""
     return int(target.get_target_device_type()) == _CPU_DEVICE_TYPE
 
 
@@ -56,28 +51,16 @@ def default_host() -> Target:
 
 
 def host_of(target: Target) -> Target:
-    """The host target that builds host code for ``target``.
-
-    A host target is its own host; a device target uses ``target.host``, or
-    :func:`default_host` when it has none.
-    """
+    """The host target for ``target``: itself for a host target, else ``target.host`` or
+    :func:`default_host`."""
     if is_host_target(target):
         return target
     host = target.host
     return host if host is not None else default_host()
 
-
-def _parse_error(message: str) -> Exception:
-    return TargetParseError(message)
-
-
 def parse_target(spec: Any, host: Any = None) -> Target:
-    """Turn a ``Target``, a kind name, a TVM JSON string or a dict into a ``Target``.
-
-    TileLang's kind name ``hip`` is accepted for TVM's ``rocm``. Raises
-    :class:`TargetParseError` (a ``ValueError``) with one line saying what is wrong,
-    for anything TVM cannot parse (unknown kind, malformed JSON, bad attribute).
-    """
+    """A ``Target`` from a ``Target``, kind name (``hip`` for TVM's ``rocm``), JSON text or dict;
+    raises :class:`TargetParseError` (a ``ValueError``) saying in one line what is wrong."""
     if "tvm" not in sys.modules:  # else it is the TVM in use
         import_tvm()  # finds the TVM in use (TileLang's is importable only after tilelang)
     from tvm.target import Target
@@ -86,36 +69,28 @@ def parse_target(spec: Any, host: Any = None) -> Target:
         return spec
     value: Any = spec
     if isinstance(spec, str):
-        text = spec.strip()
-        if not text:
-            raise _parse_error("empty target: give a kind name such as 'llvm' or TVM's JSON "
-                                   "form such as '{\"kind\": \"llvm\"}'")
-        if text.startswith("{"):
+        value = spec.strip()
+        if not value:
+            raise TargetParseError("empty target: give a kind name such as 'llvm' or TVM's JSON form such as "
+                                   "'{\"kind\": \"llvm\"}'")
+        if value.startswith("{"):
             try:
-                value = json.loads(text)
+                value = json.loads(value)
             except json.JSONDecodeError as exc:
-                raise _parse_error(f"target {spec!r} is not valid JSON ({exc.msg} at "
-                                       f"position {exc.pos}); write TVM's JSON form, e.g. "
-                                       "'{\"kind\": \"llvm\"}'") from None
-        else:
-            value = text
+                raise TargetParseError(f"target {spec!r} is not valid JSON ({exc.msg} at position {exc.pos}); "
+                                       "write TVM's JSON form, e.g. '{\"kind\": \"llvm\"}'") from None
     elif not isinstance(spec, (dict, Target)):
-        raise _parse_error(f"target {spec!r} must be a kind name, a JSON string or a dict, "
+        raise TargetParseError(f"target {spec!r} must be a kind name, a JSON string or a dict, "
                                f"not {type(spec).__name__}")
-    # TileLang's device kind 'hip' is TVM 0.27's 'rocm'.
-    if isinstance(value, str) and value in KIND_ALIASES:
-        value = KIND_ALIASES[value]
-    elif isinstance(value, dict) and isinstance(value.get("kind"), str) and (
-            value["kind"] in KIND_ALIASES):
+    if isinstance(value, str):  # TileLang's device kind 'hip' is TVM 0.27's 'rocm'
+        value = KIND_ALIASES.get(value, value)
+    elif isinstance(value, dict) and isinstance(value.get("kind"), str) and value["kind"] in KIND_ALIASES:
         value = {**value, "kind": KIND_ALIASES[value["kind"]]}
     host_value = None if host is None else parse_target(host)
     try:
         return Target(value, host=host_value) if host_value is not None else Target(value)
-    except KeyboardInterrupt:
-        raise
     except Exception as exc:  # TVM reports parse problems with several exception types
         first_line = str(exc).strip().splitlines()
         reason = first_line[-1] if first_line else type(exc).__name__
-        raise _parse_error(f"TVM cannot parse target {spec!r}: {reason}. Use a kind name "
-                               "TVM knows (llvm, c, cuda, cuda_host, rocm, ...) or its JSON "
-                               "form") from None
+        raise TargetParseError(f"TVM cannot parse target {spec!r}: {reason}. Use a kind name TVM knows "
+                               "(llvm, c, cuda, cuda_host, rocm, ...) or its JSON form") from None

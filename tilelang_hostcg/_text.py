@@ -1,9 +1,6 @@
-"""Text from outside (a plugin, a distribution's metadata, the environment) as it is shown
-to people: never interpreted by the terminal.
-
-:func:`shown` is the one rule, used by the command line's text output and by the
-warnings of the library. JSON documents keep the exact text.
-"""
+"""Text from outside (plugins, metadata, the environment) as shown to people: never
+interpreted by the terminal. :func:`shown` is the one rule, for the command line's text and
+the library's warnings; JSON documents keep the exact text."""
 
 from __future__ import annotations
 

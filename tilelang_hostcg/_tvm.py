@@ -1,27 +1,17 @@
 """The one place that finds and imports TVM, and says which TVM is in use.
 
-Two providers are supported: ``apache-tvm`` (the 0.27 line) and the TVM that
-TileLang bundles under ``tilelang/3rdparty/tvm/python``, which is importable only
-after ``import tilelang`` (TileLang puts it first on ``sys.path``). The rule:
-
-1. a ``tvm`` already imported in this process is the TVM in use;
-2. else, where TileLang is installed -- its distribution metadata says so, as
-   ``importlib.metadata`` sees it -- the installed ``tilelang`` package is imported
-   first, so the TVM in use is TileLang's, as in any TileLang process (importing
-   ``apache-tvm`` first would break a later ``import tilelang``);
-3. else ``import tvm`` (``apache-tvm``).
-
-Something merely importable under the name ``tilelang`` (an empty folder or a stray
-``tilelang.py`` in the working directory) is not TileLang: without TileLang's metadata
-it changes nothing, and with it the installed package is imported, not the stray one.
-Metadata is read only when TVM must be imported (rule 1 reads none; importing TVM
-costs about a second anyway).
-Nothing here runs at import of :mod:`tilelang_hostcg`.
+The providers are ``apache-tvm`` (0.27) and the TVM TileLang bundles (importable only
+after ``import tilelang``). The rule: a ``tvm`` already imported is the TVM in use; else,
+where TileLang's distribution metadata is installed, its ``tilelang`` package is imported
+first (a stray ``tilelang.py`` in the working directory is not TileLang), so the TVM is
+TileLang's, as in any TileLang process; else ``import tvm``. Nothing here runs at import
+of :mod:`tilelang_hostcg`.
 """
 
 from __future__ import annotations
 
 import sys
+from contextlib import suppress
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
@@ -33,8 +23,8 @@ if TYPE_CHECKING:
     from types import ModuleType
     from typing import Any
 
-__all__ = ["TVMInfo", "TVMNotFoundError", "describe_tvm", "get_global_func", "import_tvm",
-           "tilelang_distribution", "tvm_document", "tvm_info"]
+__all__ = ["TVMInfo", "TVMNotFoundError", "describe_tvm", "get_global_func", "import_tvm", "tilelang_distribution",
+           "tvm_document", "tvm_info"]
 
 
 class TVMNotFoundError(HostCodegenError, ImportError):
@@ -43,14 +33,9 @@ class TVMNotFoundError(HostCodegenError, ImportError):
 
 @dataclass(frozen=True, slots=True)
 class TVMInfo:
-    """Which TVM is in use and what it can do (immutable).
-
-    ``provider`` is ``apache-tvm`` or ``tilelang`` (the distribution that ships it),
-    ``provider_version`` that distribution's version, ``version`` TVM's own
-    ``__version__``; ``llvm`` says whether TVM was built with LLVM, ``cuda_host``
-    whether it knows the ``cuda_host`` target kind, ``tir_module`` is ``tvm.tirx``
-    or ``tvm.tir``.
-    """
+    """Which TVM is in use: ``provider`` (``apache-tvm`` or ``tilelang``, the distribution
+    that ships it) and its version, TVM's ``version``, and whether it has LLVM, the
+    ``cuda_host`` kind and ``tvm.tirx`` (``tir_module``, else ``tvm.tir``)."""
 
     provider: str
     provider_version: str | None
@@ -65,10 +50,6 @@ class TVMInfo:
         if self.provider == TILELANG:
             return f"TVM {self.version} bundled with tilelang {self.provider_version or '?'}"
         return f"{self.provider} {self.provider_version or self.version}"
-
-    def as_dict(self) -> dict[str, Any]:
-        """The fields as a JSON-ready dict (for ``--json`` documents)."""
-        return asdict(self)
 
 
 _INFO: list[TVMInfo] = []
@@ -128,11 +109,8 @@ def _import_installed_tilelang(dist: Distribution) -> None:
 
 
 def import_tvm() -> ModuleType:
-    """The ``tvm`` module in use, imported by the rule in this module's docstring.
-
-    Raises :class:`TVMNotFoundError` (an ``ImportError``) when no TVM can be imported,
-    naming what failed and what to install or repair.
-    """
+    """The ``tvm`` module in use, imported by the rule above; raises :class:`TVMNotFoundError`
+    (an ``ImportError``) naming what failed and what to install or repair."""
     loaded = sys.modules.get("tvm")
     if loaded is not None:
         return loaded
@@ -179,10 +157,9 @@ def _provider(tvm: Any) -> tuple[str, str | None]:
 def _dist_version(name: str) -> str | None:
     from importlib.metadata import PackageNotFoundError, version
 
-    try:
+    with suppress(PackageNotFoundError):
         return str(version(name))
-    except PackageNotFoundError:
-        return None
+    return None
 
 
 def tvm_info() -> TVMInfo:
@@ -211,9 +188,7 @@ def describe_tvm() -> str:
 
 
 def _describe_missing(exc: TVMNotFoundError) -> str:
-    """``no TVM installed``, or ``TVM cannot be imported`` when one is there but broken."""
-    return "no TVM installed" if str(exc).startswith("No TVM is installed") else \
-        "TVM cannot be imported"
+    return "no TVM installed" if str(exc).startswith("No TVM is installed") else "TVM cannot be imported"
 
 
 def get_global_func(name: str) -> Any:
@@ -222,15 +197,14 @@ def get_global_func(name: str) -> Any:
 
 
 def tvm_document(*, import_it: bool = True) -> dict[str, Any]:
-    """Which TVM is in use, for the CLI's documents: :meth:`TVMInfo.as_dict` plus
-    ``describe``. With ``import_it=False`` (plain ``list``) and no TVM imported yet, it is
-    read from installed metadata only, and ``version``/capabilities are ``None``."""
+    """Which TVM is in use, for the CLI's documents (:class:`TVMInfo`'s fields and ``describe``);
+    with ``import_it=False`` and no TVM imported yet, from installed metadata only."""
     if import_it or "tvm" in sys.modules:
         try:
             info = tvm_info()
         except TVMNotFoundError as exc:
             return {"provider": None, "describe": _describe_missing(exc), "error": str(exc)}
-        return {**info.as_dict(), "describe": info.describe()}
+        return {**asdict(info), "describe": info.describe()}
     if _tilelang_installed():
         version = _dist_version(TILELANG)
         return {"provider": TILELANG, "provider_version": version, "version": None,

@@ -11,18 +11,8 @@ if TYPE_CHECKING:
     from tvm.runtime import Module
     from tvm.target import Target
 
-__all__ = [
-    "CODE_ORIGIN",
-    "HostCodegen",
-    "HostCodegenFunc",
-    "HostCodegenHook",
-    "HostCodegenHookFunc",
-    "Origin",
-    "PlanState",
-    "SourceState",
-    "TargetPredicate",
-    "Verdict",
-]
+__all__ = ["CODE_ORIGIN", "HostCodegen", "HostCodegenFunc", "HostCodegenHook", "HostCodegenHookFunc", "Origin",
+           "PlanState", "SourceState", "TargetPredicate", "Verdict"]
 
 HostCodegenFunc: TypeAlias = Callable[["IRModule", "Target"], "Module"]
 """Build a host ``IRModule`` for a host ``Target`` into a runtime ``Module``."""
@@ -58,13 +48,9 @@ def _check_fields(cls_name: str, name: object, func: object, func_field: str, pr
 
 @dataclass(frozen=True, slots=True)
 class HostCodegen:
-    """A host code generator for one host target variant.
-
-    ``build(mod, target_host)`` produces the runtime module. ``supports_target``
-    narrows the variant to some targets of its kind (``None``: all of them).
-    Among matching codegens of one kind the highest ``priority`` wins.
-    Bad field values raise ``TypeError`` at construction.
-    """
+    """A host code generator for one host target variant: ``build(mod, target_host)`` makes the
+    runtime module; ``supports_target`` narrows it to some targets of its kind (``None``: all);
+    the highest ``priority`` among matches wins. Bad fields raise ``TypeError``."""
 
     name: str
     build: HostCodegenFunc
@@ -86,12 +72,9 @@ class HostCodegen:
 
 @dataclass(frozen=True, slots=True)
 class HostCodegenHook:
-    """A device backend's preparation of the host module before host codegen.
-
-    ``apply(mod, target_host, target)`` returns the (possibly new) host module.
-    Hooks of one device kind run by ``priority``, highest first, then in
-    registration order. Bad field values raise ``TypeError`` at construction.
-    """
+    """A device backend's preparation of the host module before host codegen:
+    ``apply(mod, target_host, target)`` returns the (possibly new) module. Hooks of a kind run
+    by ``priority``, highest first, then in registration order. Bad fields raise ``TypeError``."""
 
     name: str
     apply: HostCodegenHookFunc
@@ -113,11 +96,8 @@ class HostCodegenHook:
 
 @dataclass(frozen=True, slots=True)
 class Origin:
-    """Where a registration came from (immutable).
-
-    ``distribution`` is ``None`` for a registration made in code. ``entry_point``
-    is written ``kind = value``; ``group`` is the entry-point group.
-    """
+    """Where a registration came from: ``distribution`` is ``None`` for one made in code;
+    ``entry_point`` is written ``kind = value``; ``group`` is the entry-point group."""
 
     distribution: str | None = None
     version: str | None = None

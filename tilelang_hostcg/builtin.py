@@ -1,8 +1,5 @@
-"""The core's own host codegens: TVM's ``llvm`` and ``c`` host code generators.
-
-They are advertised through the core distribution's own entry points
-(``tilelang.host_codegen``: ``llvm`` and ``c``), exactly like a plugin's.
-"""
+"""The core's own host codegens, TVM's ``llvm`` and ``c``, advertised through the core's own
+entry points like a plugin's."""
 
 from __future__ import annotations
 

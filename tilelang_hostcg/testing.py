@@ -1,32 +1,10 @@
-"""Test helpers for plugin authors, also registered as a pytest plugin (``pytest11``).
+"""Test helpers for plugin authors, also a pytest plugin (``pytest11``); see ``docs/authoring.md``.
 
-A backend's own CI can test its plugin in a few lines::
-
-    from tilelang_hostcg.testing import check_plugin
-
-    def test_contract():  # with the plugin installed (pip install -e .)
-        assert "musa_host" in check_plugin("tilelang-hostcg-musa")
-
-    def test_resolves(hostcg_registry):
-        hostcg_registry.register_lazy_host_codegen("musa_host", "my_plugin.codegen")
-        ...
-
-Fixtures:
-
-- ``hostcg_registry``: a fresh, isolated :class:`~tilelang_hostcg.Registry` (reads no
-  entry points); plugin modules loaded through it register into it.
-- ``plugin_environment``: a session-wide throwaway virtual environment layered over
-  the running one (TVM and everything installed stay visible, nothing is
-  reinstalled); ``install()`` real distributions into it with ``pip``, run code in
-  it with ``python_run()``/``run_json()`` and the command line with ``command()``.
-
-Helpers: :func:`write_distribution` writes a pip-installable plugin source tree;
-:class:`PluginEnvironment` is the environment behind ``plugin_environment`` (make
-your own, e.g. one per test module); :func:`check_plugin` asserts that an installed
-distribution honours the contract.
-
-Importing this module is cheap (pytest loads it in every run): it imports neither
-TVM nor anything of ``tilelang_hostcg`` beyond what a fixture or helper uses.
+Fixtures: ``hostcg_registry`` (a fresh :class:`~tilelang_hostcg.Registry` reading no
+entry points) and ``plugin_environment`` (a session-wide :class:`PluginEnvironment`).
+Helpers: :func:`write_distribution` (a pip-installable plugin source tree) and
+:func:`check_plugin` (an installed distribution honours the contract). Importing this
+module imports neither TVM nor anything of ``tilelang_hostcg`` a fixture does not use.
 """
 
 from __future__ import annotations
@@ -44,39 +22,22 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ._registry import Registry
 
-__all__ = [
-    "PluginEnvironment",
-    "check_plugin",
-    "hostcg_registry",
-    "plugin_environment",
-    "write_distribution",
-]
+__all__ = ["PluginEnvironment", "check_plugin", "hostcg_registry", "plugin_environment", "write_distribution"]
 
 
 def write_distribution(root: str | os.PathLike[str], name: str, version: str = "1.0", *,
                        entry_points: Mapping[str, Mapping[str, str]] | None = None,
                        files: Mapping[str, str] | None = None,
                        requires: Sequence[str] = ()) -> Path:
-    """Write a pip-installable distribution source tree under ``root/name-version``.
-
-    ``entry_points`` maps a group to ``{name: value}``; ``files`` maps relative paths
-    to contents (dedented); packages are found automatically. Returns the folder.
-    """
+    """Write a pip-installable source tree under ``root/name-version`` and return it.
+    ``entry_points`` maps a group to ``{name: value}``; ``files`` paths to (dedented) text."""
     folder = Path(root) / f"{name}-{version}"
     if folder.exists():
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
-    lines = [
-        "[build-system]",
-        'requires = ["setuptools>=61"]',
-        'build-backend = "setuptools.build_meta"',
-        "",
-        "[project]",
-        f"name = {json.dumps(name)}",
-        f"version = {json.dumps(version)}",
-        f"dependencies = {json.dumps(list(requires))}",
-        "",
-    ]
+    lines = ['[build-system]\nrequires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"\n',
+             f"[project]\nname = {json.dumps(name)}\nversion = {json.dumps(version)}",
+             f"dependencies = {json.dumps(list(requires))}\n"]
     for group, items in (entry_points or {}).items():
         lines.append(f"[project.entry-points.{json.dumps(group)}]")
         lines.extend(f"{json.dumps(k)} = {json.dumps(v)}" for k, v in items.items())
@@ -97,12 +58,9 @@ def write_distribution(root: str | os.PathLike[str], name: str, version: str = "
 
 
 class PluginEnvironment:
-    """A throwaway virtual environment layered over the running interpreter's packages.
-
-    Its own ``site-packages`` comes first on ``sys.path``, then the running
-    environment's (through a ``.pth`` file), so distributions installed here shadow
-    or add to what is installed, and ``pip uninstall`` only touches this layer.
-    """
+    """A throwaway virtual environment layered over the running interpreter's packages: its
+    ``site-packages`` comes first, then the running one's (a ``.pth`` file), so what is
+    installed here shadows or adds, and ``pip uninstall`` touches only this layer."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         import venv
@@ -170,42 +128,31 @@ class PluginEnvironment:
     def command(self, *argv: str, env: Mapping[str, str] | None = None,
                 cwd: str | os.PathLike[str] | None = None, timeout: float = 300,
                 ) -> subprocess.CompletedProcess[str]:
-        """Run ``python -m tilelang_hostcg ARGV`` in this environment; returns the process.
-
-        ``cwd`` defaults to the current directory; ``python -m`` puts it first on
-        ``sys.path``, so run from elsewhere when a source checkout there must not count.
-        """
+        """Run ``python -m tilelang_hostcg ARGV`` here; returns the process. ``python -m`` puts
+        ``cwd`` first on ``sys.path``: run elsewhere when a source checkout must not count."""
         return subprocess.run([self.python, "-m", "tilelang_hostcg", *argv], capture_output=True,
                               text=True, env=self.environ(env), cwd=cwd, timeout=timeout)
 
 
 def check_plugin(distribution: str, registry: Registry | None = None) -> list[str]:
-    """Assert that ``distribution``'s entry points honour the contract; return its kinds.
+    """Assert that ``distribution``'s entry points honour the contract; return its kinds, sorted.
 
-    The installed metadata is read afresh (after a ``pip install`` in this process
-    too). Every advertised entry point must be compatible with the installed
-    ``tilelang-hostcg``/``apache-tvm``, load into a registry of its own (the
-    ``TILELANG_HOSTCG_*`` controls are ignored), register at least one object of the
-    right type for its kind, and raise no :class:`~tilelang_hostcg.PluginWarning`.
-    After loading, each codegen's kind must be a host kind of the installed TVM and
-    each hook's kind a TVM target kind, and every codegen built by a TVM global
-    function (``global_func_host_codegen``) must find it in the installed TVM.
-
-    ``registry`` (optional) is a discovering registry to check instead, e.g. one built
-    with other controls; it must know the distribution's entry points. Raises
-    ``AssertionError`` listing every problem found (pytest shows the message, not this
-    function's source); returns the advertised kinds, sorted. TVM is imported as the
-    library imports it: TileLang's bundled TVM where TileLang is installed.
+    Metadata is read afresh. Every entry point must be compatible, load into a registry
+    of its own (controls ignored), register the right type for its kind and warn
+    nothing; each codegen's kind must be a host kind of the installed TVM, each hook's a
+    TVM kind, and a ``global_func_host_codegen``'s function must exist. ``registry``: a
+    discovering registry to check instead (it must know the distribution's entry
+    points). Raises ``AssertionError`` listing every problem.
     """
     __tracebackhide__ = True  # pytest: a failure shows the caller's line and the message
     import importlib
-    import warnings
 
     from . import __version__
-    from ._errors import PluginWarning
-    from ._global_func import GlobalFuncBuild
+    from ._debugging import capture
+    from ._failures import cannot_build_text
     from ._names import CODEGEN_GROUP, HOOK_GROUP
     from ._registry import Registry
+    from ._resolution import missing_build
     from ._targets import is_host_target, parse_target
     from ._tvm import import_tvm
     from .discovery import Controls, discover, normalize_name, plan_sources
@@ -230,8 +177,8 @@ def check_plugin(distribution: str, registry: Registry | None = None) -> list[st
     problems: list[str] = []
     kinds: list[str] = []
     import_tvm()  # before any plugin's import: TileLang's TVM is importable only after tilelang
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", PluginWarning)
+    caught: list[str] = []
+    with capture(caught):
         registry.load_all()
         infos = [info for info in registry.sources() if ours(info.origin.distribution)]
         if not infos:
@@ -244,32 +191,20 @@ def check_plugin(distribution: str, registry: Registry | None = None) -> list[st
                                          if info.error else info.state)
                 problems.append(f"entry point '{info.origin.entry_point}' is {info.state}: "
                                 f"{detail}")
-        codegens = [r for r in registry.registrations(CODEGEN_GROUP)
-                    if ours(r.origin.distribution)]
-        hooks = [r for r in registry.registrations(HOOK_GROUP) if ours(r.origin.distribution)]
-        if codegens or hooks:
-            known = set(import_tvm().target.Target.list_kinds())
-            for reg in codegens:
+        known = set(import_tvm().target.Target.list_kinds())
+        for group, what in ((CODEGEN_GROUP, "codegen"), (HOOK_GROUP, "hook")):
+            for reg in (r for r in registry.registrations(group) if ours(r.origin.distribution)):
                 if reg.kind not in known:
-                    problems.append(f"codegen {reg.name!r} is registered for kind {reg.kind!r}, "
+                    problems.append(f"{what} {reg.name!r} is registered for kind {reg.kind!r}, "
                                     "which is not a target kind of the installed TVM")
-                elif not is_host_target(parse_target(reg.kind)):
+                elif group == CODEGEN_GROUP and not is_host_target(parse_target(reg.kind)):
                     problems.append(f"codegen {reg.name!r} is registered for {reg.kind!r}, a "
                                     "device kind; host codegens belong to host kinds (device "
                                     "type CPU), e.g. 'cuda_host'")
-                build = getattr(reg.obj, "build", None)
-                if isinstance(build, GlobalFuncBuild) and not build.exists():
-                    problems.append(f"codegen {reg.name!r} needs TVM global function "
-                                    f"{build.global_func_name!r}, missing from the installed TVM")
-            for reg in hooks:
-                if reg.kind not in known:
-                    problems.append(f"hook {reg.name!r} is registered for kind {reg.kind!r}, "
-                                    "which is not a target kind of the installed TVM")
-    for item in caught:
-        if issubclass(item.category, PluginWarning):
-            problems.append(f"warning: {item.message}")
-        else:
-            warnings.showwarning(item.message, item.category, item.filename, item.lineno)
+                missing = missing_build(reg.obj) if group == CODEGEN_GROUP else None
+                if missing is not None:
+                    problems.append(f"codegen {reg.name!r} {cannot_build_text(missing)}")
+    problems += [f"warning: {text}" for text in caught]
     if problems:
         raise AssertionError(f"plugin distribution {distribution!r} breaks the contract:\n  - "
                              + "\n  - ".join(problems))
@@ -284,11 +219,8 @@ else:
 
     @pytest.fixture
     def hostcg_registry() -> Registry:
-        """A fresh registry reading no entry points; plugins loaded through it register here.
-
-        TVM is imported first, as the library imports it (TileLang's bundled TVM where
-        TileLang is installed), so the test and the plugins it loads can ``import tvm``.
-        """
+        """A fresh registry reading no entry points; TVM is imported first, as the library
+        imports it, so the test and its plugins can ``import tvm``."""
         from ._registry import Registry
         from ._tvm import import_tvm
 

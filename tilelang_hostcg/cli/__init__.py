@@ -1,7 +1,5 @@
-"""The command line, ``tilelang-hostcg`` (also ``python -m tilelang_hostcg``).
-
-It formats what the library returns and owns nothing else; the core never imports it.
-"""
+"""The command line, ``tilelang-hostcg`` (also ``python -m tilelang_hostcg``): it formats
+what the library returns; the core never imports it."""
 
 from __future__ import annotations
 

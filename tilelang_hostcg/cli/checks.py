@@ -1,9 +1,5 @@
-"""The ``check`` document: load every plugin, then one small check per problem code.
-
-Each ``_check_*`` function takes the :class:`_Checked` state and returns the problems
-of its codes (see the table in ``docs/cli.md``); :func:`check_document` runs them in
-order and adds the plugin warnings nothing else reported.
-"""
+"""The ``check`` document: load every plugin, then one ``_check_*`` function per problem
+code (the table in ``docs/cli.md``), plus the plugin warnings nothing else reported."""
 
 from __future__ import annotations
 
@@ -11,9 +7,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import __version__
 from .._debugging import plugin_traceback
 from .._errors import AmbiguousHostCodegenError
+from .._failures import cannot_build_text
 from .._inputs import UnknownKindError
 from .._names import CODEGEN_GROUP, HOOK_GROUP
 from .._registry import Registry
@@ -25,17 +21,7 @@ from .._text import shown
 from .._tvm import describe_tvm, import_tvm, tvm_document
 from ..discovery import ControlProblem, Controls, DiscoveryIndex, declaration_problems, normalize_name
 from .lockfile import lock_drift, read_lock
-from .report import (
-    SCHEMA,
-    Doc,
-    Session,
-    cannot_build_text,
-    capture,
-    controls_doc,
-    duplicate_text,
-    is_core,
-    lock_from,
-)
+from .report import Doc, Session, capture, controls_doc, document, duplicate_text, is_core, lock_from
 
 __all__ = ["check_document"]
 
@@ -59,17 +45,15 @@ class _Checked:
 
 
 def _problem(code: str, message: str, *, severity: str = "error", kind: str | None = None,
-             group: str | None = None, distribution: str | None = None,
-             version: str | None = None, entry_point: str | None = None,
-             traceback: list[str] | None = None) -> Doc:
-    return {"code": code, "severity": severity, "message": message, "kind": kind,
-            "group": group, "distribution": distribution, "version": version,
-            "entry_point": entry_point, "traceback": traceback}
+             group: str | None = None, distribution: str | None = None, version: str | None = None,
+             entry_point: str | None = None, traceback: list[str] | None = None) -> Doc:
+    return {"code": code, "severity": severity, "message": message, "kind": kind, "group": group,
+            "distribution": distribution, "version": version, "entry_point": entry_point,
+            "traceback": traceback}
 
 
 def _resolution(c: _Checked, kind: str) -> Resolution | None:
-    """The resolution record of the default ``Target(kind)`` (``None`` for a kind TVM does
-    not know), computed once per run."""
+    """The resolution record of the default ``Target(kind)``, once per run (``None``: a kind TVM does not know)."""
     if kind not in c.resolutions:
         c.resolutions[kind] = (c.registry.resolution(parse_target(kind)) if kind in c.known
                                else None)
@@ -88,10 +72,8 @@ def _check_sources(c: _Checked) -> list[Doc]:
 
 
 def _check_required(c: _Checked) -> list[Doc]:
-    """``missing-codegen`` and ``missing-hook``: a required kind nothing serves. A host
-    kind is served exactly when ``explain KIND`` resolves: the resolution record of the
-    default ``Target(kind)`` chooses a codegen, which can build with the TVM in use; a
-    kind the TVM in use cannot target has none."""
+    """``missing-codegen`` and ``missing-hook``: a required kind nothing serves. A host kind is
+    served exactly when ``explain KIND`` resolves (a kind the TVM in use cannot target is not)."""
     out = []
     for kind in c.require:
         canon = canonical_kind(kind)
@@ -176,10 +158,9 @@ def _check_ambiguous(c: _Checked) -> list[Doc]:
 
 
 def _check_build_functions(c: _Checked) -> list[Doc]:
-    """``missing-build-function``: a codegen's TVM global function is missing. For the
-    core's own codegens and a client's defaults, which follow the TVM's build options
-    (no LLVM in TileLang's TVM), it is information about the TVM in use; for a plugin's
-    own codegen, an error."""
+    """``missing-build-function``: a codegen's TVM global function is missing: information for
+    the core's own codegens and a client's defaults (they follow the TVM's build options), an
+    error for a plugin's own."""
     out = []
     for reg in c.codegens:
         missing = missing_build(reg.obj)
@@ -206,8 +187,7 @@ def _check_duplicates(c: _Checked) -> list[Doc]:
 
 
 def _check_controls(c: _Checked) -> list[Doc]:
-    """``control``: a ``TILELANG_HOSTCG_*`` item that is malformed or names nothing, judged
-    with all plugins loaded."""
+    """``control``: a ``TILELANG_HOSTCG_*`` item that is malformed or names nothing (all plugins loaded)."""
     found: list[ControlProblem] = list(c.controls.problems)
     found += c.controls.unknown_names(c.index.entry_points)
     for kind in sorted(c.controls.prefer):
@@ -229,8 +209,7 @@ def _check_lock(c: _Checked) -> list[Doc]:
 
 
 def _check_declarations(c: _Checked) -> list[Doc]:
-    """``declaration``: a plugin declaration that cannot take effect or is unsafe (entry
-    points in a near miss of our groups, no requirement on ``tilelang-hostcg``)."""
+    """``declaration``: entry points in a near miss of our groups, or no requirement on ``tilelang-hostcg``."""
     return [_problem("declaration", message, severity="warning", distribution=dist)
             for dist, message in declaration_problems(c.index)]
 
@@ -244,13 +223,7 @@ _CHECKS: tuple[Callable[[_Checked], list[Doc]], ...] = (
 # ---------------------------------------------------------------------- options
 def split_kinds(kinds: Iterable[str]) -> list[str]:
     """Kinds given as repeated or comma-separated options, in order, without repeats."""
-    out: list[str] = []
-    for item in kinds:
-        for kind in item.split(","):
-            kind = kind.strip()
-            if kind and kind not in out:
-                out.append(kind)
-    return out
+    return list(dict.fromkeys(kind.strip() for item in kinds for kind in item.split(",") if kind.strip()))
 
 
 def _tvm_kinds() -> set[str]:
@@ -293,13 +266,10 @@ def check_document(*, require: Sequence[str] = (), require_hooks: Sequence[str] 
                    lock: str | Path | None = None, strict: bool = False) -> Doc:
     """Load every advertised plugin and report every problem found, in one document.
 
-    ``ok`` is false when any problem has severity ``error``; with ``strict`` every
-    warning counts as an error (``info`` never does). Raises :class:`UnknownKindError`
-    for a required kind that neither TVM nor any plugin knows, a device kind given to
-    ``--require`` or a host kind given to ``--require-hook``, and
-    :class:`LockFileError` for an unusable lock file (before
-    loading any plugin's code).
-    """
+    ``ok`` is false when a problem has severity ``error`` (with ``strict``, every warning;
+    never ``info``). Raises :class:`UnknownKindError` for a required kind neither TVM nor a
+    plugin knows, or of the wrong sort for its option, and :class:`LockFileError` for an
+    unusable lock file, before loading any plugin."""
     locked = read_lock(lock) if lock is not None else None
     kinds, hook_kinds = split_kinds(require), split_kinds(require_hooks)
     session = Session()
@@ -326,29 +296,17 @@ def check_document(*, require: Sequence[str] = (), require_hooks: Sequence[str] 
     infos = sum(p["severity"] == "info" for p in problems)
     dists = sorted({(normalize_name(s.origin.distribution), s.origin.version or "?")
                     for s in sources if s.origin.distribution is not None})
-    return {
-        "schema": SCHEMA,
-        "command": "check",
-        "version": __version__,
-        "tvm": tvm_document(),
-        "ok": errors == 0,
-        "strict": strict,
-        "lock": checked.lock_path,
-        "required": {"codegens": kinds, "hooks": hook_kinds},
-        "controls": controls_doc(checked.controls),
-        "distributions": [{"name": n, "version": v} for n, v in dists],
-        "kinds": {"codegens": sorted({r.kind for r in checked.codegens}),
-                  "hooks": sorted({r.kind for r in checked.hooks})},
-        "problems": problems,
-        "summary": {"errors": errors, "warnings": len(problems) - errors - infos,
-                    "info": infos},
-    }
+    return document("check", tvm_document(), ok=errors == 0, strict=strict, lock=checked.lock_path,
+                    required={"codegens": kinds, "hooks": hook_kinds}, controls=controls_doc(checked.controls),
+                    distributions=[{"name": n, "version": v} for n, v in dists],
+                    kinds={"codegens": sorted({r.kind for r in checked.codegens}),
+                           "hooks": sorted({r.kind for r in checked.hooks})}, problems=problems,
+                    summary={"errors": errors, "warnings": len(problems) - errors - infos, "info": infos})
 
 
 def _other_warnings(captured: Sequence[str], problems: Sequence[Doc],
                     sources: Sequence[SourceInfo]) -> list[Doc]:
-    """``plugin-warning``: captured warnings (their text escaped, as warnings are) that no
-    other problem already reports."""
+    """``plugin-warning``: captured warnings (escaped, as warnings are) that no other problem reports."""
     reported = {shown(p["message"]) for p in problems}
     bad = tuple(shown(f"plugin {s.origin.describe()} ") for s in sources
                 if s.state in ("broken", "incompatible"))

@@ -1,10 +1,6 @@
-"""The command line's commands: ``list``, ``check``, ``lock`` and ``explain``, each a
-``cmd_*`` function that takes the parsed arguments and returns the exit status.
-
-The commands only format what :mod:`tilelang_hostcg.cli.report`, :mod:`~tilelang_hostcg.cli.checks`
-and :mod:`~tilelang_hostcg.cli.explain` return; those modules (and TVM) are imported when a
-command runs, so that importing the command line stays cheap.
-"""
+"""The commands ``list``, ``check``, ``lock`` and ``explain``: each ``cmd_*`` takes the parsed
+arguments, formats what :mod:`.report`, :mod:`.checks` or :mod:`.explain` returns (imported
+when the command runs) and returns the exit status."""
 
 from __future__ import annotations
 
@@ -48,9 +44,8 @@ def cmd_list(args: argparse.Namespace) -> int:
         write_json(doc)
         return 0
     out(f"TVM in use: {doc['tvm']['describe']}")
-    for title, key, noun in (("Host codegens", "codegens", "codegen"),
-                             ("Host codegen hooks", "hooks", "hook")):
-        group = CODEGEN_GROUP if key == "codegens" else HOOK_GROUP
+    for title, key, noun, group in (("Host codegens", "codegens", "codegen", CODEGEN_GROUP),
+                                    ("Host codegen hooks", "hooks", "hook", HOOK_GROUP)):
         out(f"{title} (entry-point group {group}):")
         if not doc[key]:
             out("  (none)")
@@ -138,8 +133,7 @@ def cmd_lock(args: argparse.Namespace) -> int:
 
 
 def _is_stdout(path: str) -> bool:
-    """Whether ``path`` names this process's standard output (``/dev/stdout``,
-    ``/dev/fd/1``, ``/proc/self/fd/1``): written to as stdout, as shells do."""
+    """Whether ``path`` is our stdout (``/dev/stdout``, ``/dev/fd/1``, ``/proc/self/fd/1``), written as shells do."""
     return os.path.normpath(path) in ("/dev/stdout", "/dev/fd/1", "/proc/self/fd/1")
 
 

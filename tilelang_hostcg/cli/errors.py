@@ -1,8 +1,5 @@
-"""The command line's name and its errors: :class:`CliError` (one line on stderr, with
-its exit status) and :class:`UsageError` (bad arguments or input, exit status 2).
-
-:mod:`tilelang_hostcg.cli` re-exports both; the commands raise them.
-"""
+"""The command line's name and errors: :class:`CliError` (one line on stderr, with its exit
+status) and :class:`UsageError` (bad arguments or input, exit 2)."""
 
 from __future__ import annotations
 

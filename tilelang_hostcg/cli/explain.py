@@ -1,8 +1,5 @@
-"""The ``explain`` document: the resolution record of one target, formatted.
-
-Every verdict, tier and choice comes from :meth:`Registry.resolution` (and
-:meth:`Registry.hook_candidates` for hooks); this module only words them.
-"""
+"""The ``explain`` document: the resolution record of one target (:meth:`Registry.resolution`,
+:meth:`Registry.hook_candidates`), worded."""
 
 from __future__ import annotations
 
@@ -10,24 +7,14 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .. import __version__
+from .._failures import cannot_build_text
 from .._inputs import DeviceAsHostError
 from .._names import CODEGEN_GROUP, HOOK_GROUP
 from .._resolution import Candidate, Resolution
 from .._targets import canonical_kind, host_of, is_host_target, parse_target
 from .._tvm import tvm_document
 from ..discovery import ENV_PREFER, Controls
-from .report import (
-    SCHEMA,
-    Doc,
-    Session,
-    cannot_build_text,
-    capture,
-    describe_state,
-    error_doc,
-    registration_doc,
-    source_doc,
-)
+from .report import Doc, Session, capture, describe_state, document, error_doc, registration_doc, source_doc
 
 if TYPE_CHECKING:
     from tvm.target import Target
@@ -47,14 +34,10 @@ def _target_json(target: Target) -> Any:
 
 
 def explain_document(target: str, host: str | None = None) -> Doc:
-    """Why ``target`` resolves to the codegen it does, and which hooks apply in order.
-
-    ``target``/``host`` are kind names or TVM's JSON form. Raises
-    :class:`~tilelang_hostcg.TargetParseError` when TVM cannot parse them and
-    :class:`~tilelang_hostcg.DeviceAsHostError` when the host target is a device target.
-    The document's ``codegen`` is ``null`` and ``error`` says why whenever nothing
-    resolves; ``controls`` lists every ``TILELANG_HOSTCG_*`` item that touched the answer.
-    """
+    """Why ``target`` (a kind name or JSON form, as ``host``) resolves as it does, and which hooks
+    apply in order. Raises :class:`~tilelang_hostcg.TargetParseError` for what TVM cannot parse
+    and :class:`~tilelang_hostcg.DeviceAsHostError` for a device host. Nothing resolving,
+    ``codegen`` is ``null`` and ``error`` says why."""
     parsed = parse_target(target, host=host)
     device = not is_host_target(parsed)
     target_host = host_of(parsed)
@@ -72,32 +55,19 @@ def explain_document(target: str, host: str | None = None) -> Doc:
         resolution = registry.resolution(target_host)
         controls = registry.controls
         hooks = _hook_docs(registry, parsed) if device else []
-    kind = resolution.kind
     candidates = _codegen_docs(resolution, registry.sources())
     selected = next((c for c in candidates if c["selected"]), None)
     error = error_doc(resolution.error)
     if resolution.error is not None and resolution.error.__cause__ is not None and error:
         error["cause"] = error_doc(resolution.error.__cause__)
-    return {
-        "schema": SCHEMA,
-        "command": "explain",
-        "version": __version__,
-        "tvm": tvm_document(),
-        "target": _target_json(parsed),
-        "device": device,
-        "host": _target_json(target_host),
-        "host_kind": kind,
-        "host_from": ("target" if not device else
-                      "target.host" if parsed.host is not None else "tvm-default"),
-        "prefer": resolution.preferred,
-        "codegen": selected,
-        "error": error,
-        "candidates": candidates,
-        "hook_kind": canonical_kind(parsed.kind.name) if device else None,
-        "hooks": hooks,
-        "controls": _applied_controls(controls, resolution, [*candidates, *hooks]),
-        "warnings": captured,
-    }
+    return document("explain", tvm_document(), target=_target_json(parsed), device=device,
+                    host=_target_json(target_host), host_kind=resolution.kind,
+                    host_from=("target" if not device else
+                               "target.host" if parsed.host is not None else "tvm-default"),
+                    prefer=resolution.preferred, codegen=selected, error=error, candidates=candidates,
+                    hook_kind=canonical_kind(parsed.kind.name) if device else None, hooks=hooks,
+                    controls=_applied_controls(controls, resolution, [*candidates, *hooks]),
+                    warnings=captured)
 
 
 def verdict_text(candidate: Candidate) -> str:
@@ -180,8 +150,7 @@ def _codegen_docs(resolution: Resolution, sources: Sequence[SourceInfo]) -> list
 
 
 def _source_docs(kind: str, group: str, sources: Sequence[SourceInfo], verb: str) -> list[Doc]:
-    """Entries for the kind's sources that did not load (broken, disabled, incompatible),
-    shaped as the candidates are, with ``name: null``."""
+    """The kind's sources that did not load, shaped as the candidates are (``name: null``)."""
     out = []
     for info in sources:
         if (info.group != group or canonical_kind(info.kind) != kind

@@ -1,11 +1,7 @@
-"""Lock files: the installed plugin set as a document, its file format, reading and
-validating it, writing it, and the drift between a lock and what is installed.
-
-Everything here is a pure function over documents except :func:`read_lock` and
-:func:`write_lock`, the two places that touch the file system. A lock is written the
-way a shell redirect writes it (opened, truncated, written: never renamed over
-anything) and read as untrusted bytes; a FIFO with nobody at the other end fails or
-reads empty, never hangs.
+"""Lock files: the document's file format, reading and validating it, writing it, and the
+drift between a lock and what is installed. Only :func:`read_lock` and :func:`write_lock`
+touch the file system: a lock is written as a shell redirect writes it (never renamed over
+anything), and a FIFO with nobody at the other end fails or reads empty, never hangs.
 """
 
 from __future__ import annotations
@@ -26,6 +22,7 @@ LOCK_SCHEMA = 1
 """Version of the lock-file format written by ``lock``."""
 
 Doc = dict[str, Any]
+Drift = tuple[str, str, str | None, str | None, str | None]  # code, message, kind, distribution, version
 
 # Each list of a lock document, and the type of each field of its records.
 LOCK_FIELDS: dict[str, dict[str, type]] = {
@@ -38,22 +35,11 @@ LOCK_FIELDS: dict[str, dict[str, type]] = {
 
 def format_lock(doc: Mapping[str, Any]) -> str:
     """Serialize a lock document for review: sorted, one record per line, ASCII only."""
-    lines = ["{", f'  "schema": {json.dumps(doc["schema"])},',
-             f'  "command": {json.dumps(doc.get("command", "lock"))},']
-    keys = list(LOCK_FIELDS)
-    for n, key in enumerate(keys):
-        items = doc.get(key, [])
-        tail = "," if n < len(keys) - 1 else ""
-        if not items:
-            lines.append(f'  "{key}": []{tail}')
-            continue
-        lines.append(f'  "{key}": [')
-        for i, item in enumerate(items):
-            comma = "," if i < len(items) - 1 else ""
-            lines.append(f"    {json.dumps(item, sort_keys=True)}{comma}")
-        lines.append(f"  ]{tail}")
-    lines.append("}")
-    return "\n".join(lines) + "\n"
+    parts = [f'  "schema": {json.dumps(doc["schema"])}', f'  "command": {json.dumps(doc.get("command", "lock"))}']
+    for key in LOCK_FIELDS:
+        items = ",\n".join(f"    {json.dumps(item, sort_keys=True)}" for item in doc.get(key, []))
+        parts.append(f'  "{key}": [\n{items}\n  ]' if items else f'  "{key}": []')
+    return "{\n" + ",\n".join(parts) + "\n}\n"
 
 
 def _open(path: str, flags: int) -> int:
@@ -83,11 +69,8 @@ def write_lock(path: str, text: str) -> bool:
 def read_lock(path: str | Path) -> Doc:
     """Read and validate a lock file written by ``lock``; raises :class:`LockFileError`.
 
-    The file must be UTF-8 JSON: an object with ``"schema": 1``, an optional
-    ``"command": "lock"``, and the lists ``distributions``, ``entry_points``,
-    ``codegens`` and ``hooks`` (each optional, default empty) of objects whose fields
-    have the types of :data:`LOCK_FIELDS` (``priority`` an integer, the others
-    strings). Other keys are ignored.
+    UTF-8 JSON: an object with ``"schema": 1``, an optional ``"command": "lock"`` and the
+    optional lists of :data:`LOCK_FIELDS`, their fields of those types; other keys ignored.
     """
     where = str(path)
     advice = f"regenerate it with `tilelang-hostcg lock -o {where}`"
@@ -146,10 +129,8 @@ def _bad_field(item: Any, fields: Mapping[str, type]) -> str | None:
         if name not in item:
             return f"has no {name!r}"
         value = item[name]
-        if kind is int and (type(value) is not int):
-            return f"has {name!r} = {_short(value)}, not an integer"
-        if kind is str and not isinstance(value, str):
-            return f"has {name!r} = {_short(value)}, not a string"
+        if type(value) is not int if kind is int else not isinstance(value, str):
+            return f"has {name!r} = {_short(value)}, not {'an integer' if kind is int else 'a string'}"
     return None
 
 
@@ -165,11 +146,10 @@ def _lock_item(key: str, item: Mapping[str, Any]) -> str:
 
 
 def lock_drift(locked: Mapping[str, Any], current: Mapping[str, Any], path: str,
-               ) -> list[tuple[str, str, str | None, str | None, str | None]]:
-    """Differences between a lock document and the installed set, as
-    ``(code, message, kind, distribution, version)`` with code ``lock-added``,
-    ``lock-removed`` or ``lock-changed``."""
-    found: list[tuple[str, str, str | None, str | None, str | None]] = []
+               ) -> list[Drift]:
+    """Differences between a lock document and the installed set (``lock-added``,
+    ``lock-removed``, ``lock-changed``)."""
+    found: list[Drift] = []
     fix = f"if the change is intended, update the lock with `tilelang-hostcg lock -o {path}`"
     old = {normalize_name(str(d["name"])): str(d["version"]) for d in locked["distributions"]}
     new = {d["name"]: d["version"] for d in current["distributions"]}
@@ -200,8 +180,8 @@ def _keyed(key: str, items: Iterable[Mapping[str, Any]]) -> dict[tuple[str, ...]
 def _record_drift(key: str, noun: str, locked: Iterable[Mapping[str, Any]],
                   current: Iterable[Mapping[str, Any]], old: Mapping[str, str],
                   new: Mapping[str, str], path: str, fix: str,
-                  ) -> list[tuple[str, str, str | None, str | None, str | None]]:
-    found: list[tuple[str, str, str | None, str | None, str | None]] = []
+                  ) -> list[Drift]:
+    found: list[Drift] = []
     before, after = _keyed(key, locked), _keyed(key, current)
     for ident_key in sorted(after.keys() - before.keys()):
         item = after[ident_key]

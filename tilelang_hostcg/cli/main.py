@@ -1,10 +1,7 @@
-"""The ``tilelang-hostcg`` command line (also ``python -m tilelang_hostcg``): :func:`main`,
-the argument parser, dispatch to the commands (:mod:`.commands`) and the error documents.
-
-Exit status (``docs/cli.md``): 0 ok; 1 ``check`` found a problem or ``explain`` nothing that
-resolves; 2 a usage error or no usable TVM -- one line on stderr, never a traceback, and
-with ``--json`` also one JSON document on stdout (``"ok": false``, ``"error"``).
-"""
+"""The ``tilelang-hostcg`` command line: :func:`main`, the parser, dispatch and the error
+documents. Exit status (``docs/cli.md``): 0 ok; 1 ``check`` found a problem or ``explain``
+nothing that resolves; 2 a usage error or no usable TVM (one line on stderr, and with
+``--json`` one JSON document on stdout)."""
 
 from __future__ import annotations
 
@@ -15,12 +12,7 @@ import sys
 from typing import TYPE_CHECKING, NoReturn
 
 from .._names import CORE_DISTRIBUTION
-from .commands import (
-    cmd_check,
-    cmd_explain,
-    cmd_list,
-    cmd_lock,
-)
+from .commands import cmd_check, cmd_explain, cmd_list, cmd_lock
 from .errors import PROG, CliError, UsageError
 from .output import err, shown, write_json
 

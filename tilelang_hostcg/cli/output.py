@@ -1,10 +1,6 @@
-"""What the command line writes to the terminal: text safe for any terminal, one JSON
-document, the wording of list entries, warnings and notes on stderr, and the work whose
-own printing must not reach stdout (:func:`held_output`).
-
-Every line of text goes through :func:`~tilelang_hostcg._text.shown`: text from plugins,
-metadata and the environment is shown, never interpreted. JSON keeps the exact text.
-"""
+"""What the command line writes: one JSON document, or lines made safe by
+:func:`~tilelang_hostcg._text.shown`; warnings and notes on stderr; and :func:`held_output`,
+which keeps what loading prints off stdout."""
 
 from __future__ import annotations
 
@@ -21,9 +17,8 @@ from .._text import shown
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
 
-__all__ = ["Doc", "describe_distribution", "describe_flags", "err",
-           "held_output", "note_tilelang", "out", "quietly", "shown", "warn_all", "write_json",
-           "write_traceback"]
+__all__ = ["Doc", "describe_distribution", "describe_flags", "err", "held_output", "note_tilelang", "out", "quietly",
+           "shown", "warn_all", "write_json", "write_traceback"]
 
 _T = TypeVar("_T")
 Doc = dict[str, Any]
@@ -80,10 +75,9 @@ def _flush() -> None:
 
 @contextlib.contextmanager
 def held_output() -> Iterator[None]:
-    """Hold what TVM and plugins write while the command loads them -- to ``sys.stdout``,
-    ``sys.__stdout__``, file descriptor 1 or 2 -- and write it on stderr afterwards, so that
-    stdout carries only the command's document. TVM's guess of a CUDA architecture is left
-    out."""
+    """Hold what TVM and plugins write meanwhile (to ``sys.stdout``, ``sys.__stdout__``,
+    descriptors 1 and 2) and write it on stderr afterwards, so stdout carries only the
+    command's document; TVM's guess of a CUDA architecture is left out."""
     _flush()
     saved: list[tuple[int, int]] = []
     with tempfile.TemporaryFile() as held:

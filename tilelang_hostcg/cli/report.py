@@ -1,29 +1,25 @@
-"""The data behind the command line: the documents of list and lock, and the records
-that explain (:mod:`.explain`) and check (:mod:`.checks`) share.
-
-Each document is one JSON-ready ``dict`` (``"schema": 1``, ``docs/cli.md``) built from a
-fresh, discovering :class:`~tilelang_hostcg.Registry`. Plugin problems never raise: they
-are entries of the documents. Plain :func:`list_document` imports neither a plugin nor TVM.
-"""
+"""The data behind the command line: the list and lock documents, and the records explain and
+check share. Each document is a JSON-ready ``dict`` (``docs/cli.md``) from a fresh,
+discovering registry; plugin problems are entries, never raised. Plain ``list`` imports
+neither a plugin nor TVM."""
 
 from __future__ import annotations
 
 import sys
-import warnings
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
+from collections.abc import Mapping, Sequence
+from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
-from .._debugging import failure_site, plugin_traceback
-from .._errors import PluginWarning
+from .._debugging import capture, failure_site, plugin_traceback
+from .._failures import cannot_build_text
 from .._global_func import required_global_func
 from .._names import CODEGEN_GROUP, CORE_DISTRIBUTION, HOOK_GROUP
 from .._registry import Registry
 from .._resolution import missing_build
 from .._sources import SourceInfo, module_of, text_of
 from .._targets import canonical_kind
-from .._tvm import TVMNotFoundError, describe_tvm, import_tvm, tvm_document
+from .._tvm import TVMNotFoundError, import_tvm, tvm_document
 from ..discovery import (
     CORE_ENTRY_POINTS,
     Controls,
@@ -39,28 +35,19 @@ from .lockfile import LOCK_SCHEMA, format_lock
 if TYPE_CHECKING:
     from .._table import Registration
 
-__all__ = [
-    "LOCK_SCHEMA",
-    "SCHEMA",
-    "Session",
-    "capture",
-    "controls_doc",
-    "describe_state",
-    "duplicate_text",
-    "error_doc",
-    "format_lock",
-    "is_core",
-    "list_document",
-    "lock_document",
-    "lock_from",
-    "registration_doc",
-    "source_doc",
-]
+__all__ = ["LOCK_SCHEMA", "SCHEMA", "Session", "capture", "controls_doc", "describe_state", "document",
+           "duplicate_text", "error_doc", "format_lock", "is_core", "list_document", "lock_document", "lock_from",
+           "registration_doc", "source_doc"]
 
 SCHEMA = 1
 """Version of the JSON documents printed by ``--json``."""
 
 Doc = dict[str, Any]
+
+
+def document(command: str, tvm: Doc, **fields: Any) -> Doc:
+    """A ``--json`` document of ``command``: the schema, our version, the TVM in use, ``fields``."""
+    return {"schema": SCHEMA, "command": command, "version": __version__, "tvm": tvm, **fields}
 
 CORE_KINDS = frozenset(name for group, name, _ in CORE_ENTRY_POINTS if group == CODEGEN_GROUP)
 
@@ -84,22 +71,6 @@ class Session:
     def _plan(self, controls: Controls) -> Sequence[PlannedSource]:
         self.index = discover(controls)
         return plan_sources(self.index.entry_points, controls, __version__)
-
-
-@contextmanager
-def capture(into: list[str]) -> Iterator[None]:
-    """Collect plugin warnings as text (deduplicated) instead of printing them; other
-    warnings keep the filters in force and are shown afterwards."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", PluginWarning)
-        yield
-    for item in caught:
-        if issubclass(item.category, PluginWarning):
-            text = str(item.message)
-            if text not in into:
-                into.append(text)
-        else:
-            warnings.showwarning(item.message, item.category, item.filename, item.lineno)
 
 
 def error_doc(exc: BaseException | None) -> Doc | None:
@@ -139,23 +110,13 @@ def source_doc(info: SourceInfo) -> Doc:
     if error is not None:  # where the plugin failed, for its author
         site = failure_site(info.error, module_of(info.value))
         error.update(file=site[0] if site else None, line=site[1] if site else None)
-    return {
-        "group": info.group,
-        "kind": canonical_kind(info.kind),
-        "name": info.kind,
-        "value": info.value,
-        "entry_point": info.origin.entry_point,
-        "distribution": dist,
-        "version": info.origin.version,
-        "location": info.location or None,
-        "core": is_core(dist),
-        "extends_core": (info.group == CODEGEN_GROUP and not is_core(dist)
-                         and canonical_kind(info.kind) in CORE_KINDS),
-        "state": info.state,
-        "reason": info.reason,
-        "error": error,
-        "traceback": plugin_traceback(info.error) or None,
-    }
+    return {"group": info.group, "kind": canonical_kind(info.kind), "name": info.kind, "value": info.value,
+            "entry_point": info.origin.entry_point, "distribution": dist, "version": info.origin.version,
+            "location": info.location or None, "core": is_core(dist),
+            "extends_core": (info.group == CODEGEN_GROUP and not is_core(dist)
+                             and canonical_kind(info.kind) in CORE_KINDS),
+            "state": info.state, "reason": info.reason, "error": error,
+            "traceback": plugin_traceback(info.error) or None}
 
 
 def cannot_build(reg: Registration) -> str | None:
@@ -167,27 +128,14 @@ def cannot_build(reg: Registration) -> str | None:
         return None
 
 
-def cannot_build_text(function: str) -> str:
-    """Why a codegen cannot build: one wording for ``list``, ``check`` and ``explain``."""
-    return f"cannot build with {describe_tvm()}: it needs TVM global function {function!r}"
-
-
 def registration_doc(reg: Registration, group: str) -> Doc:
     """The document of one registered codegen or hook."""
     dist = reg.origin.distribution
     foreign_core = group == CODEGEN_GROUP and reg.kind in CORE_KINDS and not is_core(dist)
-    doc = {
-        "kind": reg.kind,
-        "name": reg.name,
-        "priority": reg.priority,
-        "distribution": dist,
-        "version": reg.origin.version,
-        "entry_point": reg.origin.entry_point,
-        "core": is_core(dist),
-        "extends_core": foreign_core,
-        "replaces_core": foreign_core and reg.name == reg.kind,  # the core's names are its kinds
-        "default": reg.default,
-    }
+    doc = {"kind": reg.kind, "name": reg.name, "priority": reg.priority, "distribution": dist,
+           "version": reg.origin.version, "entry_point": reg.origin.entry_point, "core": is_core(dist),
+           "extends_core": foreign_core, "default": reg.default,
+           "replaces_core": foreign_core and reg.name == reg.kind}  # the core's names are its kinds
     if group == CODEGEN_GROUP:
         doc["build_function"] = required_global_func(getattr(reg.obj, "build", None))
         missing = cannot_build(reg)
@@ -202,33 +150,26 @@ def _kinds(registry: Registry, group: str, sources: Sequence[SourceInfo],
     for info in sources:
         if info.group == group:
             by_kind.setdefault(canonical_kind(info.kind), []).append(source_doc(info))
-    regs = registry.registrations(group) if loaded else []
     regs_by_kind: dict[str, list[Registration]] = {}  # one pass: linear in registrations
-    for reg in regs:
+    for reg in registry.registrations(group) if loaded else []:
         by_kind.setdefault(reg.kind, [])
         regs_by_kind.setdefault(reg.kind, []).append(reg)
     out = []
     for kind in sorted(by_kind):
         entries = by_kind[kind]
-        out.append({
-            "kind": kind,
-            "entry_points": entries,
-            "extends_core": any(e["extends_core"] for e in entries),
-            "registrations": ([registration_doc(r, group) for r in regs_by_kind.get(kind, ())]
-                              if loaded else None),
-        })
+        out.append({"kind": kind, "entry_points": entries,
+                    "extends_core": any(e["extends_core"] for e in entries),
+                    "registrations": ([registration_doc(r, group) for r in regs_by_kind.get(kind, ())]
+                                      if loaded else None)})
     return out
 
 
 def controls_doc(controls: Controls) -> Doc:
     """The document of the controls in force."""
-    return {
-        "autoload": controls.autoload,
-        "disable": sorted(controls.disable),
-        "only": None if controls.only is None else sorted(controls.only),
-        "prefer": dict(sorted(controls.prefer.items())),
-        "problems": [{"variable": p.variable, "message": p.message} for p in controls.problems],
-    }
+    return {"autoload": controls.autoload, "disable": sorted(controls.disable),
+            "only": None if controls.only is None else sorted(controls.only),
+            "prefer": dict(sorted(controls.prefer.items())),
+            "problems": [{"variable": p.variable, "message": p.message} for p in controls.problems]}
 
 
 # ---------------------------------------------------------------------- list
@@ -246,19 +187,11 @@ def list_document(*, load: bool = False) -> Doc:
             registry.load_all()
         sources = registry.sources()
         controls = registry.controls
-    return {
-        "schema": SCHEMA,
-        "command": "list",
-        "version": __version__,
-        "tvm": tvm_document(import_it=load),
-        "loaded": load,
-        "controls": controls_doc(controls),
-        "codegens": _kinds(registry, CODEGEN_GROUP, sources, load),
-        "hooks": _kinds(registry, HOOK_GROUP, sources, load),
-        "duplicates": [{"distribution": name, "locations": list(locations)}
-                       for name, locations in session.index.duplicates],
-        "warnings": captured,
-    }
+    return document("list", tvm_document(import_it=load), loaded=load, controls=controls_doc(controls),
+                    codegens=_kinds(registry, CODEGEN_GROUP, sources, load),
+                    hooks=_kinds(registry, HOOK_GROUP, sources, load), warnings=captured,
+                    duplicates=[{"distribution": name, "locations": list(locations)}
+                                for name, locations in session.index.duplicates])
 
 
 # ---------------------------------------------------------------------- lock
@@ -280,14 +213,10 @@ def lock_from(registry: Registry, sources: Sequence[SourceInfo]) -> Doc:
                        for r in registry.registrations(group)
                        if r.origin.distribution is not None), key=_lock_key)
 
-    return {
-        "schema": LOCK_SCHEMA,
-        "command": "lock",
-        "distributions": [{"name": n, "version": v} for n, v in sorted(dists.items())],
-        "entry_points": sorted(entry_points, key=_lock_key),
-        "codegens": regs(CODEGEN_GROUP),
-        "hooks": regs(HOOK_GROUP),
-    }
+    return {"schema": LOCK_SCHEMA, "command": "lock",
+            "distributions": [{"name": n, "version": v} for n, v in sorted(dists.items())],
+            "entry_points": sorted(entry_points, key=_lock_key), "codegens": regs(CODEGEN_GROUP),
+            "hooks": regs(HOOK_GROUP)}
 
 
 def _lock_key(item: Mapping[str, Any]) -> tuple[str, ...]:

@@ -1,11 +1,8 @@
 """Discovery: installed metadata and the ``TILELANG_HOSTCG_*`` controls -> planned sources.
 
-It imports nothing of the registry. :mod:`.records` holds the records, :mod:`.controls`
-the controls, :mod:`.requirements` the requirement verdicts, :mod:`.scan` the one
-metadata scan (through ``importlib.metadata``) and :mod:`.planning` what the registry
-loads; the names below are discovery's interface for the rest of the package. There is
-no persistent cache: every discovery is one scan.
-"""
+It imports nothing of the registry; the names below are its interface. :mod:`.records`,
+:mod:`.controls`, :mod:`.requirements`, :mod:`.scan` (the one ``importlib.metadata`` scan)
+and :mod:`.planning` hold the rest. Every discovery is one scan: there is no cache."""
 
 from __future__ import annotations
 
@@ -21,22 +18,9 @@ from .records import (
     normalize_name,
 )
 
-__all__ = [
-    "CORE_DISTRIBUTION",
-    "CORE_ENTRY_POINTS",
-    "ENV_PREFER",
-    "AdvertisedEntryPoint",
-    "ControlProblem",
-    "Controls",
-    "DiscoveryIndex",
-    "PlannedSource",
-    "core_entry_points",
-    "declaration_problems",
-    "discover",
-    "normalize_name",
-    "plan_sources",
-    "planned_sources",
-]
+__all__ = ["CORE_DISTRIBUTION", "CORE_ENTRY_POINTS", "ENV_PREFER", "AdvertisedEntryPoint", "ControlProblem",
+           "Controls", "DiscoveryIndex", "PlannedSource", "core_entry_points", "declaration_problems", "discover",
+           "normalize_name", "plan_sources", "planned_sources"]
 
 
 def discover(controls: Controls) -> DiscoveryIndex:

@@ -1,11 +1,8 @@
 """The ``TILELANG_HOSTCG_*`` environment controls: reading, judging and warning.
 
-Every value is untrusted. A control that cannot take effect (malformed, naming
-nothing installed, an unknown or removed variable) becomes a :class:`ControlProblem`:
-warned once per process at first use, listed by ``check`` (and failing ``--strict``).
-Variables whose names start with :data:`RESERVED_PREFIX` belong to the project's own
-test machinery and are never judged.
-"""
+Every value is untrusted. A control that cannot take effect (malformed, naming nothing
+installed, unknown or removed) is a :class:`ControlProblem`: warned once per process and
+listed by ``check``. Names under :data:`RESERVED_PREFIX` are never judged."""
 
 from __future__ import annotations
 
@@ -25,23 +22,9 @@ if TYPE_CHECKING:
 
     from .records import AdvertisedEntryPoint
 
-__all__ = [
-    "ENV_AUTOLOAD_OFF",
-    "ENV_AUTO_INSTALL",
-    "ENV_CACHE",
-    "ENV_DISABLE",
-    "ENV_ONLY",
-    "ENV_PREFER",
-    "KNOWN_VARIABLES",
-    "RESERVED_PREFIX",
-    "REMOVED_VARIABLES",
-    "ControlProblem",
-    "Controls",
-    "auto_install_problem",
-    "is_utf8_text",
-    "show_text",
-    "warn_control_problems",
-]
+__all__ = ["ENV_AUTOLOAD_OFF", "ENV_AUTO_INSTALL", "ENV_CACHE", "ENV_DISABLE", "ENV_ONLY", "ENV_PREFER",
+           "KNOWN_VARIABLES", "RESERVED_PREFIX", "REMOVED_VARIABLES", "ControlProblem", "Controls",
+           "auto_install_problem", "is_utf8_text", "show_text", "warn_control_problems"]
 
 PREFIX = "TILELANG_HOSTCG_"
 ENV_AUTOLOAD_OFF = "TILELANG_HOSTCG_DISABLE_PLUGIN_AUTOLOAD"
@@ -65,9 +48,7 @@ _FALSE = frozenset({"", "0", "false", "no", "off"})
 
 @dataclass(frozen=True, slots=True)
 class ControlProblem:
-    """A ``TILELANG_HOSTCG_*`` item that cannot do what it says: malformed, removed, or
-    naming a distribution, kind or codegen that does not exist. ``message`` says what
-    to do."""
+    """A ``TILELANG_HOSTCG_*`` item that cannot do what it says; ``message`` says what to do."""
 
     variable: str
     item: str
@@ -75,8 +56,8 @@ class ControlProblem:
 
 
 def show_text(text: str, limit: int = 60) -> str:
-    """``text`` as a printable, quoted, bounded string: undecodable bytes (surrogate
-    escapes) as ``\\xNN``, other non-ASCII as escapes, at most ``limit`` characters."""
+    """``text`` quoted, printable and at most ``limit`` characters: undecodable bytes as ``\\xNN``,
+    other non-ASCII as escapes."""
     shown = text if len(text) <= limit else text[:limit]
     raw = shown.encode("utf-8", "surrogateescape").decode("ascii", "backslashreplace")
     raw = "".join(ch if ch.isprintable() else f"\\x{ord(ch):02x}" for ch in raw)
@@ -85,8 +66,8 @@ def show_text(text: str, limit: int = 60) -> str:
 
 def _not_understood(variable: str, value: str | None, effect: str, fix: str,
                     ) -> ControlProblem | None:
-    """The one rule of the on/off variables: a value outside ``_TRUE`` and ``_FALSE``
-    (any case, spaces around) is a problem, and leaves the default in force."""
+    """The rule of the on/off variables: a value outside ``_TRUE`` and ``_FALSE`` (any case,
+    spaces around) is a problem, and leaves the default in force."""
     if value is None or value.strip().lower() in _TRUE | _FALSE:
         return None
     return ControlProblem(variable, value, f"{variable}={show_text(value)} is not understood; "
@@ -123,8 +104,7 @@ def nearest(word: str, candidates: Iterable[str]) -> str:
 
 
 def warn_control_problems(problems: Iterable[ControlProblem]) -> None:
-    """Warn (a :class:`PluginWarning`) about each problem, once per process, pointing at
-    the first caller outside this package (the user's line)."""
+    """Warn once per process about each problem, at the user's line."""
     for problem in problems:
         warn_once(problem.message)
 
@@ -134,32 +114,21 @@ def _unknown_variables(env: Mapping[str, str], problems: list[ControlProblem]) -
         if (not variable.startswith(PREFIX) or variable in KNOWN_VARIABLES
                 or variable.startswith(RESERVED_PREFIX)):
             continue
-        if variable in REMOVED_VARIABLES:
-            problems.append(ControlProblem(variable, env[variable][:40],
-                                           f"{variable} is {REMOVED_VARIABLES[variable]}"))
-            continue
-        problems.append(ControlProblem(
-            variable, env[variable][:40],
-            f"{show_text(variable)} is not a tilelang-hostcg control and has no effect"
-            f"{nearest(variable, KNOWN_VARIABLES)}; the controls are "
-            f"{', '.join(KNOWN_VARIABLES)}. Rename or unset it"))
+        message = (f"{variable} is {REMOVED_VARIABLES[variable]}" if variable in REMOVED_VARIABLES
+                   else f"{show_text(variable)} is not a tilelang-hostcg control and has no effect"
+                        f"{nearest(variable, KNOWN_VARIABLES)}; the controls are "
+                        f"{', '.join(KNOWN_VARIABLES)}. Rename or unset it")
+        problems.append(ControlProblem(variable, env[variable][:40], message))
 
 
 @dataclass(frozen=True, slots=True)
 class Controls:
     """The plugin controls, normally read from the environment.
 
-    ``disable`` holds normalized distribution names or ``distribution:kind`` (the core's
-    own entry points too: ``tilelang-hostcg:llvm``); ``only`` is ``None`` (no
-    allowlist) or normalized names; ``prefer`` maps a kind to the codegen name that
-    wins whenever it matches. ``problems`` lists what :meth:`from_environ` could not
-    use (malformed items, unknown or removed variables); it takes no part in equality.
-
-    Names that do not exist are judged against the installed entry points by
-    :meth:`unknown_names` (distributions and kinds, at discovery) and
-    :meth:`unknown_preference` (a preferred codegen, once the kind's plugins are
-    loaded: at the kind's first resolution, and by ``check`` after loading all).
-    """
+    ``disable`` holds normalized distribution names or ``distribution:kind`` (the core's too:
+    ``tilelang-hostcg:llvm``); ``only`` is ``None`` (no allowlist) or normalized names;
+    ``prefer`` maps a kind to the codegen name that wins whenever it matches; ``problems``
+    (not compared) lists what :meth:`from_environ` could not use."""
 
     autoload: bool = True
     disable: frozenset[str] = frozenset()
@@ -169,16 +138,9 @@ class Controls:
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None) -> Controls:
-        """Read the ``TILELANG_HOSTCG_*`` variables.
-
-        Values are untrusted: an item that is not valid UTF-8, not a distribution
-        name, or malformed is dropped with a :class:`PluginWarning` naming the
-        variable (recorded in ``problems``). Items are separated by commas; ``DISABLE``
-        and ``ONLY`` also accept whitespace. An ``AUTO_INSTALL`` or
-        ``DISABLE_PLUGIN_AUTOLOAD`` value that is not understood, an unknown
-        ``TILELANG_HOSTCG_*`` variable (outside :data:`RESERVED_PREFIX`) and a removed one
-        are problems too.
-        """
+        """Read the ``TILELANG_HOSTCG_*`` variables (items separated by commas; ``DISABLE`` and
+        ``ONLY`` also by whitespace). An item that is not UTF-8 or malformed, an on/off value not
+        understood, and an unknown or removed variable are dropped as ``problems``, each warned."""
         env = os.environ if environ is None else environ
         value = env.get(ENV_AUTOLOAD_OFF)
         autoload = (value or "").strip().lower() not in _TRUE
@@ -206,11 +168,8 @@ class Controls:
                    problems=tuple(problems))
 
     def skip_control(self, distribution: str, kind: str) -> tuple[str, str] | None:
-        """The control that skips this entry point, as ``(variable, item)``, or ``None``.
-
-        The core's own entry points are skipped only by ``DISABLE`` naming the core
-        (``tilelang-hostcg`` or ``tilelang-hostcg:kind``), never by autoload or ``ONLY``.
-        """
+        """The control that skips this entry point, as ``(variable, item)``, or ``None``; the core's
+        own entry points are skipped only by ``DISABLE`` naming the core."""
         dist = normalize_name(distribution)
         if dist != CORE_DISTRIBUTION:
             if not self.autoload:
@@ -238,8 +197,8 @@ class Controls:
 
     def unknown_names(self, entry_points: Iterable[AdvertisedEntryPoint],
                       ) -> list[ControlProblem]:
-        """Items of ``DISABLE``, ``ONLY`` and ``PREFER`` naming a distribution or kind
-        that no installed entry point (the core's included) advertises."""
+        """Items of ``DISABLE``, ``ONLY`` and ``PREFER`` naming a distribution or kind no installed
+        entry point (the core's included) advertises."""
         if not (self.disable or self.only or self.prefer):
             return []
         entries = list(entry_points)

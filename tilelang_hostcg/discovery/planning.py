@@ -1,8 +1,5 @@
-"""Discovery's top layer: installed entry points and controls -> planned sources (pure).
-
-It plans what the registry loads (:func:`plan_sources`) and judges what plugin
-distributions declare (:func:`declaration_problems`).
-"""
+"""Discovery's top layer (pure): installed entry points and controls -> planned sources
+(:func:`plan_sources`), and the judgement of plugin declarations (:func:`declaration_problems`)."""
 
 from __future__ import annotations
 
@@ -23,14 +20,9 @@ __all__ = ["declaration_problems", "plan_sources"]
 def plan_sources(entry_points: Iterable[AdvertisedEntryPoint], controls: Controls,
                  core_version: str) -> list[PlannedSource]:
     """Turn installed entry points into planned sources (pure but for the warnings about
-    controls naming nothing installed).
-
-    The core's own entry points are always present (installed or not) and come first;
-    ``TILELANG_HOSTCG_DISABLE`` naming the core (``tilelang-hostcg`` or
-    ``tilelang-hostcg:kind``) disables them, nothing else does. Third-party ones follow
-    sorted by distribution, group, kind and value, so the load order never depends on
-    ``sys.path``.
-    """
+    controls naming nothing installed). The core's own entry points always come first (only
+    ``TILELANG_HOSTCG_DISABLE`` naming the core disables them); third-party ones follow sorted by
+    distribution, group, kind and value, so the load order never depends on ``sys.path``."""
     entry_points = tuple(entry_points)
     warn_control_problems(controls.unknown_names(entry_points))
     third_party = sorted(
@@ -49,10 +41,8 @@ def plan_sources(entry_points: Iterable[AdvertisedEntryPoint], controls: Control
 
 
 def declaration_problems(index: DiscoveryIndex) -> list[tuple[str, str]]:
-    """``(distribution, message)`` for each plugin declaration that cannot take effect
-    or is unsafe: entry points in a group that is a near miss of ours, and a plugin
-    distribution that declares no requirement on ``tilelang-hostcg`` (nothing then
-    keeps an upgrade of the core from breaking it)."""
+    """``(distribution, message)`` for each plugin declaration that cannot take effect or is
+    unsafe: entry points in a near miss of our groups, and no requirement on ``tilelang-hostcg``."""
     found = [(dist, message) for (dist, *_), message
              in zip(index.near_misses, index.near_miss_messages(), strict=True)]
     seen: set[str] = set()

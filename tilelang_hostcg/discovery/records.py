@@ -1,9 +1,5 @@
-"""Discovery's records: installed entry points, the scan's result and planned sources.
-
-The leaf of discovery: frozen, slotted dataclasses that every other layer passes
-around, the core's own entry points, names compared as ``packaging`` normalizes them,
-and the near-miss test of entry-point groups.
-"""
+"""Discovery's records (frozen, slotted dataclasses every layer passes around), the core's own
+entry points, names normalized as ``packaging`` does, and the near-miss test of groups."""
 
 from __future__ import annotations
 
@@ -12,15 +8,8 @@ from dataclasses import dataclass
 from .._names import CODEGEN_GROUP, CORE_DISTRIBUTION, GROUPS
 from .._types import PlanState
 
-__all__ = [
-    "CORE_ENTRY_POINTS",
-    "AdvertisedEntryPoint",
-    "DiscoveryIndex",
-    "PlannedSource",
-    "core_entry_points",
-    "near_miss_group",
-    "normalize_name",
-]
+__all__ = ["CORE_ENTRY_POINTS", "AdvertisedEntryPoint", "DiscoveryIndex", "PlannedSource", "core_entry_points",
+           "near_miss_group", "normalize_name"]
 
 # The core's own entry points; pyproject.toml advertises exactly these (a test checks).
 CORE_ENTRY_POINTS: tuple[tuple[str, str, str], ...] = (
@@ -38,12 +27,9 @@ def normalize_name(name: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class AdvertisedEntryPoint:
-    """One installed entry point of our groups, with its distribution's verdict.
-
-    ``requires`` holds the distribution's ``Requires-Dist`` lines on the core and the
-    TVM providers; ``incompatible`` says why they are not met by what is installed
-    (``None``: they are); ``location`` names the distribution's metadata folder.
-    """
+    """One installed entry point of our groups: ``requires`` holds its distribution's
+    ``Requires-Dist`` lines on the core and the TVM providers, ``incompatible`` why they are not
+    met (``None``: they are), ``location`` the distribution's metadata folder."""
 
     group: str
     name: str
@@ -64,18 +50,13 @@ class AdvertisedEntryPoint:
 class DiscoveryIndex:
     """What one scan of the environment found.
 
-    ``duplicates`` maps a distribution installed more than once on ``sys.path`` (one
-    that advertises our groups in at least one copy) to the locations of its copies,
-    the one used first. ``installed`` holds the versions of the core and the TVM
-    providers (``None``: not installed). ``problems`` holds one message per
-    distribution skipped because its metadata could not be used. ``near_misses``
-    holds ``(distribution, location, group, ours)`` for each group that looks like one
-    of ours but is not (``ours``: the group it was probably meant to be).
-    """
+    ``duplicates``: a distribution advertising our groups installed more than once, with the
+    locations of its copies, the used one first; ``problems``: one message per distribution
+    skipped for unusable metadata; ``near_misses``: ``(distribution, location, group, ours)``
+    for each group that looks like ``ours`` but is not."""
 
     entry_points: tuple[AdvertisedEntryPoint, ...] = ()
     duplicates: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    installed: tuple[tuple[str, str | None], ...] = ()
     problems: tuple[str, ...] = ()
     near_misses: tuple[tuple[str, str, str, str], ...] = ()
 
@@ -123,8 +104,7 @@ def near_miss_group(group: str) -> str | None:
 
 
 def _within_one_edit(a: str, b: str) -> bool:
-    """Whether ``a`` and ``b`` are equal or differ by one inserted, removed or replaced
-    character."""
+    """Whether ``a`` and ``b`` differ by at most one inserted, removed or replaced character."""
     if len(a) > len(b):
         a, b = b, a
     if len(b) - len(a) > 1:

@@ -1,21 +1,11 @@
-"""Requirement checks of plugin distributions: on ``tilelang-hostcg`` and on the TVM.
+"""Requirement checks of plugin distributions on ``tilelang-hostcg`` and on the TVM, with
+``packaging`` (markers for this interpreter, outside any extra; pre-releases accepted).
 
-Requirement lines are parsed with ``packaging.requirements.Requirement``, markers
-evaluated for this interpreter (outside any extra), pre-releases and dev builds
-accepted. A plugin may say which TVM it needs through either provider: ``apache-tvm``
-or ``tilelang`` (whose wheel bundles a TVM). The rule, for the requirements that apply:
-
-- a requirement on ``tilelang-hostcg`` must be met by the installed version;
-- the TVM requirements are alternatives: met when any one of them is met by the
-  installed version of the provider it names;
-- a TVM requirement naming a provider that is not installed is not "missing" when the
-  other provider is installed: that provider's TVM stands in for it;
-- a provider installed at a version outside the range, or no TVM provider at all,
-  makes the plugin incompatible (the message quotes the requirement and the version).
-
-Requirements inside extras (``apache-tvm; extra == "tvm"``) never count: that is how
-a plugin offers a TVM to install without pinning one.
-"""
+A requirement on ``tilelang-hostcg`` must be met. The TVM requirements (``apache-tvm``, or
+``tilelang``, which bundles a TVM) are alternatives: met when any one is met by its
+installed provider; one naming a provider that is not installed is not missing while the
+other is installed. A provider outside the range, or no provider, makes the plugin
+incompatible. Requirements inside extras never count."""
 
 from __future__ import annotations
 
@@ -54,11 +44,8 @@ def applicable(line: str) -> Requirement | None:
 
 def check_requirements(distribution: str, requires: Sequence[str],
                        installed: Mapping[str, str | None]) -> str | None:
-    """Why ``requires`` (Requires-Dist lines) are not met by ``installed``, or ``None``.
-
-    ``installed`` maps the core and the TVM providers to their installed versions
-    (``None`` or absent: not installed); the rule is in this module's docstring.
-    """
+    """Why ``requires`` (Requires-Dist lines) are not met by ``installed`` (the core's and the TVM
+    providers' versions; ``None`` or absent: not installed), or ``None``."""
     from packaging.requirements import InvalidRequirement
 
     tvm_reqs: list[tuple[str, Requirement]] = []

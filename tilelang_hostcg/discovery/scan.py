@@ -1,24 +1,17 @@
-"""The one scan of the installed distributions, through ``importlib.metadata``.
-
-:func:`scan_environment` sees what ``importlib.metadata.entry_points()`` sees, and
-does less: it iterates ``distributions()``, reads each ``entry_points.txt`` as text,
-parses only those that mention ``tilelang`` (our groups and their near misses), and
-reads ``Name``, ``Version`` and ``Requires-Dist`` only of the distributions that
-advertise our groups. Metadata that cannot be read or parsed skips that distribution
-alone, with one message naming it.
-"""
+"""The one scan of the installed distributions, through ``importlib.metadata``: it sees what
+``entry_points()`` sees and does less, parsing only the ``entry_points.txt`` that mention
+``tilelang`` and reading metadata only of distributions that advertise our groups. Metadata
+that cannot be used skips that distribution alone, with one message naming it."""
 
 from __future__ import annotations
 
 import json
 import os
-import sys
-import warnings
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
-from .._errors import PluginWarning, outside_level
+from .._errors import warn_plugin
 from .._names import CORE_DISTRIBUTION, GROUPS, TVM_PROVIDERS
 from .records import AdvertisedEntryPoint, DiscoveryIndex, near_miss_group, normalize_name
 from .requirements import check_requirements, relevant_requires
@@ -26,20 +19,15 @@ from .requirements import check_requirements, relevant_requires
 if TYPE_CHECKING:
     from importlib.metadata import Distribution, EntryPoint
 
-__all__ = ["installed_versions", "scan_environment", "warn_index"]
+__all__ = ["installed_versions", "scan_environment"]
 
 _FIX = "Reinstall it (pip install --force-reinstall NAME) or remove the folder"
 
 
-def scan_environment(core_version: str, path: Sequence[str] | None = None, *,
-                     warn: bool = True) -> DiscoveryIndex:
-    """Read our entry-point groups from every distribution on ``path`` (default ``sys.path``).
-
-    Distributions come in ``sys.path`` order and the first copy of each normalized name
-    wins, as in ``importlib.metadata``; later copies are never used, and those of a
-    distribution advertising our groups are reported in ``duplicates``. With ``warn``,
-    each problem and near-miss group is a :class:`PluginWarning`.
-    """
+def scan_environment(core_version: str) -> DiscoveryIndex:
+    """Read our entry-point groups from every distribution on ``sys.path``, each problem and
+    near miss warned. The first copy of each normalized name wins, as in ``importlib.metadata``;
+    later copies of one advertising our groups are ``duplicates``."""
     from importlib.metadata import distributions
 
     problems: list[str] = []
@@ -48,7 +36,7 @@ def scan_environment(core_version: str, path: Sequence[str] | None = None, *,
     later: dict[str, list[Distribution]] = {}
     near: list[tuple[str, str, str, str]] = []
     found: list[AdvertisedEntryPoint] = []
-    for dist in distributions() if path is None else distributions(path=list(path)):
+    for dist in distributions():
         try:
             key = _key(dist)
         except Exception as exc:  # metadata that cannot be read: importlib's error
@@ -62,17 +50,10 @@ def scan_environment(core_version: str, path: Sequence[str] | None = None, *,
         eps = _our_entry_points(dist, key, problems, near)
         if eps:
             found.extend(_advertised(dist, eps, installed, problems))
-    index = DiscoveryIndex(tuple(found), _duplicates(first, later),
-                           tuple(sorted(installed.items())), tuple(problems), tuple(near))
-    if warn:
-        warn_index(index)
-    return index
-
-
-def warn_index(index: DiscoveryIndex) -> None:
-    """Warn (:class:`PluginWarning`, at the user's line) for each problem and near miss."""
+    index = DiscoveryIndex(tuple(found), _duplicates(first, later), tuple(problems), tuple(near))
     for message in (*index.problems, *index.near_miss_messages()):
-        warnings.warn(message, PluginWarning, stacklevel=outside_level(sys._getframe(1)))
+        warn_plugin(message)
+    return index
 
 
 def installed_versions(core_version: str) -> dict[str, str | None]:
@@ -159,12 +140,9 @@ def _advertised(dist: Distribution, eps: Iterable[EntryPoint], installed: dict[s
 
 def _duplicates(first: dict[str, Distribution], later: dict[str, list[Distribution]],
                 ) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """Real second copies of the distributions that advertise our groups in any copy.
-
-    Not copies: the same folder reached again (a ``sys.path`` entry listed twice, or two
-    spellings of one folder), and the ``*.egg-info`` an editable install leaves in its
-    own source tree (named by the installed copy's PEP 610 ``direct_url.json``).
-    """
+    """Real second copies of the distributions that advertise our groups in any copy: not the
+    same folder reached again, nor the ``*.egg-info`` an editable install leaves in its source
+    tree (named by the installed copy's PEP 610 ``direct_url.json``)."""
     out = []
     for key, copies in later.items():
         head = first[key]
