@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     )
     from ._errors import (
         AmbiguousHostCodegenError,
+        DeviceAsHostError,
         DuplicateRegistrationError,
         HostCodegenError,
         MissingGlobalFuncError,
@@ -37,13 +38,11 @@ if TYPE_CHECKING:
         TargetParseError,
         UnsupportedTileLangError,
     )
-    from ._global_func import global_func_host_codegen
-    from ._inputs import DeviceAsHostError
     from ._registry import Registry
     from ._resolution import Candidate, Resolution
     from ._sources import SourceInfo
     from ._table import Registration
-    from ._targets import parse_target
+    from ._targets import global_func_host_codegen, parse_target
     from ._tvm import TVMNotFoundError
     from ._types import (
         HostCodegen,
@@ -73,14 +72,12 @@ _WHERE = {
     "discovery.controls": ("Controls",),
     "_errors": ("AmbiguousHostCodegenError", "DuplicateRegistrationError", "HostCodegenError",
                 "MissingGlobalFuncError", "NoHostCodegenError", "PluginCallbackError", "PluginLoadError",
-                "PluginWarning", "TargetParseError", "UnsupportedTileLangError"),
-    "_global_func": ("global_func_host_codegen",),
-    "_inputs": ("DeviceAsHostError",),
+                "PluginWarning", "TargetParseError", "UnsupportedTileLangError", "DeviceAsHostError"),
     "_registry": ("Registry",),
     "_resolution": ("Candidate", "Resolution"),
     "_sources": ("SourceInfo",),
     "_table": ("Registration",),
-    "_targets": ("parse_target",),
+    "_targets": ("global_func_host_codegen", "parse_target"),
     "_tvm": ("TVMNotFoundError",),
     "_types": ("HostCodegen", "HostCodegenFunc", "HostCodegenHook", "HostCodegenHookFunc",
                "Origin", "TargetPredicate"),

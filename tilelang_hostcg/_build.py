@@ -6,8 +6,7 @@ import json
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from ._errors import HostCodegenError
-from ._inputs import DeviceAsHostError
+from ._errors import DeviceAsHostError, HostCodegenError
 from ._targets import default_host, is_host_target, parse_target
 from ._tvm import describe_tvm, get_global_func, import_tvm
 

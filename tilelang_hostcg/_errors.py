@@ -1,7 +1,10 @@
-"""The exception tree and the warning category of the package."""
+"""The exception tree (errors of the registry, and of input given by the user: exit status 2 on
+the command line), the warning category of the package, and :func:`shown`: text from outside
+(plugins, metadata, the environment) as shown to people, never interpreted by the terminal."""
 
 from __future__ import annotations
 
+import re
 import sys
 import warnings
 from collections.abc import Sequence
@@ -10,9 +13,11 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from types import FrameType
 
-__all__ = ["AmbiguousHostCodegenError", "DuplicateRegistrationError", "HostCodegenError", "MissingGlobalFuncError",
-           "NoHostCodegenError", "PluginCallbackError", "PluginLoadError", "PluginWarning", "TargetParseError",
-           "UnsupportedTileLangError", "add_note", "outside_level", "warn_once", "warn_plugin"]
+__all__ = ["AmbiguousHostCodegenError", "DeviceAsHostError", "DuplicateRegistrationError",
+           "HostCodegenError", "InputError", "LockFileError", "MissingGlobalFuncError",
+           "NoHostCodegenError", "PluginCallbackError", "PluginLoadError", "PluginWarning",
+           "TargetParseError", "UnknownKindError", "UnsupportedTileLangError", "add_note", "outside_level",
+           "shown", "warn_once", "warn_plugin"]
 
 
 class HostCodegenError(ValueError):
@@ -116,10 +121,8 @@ def outside_level(frame: FrameType | None, level: int = 2) -> int:
 
 def warn_plugin(message: str, category: type[Warning] = PluginWarning) -> None:
     """Warn, pointing at the user's line (see :func:`outside_level`), with the text of
-    plugins and metadata in ``message`` escaped (:func:`~tilelang_hostcg._text.shown`: our
+    plugins and metadata in ``message`` escaped (:func:`shown`: our
     messages are one line)."""
-    from ._text import shown  # loaded when there is something to warn about
-
     warnings.warn(shown(message), category, stacklevel=outside_level(sys._getframe(1)))
 
 
@@ -149,3 +152,60 @@ def add_note(exc: BaseException, note: str) -> None:
             exc.args = (note,)
     except (AttributeError, TypeError):  # an exception type that refuses new attributes
         pass
+
+
+class InputError(ValueError):
+    """Input given by the user cannot be used (exit status 2 on the command line)."""
+
+
+class LockFileError(InputError):
+    """A lock file is missing, unreadable, not written, or not a lock file; ``path`` names it."""
+
+    def __init__(self, message: str, *, path: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class UnknownKindError(InputError):
+    """A kind named on the command line is neither a TVM target kind nor advertised, or is
+    of the wrong sort for its option (a device kind for ``--require``, a host kind for
+    ``--require-hook``)."""
+
+    def __init__(self, message: str, *, kind: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+class DeviceAsHostError(InputError, HostCodegenError):
+    """A device target (``cuda``, ``rocm``, ...) was given where a host target is needed:
+    a target's ``host``, or ``--host`` on the command line. ``kind`` is its kind."""
+
+    def __init__(self, message: str, *, kind: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+# C0 controls (newline and tab too: one field stays one line), DEL, C1 controls, and the
+# bidirectional marks, embeddings, overrides and isolates that reorder what follows.
+_INTERPRETED = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
+# A byte that was not UTF-8, as ``repr`` writes its surrogate escape.
+_SURROGATE_REPR = re.compile(r"(?<!\\)\\udc([89a-f][0-9a-f])")
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    code = ord(char)
+    return _NAMED.get(char) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+
+
+def shown(text: str) -> str:
+    """``text`` safe to print: control characters (``\\n`` and ``\\t`` included), DEL, C1
+    controls and bidirectional controls escaped (``\\x1b``, ``\\u202e``), and bytes that
+    were not UTF-8 (surrogate escapes, raw or as ``repr`` writes them) as ``\\xNN``."""
+    text = _INTERPRETED.sub(_escape, _SURROGATE_REPR.sub(r"\\x\1", text))
+    try:
+        data = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a surrogate that stands for no byte
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return data.decode("utf-8", "backslashreplace")

@@ -8,10 +8,18 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ._errors import add_note, warn_once, warn_plugin
-from ._failures import bad_build_result, bad_hook_result, load_error, provenance_note
 from ._loading import IndexLoader, Loader
 from ._names import CODEGEN_GROUP, HOOK_GROUP
-from ._resolution import Candidate, Resolution, decide, judge
+from ._resolution import (
+    Candidate,
+    Resolution,
+    bad_build_result,
+    bad_hook_result,
+    decide,
+    judge,
+    load_error,
+    provenance_note,
+)
 from ._sources import Source, SourceInfo
 from ._table import Registration, RegistrationTable
 from ._targets import canonical_kind, host_of, is_host_target, parse_target

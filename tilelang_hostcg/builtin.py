@@ -3,7 +3,7 @@ entry points like a plugin's."""
 
 from __future__ import annotations
 
-from ._global_func import global_func_host_codegen
+from ._targets import global_func_host_codegen
 from ._types import HostCodegen
 
 __all__ = ["C_HOST_CODEGEN", "LLVM_HOST_CODEGEN"]

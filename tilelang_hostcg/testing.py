@@ -149,10 +149,9 @@ def check_plugin(distribution: str, registry: Registry | None = None) -> list[st
 
     from . import __version__
     from ._debugging import capture
-    from ._failures import cannot_build_text
     from ._names import CODEGEN_GROUP, HOOK_GROUP
     from ._registry import Registry
-    from ._resolution import missing_build
+    from ._resolution import cannot_build_text, missing_build
     from ._targets import is_host_target, parse_target
     from ._tvm import import_tvm
     from .discovery import Controls, discover, normalize_name, plan_sources

@@ -8,16 +8,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._debugging import plugin_traceback
-from .._errors import AmbiguousHostCodegenError
-from .._failures import cannot_build_text
-from .._inputs import UnknownKindError
+from .._errors import AmbiguousHostCodegenError, UnknownKindError, shown
 from .._names import CODEGEN_GROUP, HOOK_GROUP
 from .._registry import Registry
-from .._resolution import Resolution, missing_build
+from .._resolution import Resolution, cannot_build_text, missing_build
 from .._sources import SourceInfo, text_of
 from .._table import Registration
 from .._targets import canonical_kind, is_host_target, parse_target
-from .._text import shown
 from .._tvm import describe_tvm, import_tvm, tvm_document
 from ..discovery import ControlProblem, Controls, DiscoveryIndex, declaration_problems, normalize_name
 from .lockfile import lock_drift, read_lock

@@ -10,8 +10,9 @@ import sys
 from typing import TYPE_CHECKING
 
 from .._names import CODEGEN_GROUP, HOOK_GROUP
-from .errors import PROG, UsageError
 from .output import (
+    PROG,
+    UsageError,
     describe_distribution,
     describe_flags,
     err,

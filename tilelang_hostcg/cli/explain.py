@@ -7,10 +7,9 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .._failures import cannot_build_text
-from .._inputs import DeviceAsHostError
+from .._errors import DeviceAsHostError
 from .._names import CODEGEN_GROUP, HOOK_GROUP
-from .._resolution import Candidate, Resolution
+from .._resolution import Candidate, Resolution, cannot_build_text
 from .._targets import canonical_kind, host_of, is_host_target, parse_target
 from .._tvm import tvm_document
 from ..discovery import ENV_PREFER, Controls

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from .._inputs import LockFileError
+from .._errors import LockFileError
 from ..discovery import normalize_name
 
 __all__ = ["LOCK_SCHEMA", "format_lock", "lock_drift", "read_lock", "write_lock"]

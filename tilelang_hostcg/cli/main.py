@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 from .._names import CORE_DISTRIBUTION
 from .commands import cmd_check, cmd_explain, cmd_list, cmd_lock
-from .errors import PROG, CliError, UsageError
-from .output import err, shown, write_json
+from .output import PROG, CliError, UsageError, err, shown, write_json
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -118,8 +117,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _dispatch(args: argparse.Namespace) -> int:
-    from .._errors import TargetParseError
-    from .._inputs import InputError
+    from .._errors import InputError, TargetParseError
     from .._tvm import TVMNotFoundError
 
     try:

@@ -1,6 +1,7 @@
 """What the command line writes: one JSON document, or lines made safe by
 :func:`~tilelang_hostcg._text.shown`; warnings and notes on stderr; and :func:`held_output`,
-which keeps what loading prints off stdout."""
+which keeps what loading prints off stdout; and the errors of the command line (one line
+on stderr and the exit status)."""
 
 from __future__ import annotations
 
@@ -12,13 +13,37 @@ import sys
 import tempfile
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .._text import shown
+from .._errors import shown
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
 
-__all__ = ["Doc", "describe_distribution", "describe_flags", "err", "held_output", "note_tilelang", "out", "quietly",
-           "shown", "warn_all", "write_json", "write_traceback"]
+
+__all__ = ["CliError", "Doc", "PROG", "UsageError", "describe_distribution", "describe_flags", "err",
+           "held_output", "note_tilelang", "out", "quietly", "shown", "warn_all", "write_json",
+           "write_traceback"]
+
+PROG = "tilelang-hostcg"
+
+
+class CliError(Exception):
+    """An error the command line reports as one line on stderr; ``exit_code`` is its status."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, *, exit_code: int | None = None, prog: str = PROG,
+                 ) -> None:
+        super().__init__(message)
+        self.prog = prog
+        if exit_code is not None:
+            self.exit_code = exit_code
+
+
+class UsageError(CliError):
+    """Bad arguments or unusable input given by the user (exit status 2)."""
+
+    exit_code = 2
+
 
 _T = TypeVar("_T")
 Doc = dict[str, Any]

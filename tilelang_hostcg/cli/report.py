@@ -12,13 +12,11 @@ from typing import TYPE_CHECKING, Any
 
 from .. import __version__
 from .._debugging import capture, failure_site, plugin_traceback
-from .._failures import cannot_build_text
-from .._global_func import required_global_func
 from .._names import CODEGEN_GROUP, CORE_DISTRIBUTION, HOOK_GROUP
 from .._registry import Registry
-from .._resolution import missing_build
+from .._resolution import cannot_build_text, missing_build
 from .._sources import SourceInfo, module_of, text_of
-from .._targets import canonical_kind
+from .._targets import canonical_kind, required_global_func
 from .._tvm import TVMNotFoundError, import_tvm, tvm_document
 from ..discovery import (
     CORE_ENTRY_POINTS,

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from .._global_func import GlobalFuncBuild
 from .._names import CODEGEN_GROUP, HOOK_GROUP
+from .._targets import GlobalFuncBuild
 from .._types import HostCodegen, HostCodegenHook, Origin
 from .gate import Mode
 
