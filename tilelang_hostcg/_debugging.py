@@ -4,7 +4,6 @@ the way it was installed."""
 
 from __future__ import annotations
 
-import json
 import shlex
 import warnings
 from collections.abc import Iterator
@@ -86,26 +85,20 @@ def reinstall_command(distribution: str, location: str | None = None) -> str:
     ``--force-reinstall NAME`` (an index)."""
     from importlib.metadata import Distribution, PackageNotFoundError
 
+    from .discovery.scan import direct_url, file_url_path, is_editable
+
     try:
-        dist = (Distribution.at(location) if location else Distribution.from_name(distribution))
-        info = json.loads(dist.read_text("direct_url.json") or "null")
+        info = direct_url(Distribution.at(location) if location else Distribution.from_name(distribution))
     except (PackageNotFoundError, OSError, ValueError):
-        info = None
-    info = info if isinstance(info, dict) else {}
+        info = {}
     url = info.get("url")
     if not isinstance(url, str) or not url:
         return f"pip install --force-reinstall {shlex.quote(distribution)}"
-    source = url
-    if url.startswith("file:"):
-        from urllib.parse import urlparse
-        from urllib.request import url2pathname
-
-        source = url2pathname(urlparse(url).path)
+    source = file_url_path(url) or url
     vcs = info.get("vcs_info")
     if isinstance(vcs, dict) and isinstance(vcs.get("vcs"), str):
         revision = vcs.get("requested_revision") or vcs.get("commit_id")
         source = f"{vcs['vcs']}+{url}" + (f"@{revision}" if isinstance(revision, str) else "")
-    dir_info = info.get("dir_info")
-    if isinstance(dir_info, dict) and dir_info.get("editable") is True:
+    if is_editable(info):
         return f"pip install -e {shlex.quote(source)}"
     return f"pip install --force-reinstall {shlex.quote(source)}"

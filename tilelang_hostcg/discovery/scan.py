@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
 from .._errors import warn_plugin
@@ -19,7 +19,7 @@ from .requirements import check_requirements, relevant_requires
 if TYPE_CHECKING:
     from importlib.metadata import Distribution, EntryPoint
 
-__all__ = ["installed_versions", "scan_environment"]
+__all__ = ["direct_url", "file_url_path", "installed_versions", "is_editable", "scan_environment"]
 
 _FIX = "Reinstall it (pip install --force-reinstall NAME) or remove the folder"
 
@@ -169,17 +169,33 @@ def _advertises(dist: Distribution) -> bool:
     return any(f"[{group}]" in text for group in GROUPS)
 
 
-def _editable_project(dist: Distribution) -> str | None:
-    """The source folder of an editable install (PEP 610 ``direct_url.json``), if any."""
+def direct_url(dist: Distribution) -> dict[str, Any]:
+    """How ``dist`` was installed: its PEP 610 ``direct_url.json`` (empty when it has none, or
+    one that cannot be read: installed from an index)."""
     try:
         doc = json.loads(dist.read_text("direct_url.json") or "null")
-        if not (isinstance(doc, dict) and isinstance(doc.get("dir_info"), dict)
-                and doc["dir_info"].get("editable") is True):
-            return None
-        url = urlsplit(str(doc.get("url", "")))
-        return os.path.realpath(unquote(url.path)) if url.scheme == "file" else None
-    except Exception:  # not an editable install we can read: a copy like any other
-        return None
+    except Exception:  # unreadable: as if installed from an index
+        return {}
+    return doc if isinstance(doc, dict) else {}
+
+
+def file_url_path(url: object) -> str | None:
+    """The local path a ``file:`` URL names, else ``None``."""
+    parts = urlsplit(str(url))
+    return unquote(parts.path) if parts.scheme == "file" else None
+
+
+def is_editable(doc: dict[str, Any]) -> bool:
+    """Whether a :func:`direct_url` document says the install is editable."""
+    dir_info = doc.get("dir_info")
+    return isinstance(dir_info, dict) and dir_info.get("editable") is True
+
+
+def _editable_project(dist: Distribution) -> str | None:
+    """The source folder of an editable install, if any."""
+    doc = direct_url(dist)
+    path = file_url_path(doc.get("url", "")) if is_editable(doc) else None
+    return os.path.realpath(path) if path else None
 
 
 def _inside_any(dist: Distribution, folders: Sequence[str]) -> bool:
