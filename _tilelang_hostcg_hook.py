@@ -28,13 +28,13 @@ if TYPE_CHECKING:
     from importlib.machinery import ModuleSpec
     from types import ModuleType
 
-__all__ = ["ENV_AUTO_INSTALL", "OFF", "ON", "start"]
+__all__ = ["ENV_AUTO_INSTALL", "OFF", "start"]
 
 ENV_AUTO_INSTALL = "TILELANG_HOSTCG_AUTO_INSTALL"
 OFF = ("0", "false", "no", "off")
-"""Values of ``TILELANG_HOSTCG_AUTO_INSTALL`` that turn activation off (any case)."""
-ON = ("", "1", "true", "yes", "on")
-"""Values that leave it on; any other value leaves it on with a warning."""
+"""Values of ``TILELANG_HOSTCG_AUTO_INSTALL`` that turn activation off (any case); any
+other value leaves it on (one not understood is warned about by the rule of
+``tilelang_hostcg.discovery.controls``)."""
 
 
 class _Finder:
