@@ -1,6 +1,6 @@
-"""What a user needs to debug a failed plugin: the file and line where it failed, its own
-traceback (our frames and the import system's hidden) and the command that reinstalls it
-the way it was installed."""
+"""What a user needs to debug a failed plugin: what is wrong with its source, the file and
+line where it failed, its own traceback (our frames and the import system's hidden) and
+the command that reinstalls it the way it was installed. Imported on failure only."""
 
 from __future__ import annotations
 
@@ -8,10 +8,16 @@ import shlex
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
-from ._errors import PluginWarning
+from ._errors import PluginWarning, text_of
+from ._sources import module_of
 
-__all__ = ["capture", "failure_site", "plugin_traceback", "reinstall_command", "site_text"]
+if TYPE_CHECKING:
+    from ._sources import SourceInfo
+
+__all__ = ["advice", "capture", "failure_site", "failure_text", "plugin_traceback", "reinstall_command",
+           "site_text"]
 
 _PACKAGE = __name__.rpartition(".")[0]
 _HIDDEN = (_PACKAGE, "importlib", "_frozen_importlib", "_frozen_importlib_external")
@@ -102,3 +108,33 @@ def reinstall_command(distribution: str, location: str | None = None) -> str:
     if is_editable(info):
         return f"pip install -e {shlex.quote(source)}"
     return f"pip install --force-reinstall {shlex.quote(source)}"
+
+
+def failure_text(info: SourceInfo) -> str:
+    """One phrase on what is wrong with a source: ``plugin <origin> <what>``."""
+    err = info.error
+    if info.state == "incompatible":
+        what = f"is incompatible: {info.reason}"
+    elif info.state == "disabled":
+        what = f"is skipped: {info.reason}"
+    elif err is None:
+        what = "failed to load"
+    elif isinstance(err, SystemExit):
+        what = f"exited while being imported (sys.exit({err.code!r}))"
+    else:
+        what = (f"failed to load: {type(err).__name__}: {text_of(err)}"
+                f"{site_text(err, module_of(info.value))}")
+    if info.state == "lazy" and err is not None:
+        what += " (a transient failure: it is retried at the next use)"
+    return f"plugin {info.origin.describe()} {what}"
+
+
+def advice(info: SourceInfo) -> str:
+    """What to do about a source that failed, is disabled or is incompatible."""
+    dist = info.origin.distribution
+    if dist is None:
+        return f"fix the import path {info.value!r} passed to register_lazy_*()"
+    skip = f", or skip it with TILELANG_HOSTCG_DISABLE={dist}"
+    if info.state == "incompatible":
+        return f"install a release of {dist!r} that supports the installed versions{skip}"
+    return f"fix or reinstall {dist!r} ({reinstall_command(dist, info.location)}){skip}"

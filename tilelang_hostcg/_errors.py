@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 __all__ = ["AmbiguousHostCodegenError", "DeviceAsHostError", "DuplicateRegistrationError",
            "HostCodegenError", "InputError", "LockFileError", "MissingGlobalFuncError",
            "NoHostCodegenError", "PluginCallbackError", "PluginLoadError", "PluginWarning",
-           "TargetParseError", "UnknownKindError", "UnsupportedTileLangError", "add_note", "outside_level",
+           "TargetParseError", "UnknownKindError", "UnsupportedTileLangError", "add_note", "outside_level", "text_of",
            "shown", "warn_once", "warn_plugin"]
 
 
@@ -134,6 +134,14 @@ def warn_once(message: str, category: type[Warning] = PluginWarning) -> None:
     if message not in _WARNED:
         _WARNED.add(message)
         warn_plugin(message, category)
+
+
+def text_of(exc: BaseException) -> str:
+    """``str(exc)``, or a placeholder for a plugin's exception that cannot be printed."""
+    try:
+        return str(exc)
+    except Exception:
+        return f"<{type(exc).__name__} whose str() raised>"
 
 
 def add_note(exc: BaseException, note: str) -> None:

@@ -43,10 +43,6 @@ def _import(name: str) -> Any:
 
 def _parse(value: str) -> tuple[str, str | None]:
     """``(module, attr)`` of an entry-point value, as ``importlib.metadata`` reads it."""
-    module, sep, attr = value.partition(":")
-    if all(p.isidentifier() for p in module.split(".")) and (
-            not sep or all(p.isidentifier() for p in attr.split("."))):
-        return module, attr if sep else None  # the usual form, without importing metadata
     from importlib.metadata import EntryPoint
 
     match = EntryPoint.pattern.match(value)

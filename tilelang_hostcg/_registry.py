@@ -340,5 +340,7 @@ def _warn_skipped(problems: Sequence[Source], what: str) -> None:
         if source.warned:
             continue
         source.warned = not source.transient
+        from ._debugging import advice, failure_text  # on failure only
+
         info = source.info()
-        warn_plugin(f"{info.failure_text()}; it is skipped for {what}. {info.advice()}")
+        warn_plugin(f"{failure_text(info)}; it is skipped for {what}. {advice(info)}")

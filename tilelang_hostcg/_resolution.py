@@ -7,9 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ._errors import AmbiguousHostCodegenError, NoHostCodegenError, PluginCallbackError, PluginLoadError
+from ._errors import AmbiguousHostCodegenError, NoHostCodegenError, PluginCallbackError, PluginLoadError, text_of
 from ._names import CORE_DISTRIBUTION
-from ._sources import text_of
 from ._targets import required_global_func
 from ._tvm import describe_tvm, get_global_func
 from ._types import HostCodegenHook, Verdict
@@ -212,7 +211,9 @@ def missing_build_note(candidates: Sequence[Candidate]) -> str:
 
 def load_error(what: str, kind: str, source: SourceInfo) -> PluginLoadError:
     """``what`` as a :class:`PluginLoadError` caused by ``source``'s failure to load."""
-    err = PluginLoadError(f"{what}: {source.failure_text()}. {source.advice()}", kind=kind,
+    from ._debugging import advice, failure_text  # on failure only
+
+    err = PluginLoadError(f"{what}: {failure_text(source)}. {advice(source)}", kind=kind,
                           origin=source.origin)
     err.__cause__ = source.error
     return err

@@ -21,20 +21,12 @@ if TYPE_CHECKING:
     from .discovery import AdvertisedEntryPoint
 
 __all__ = ["ACTIVE", "BOUNDARY", "Load", "Source", "SourceInfo", "begin", "current_load", "end", "import_chain",
-           "journal", "module_of", "text_of", "write_journal"]
+           "journal", "module_of", "write_journal"]
 
 
 def module_of(value: str) -> str:
     """The module an entry-point value (``module``, ``module:attr``, extras) names."""
     return value.partition(":")[0].partition("[")[0].strip()
-
-
-def text_of(exc: BaseException) -> str:
-    """``str(exc)``, or a placeholder for a plugin's exception that cannot be printed."""
-    try:
-        return str(exc)
-    except Exception:
-        return f"<{type(exc).__name__} whose str() raised>"
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,37 +43,6 @@ class SourceInfo:
     reason: str | None
     error: BaseException | None
     location: str = ""
-
-    def failure_text(self) -> str:
-        """One phrase on what is wrong with it: ``plugin <origin> <what>``."""
-        if self.state == "incompatible":
-            what = f"is incompatible: {self.reason}"
-        elif self.state == "disabled":
-            what = f"is skipped: {self.reason}"
-        else:
-            from ._debugging import site_text  # a failure's own code, loaded on failure
-
-            err = self.error
-            what = ("failed to load" if err is None
-                    else f"exited while being imported (sys.exit({err.code!r}))"
-                    if isinstance(err, SystemExit)
-                    else f"failed to load: {type(err).__name__}: {text_of(err)}"
-                         f"{site_text(err, module_of(self.value))}")
-            if self.state == "lazy" and err is not None:
-                what += " (a transient failure: it is retried at the next use)"
-        return f"plugin {self.origin.describe()} {what}"
-
-    def advice(self) -> str:
-        """What to do about it."""
-        from ._debugging import reinstall_command
-
-        dist = self.origin.distribution
-        if dist is None:
-            return f"fix the import path {self.value!r} passed to register_lazy_*()"
-        skip = f", or skip it with TILELANG_HOSTCG_DISABLE={dist}"
-        if self.state == "incompatible":
-            return f"install a release of {dist!r} that supports the installed versions{skip}"
-        return f"fix or reinstall {dist!r} ({reinstall_command(dist, self.location)}){skip}"
 
 
 class Source:

@@ -7,12 +7,12 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .._debugging import plugin_traceback
-from .._errors import AmbiguousHostCodegenError, UnknownKindError, shown
+from .._debugging import advice, failure_text, plugin_traceback
+from .._errors import AmbiguousHostCodegenError, UnknownKindError, shown, text_of
 from .._names import CODEGEN_GROUP, HOOK_GROUP
 from .._registry import Registry
 from .._resolution import Resolution, cannot_build_text, missing_build
-from .._sources import SourceInfo, text_of
+from .._sources import SourceInfo
 from .._table import Registration
 from .._targets import canonical_kind, is_host_target, parse_target
 from .._tvm import describe_tvm, import_tvm, tvm_document
@@ -60,7 +60,7 @@ def _resolution(c: _Checked, kind: str) -> Resolution | None:
 # ---------------------------------------------------------------------- one check per code
 def _check_sources(c: _Checked) -> list[Doc]:
     """``broken`` and ``incompatible``: entry points that did not load."""
-    return [_problem(info.state, f"{info.failure_text()}; {info.advice()}",
+    return [_problem(info.state, f"{failure_text(info)}; {advice(info)}",
                      kind=canonical_kind(info.kind), group=info.group,
                      distribution=info.origin.distribution, version=info.origin.version,
                      entry_point=info.origin.entry_point,

@@ -11,11 +11,12 @@ from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
-from .._debugging import capture, failure_site, plugin_traceback
+from .._debugging import capture, failure_site, failure_text, plugin_traceback
+from .._errors import text_of
 from .._names import CODEGEN_GROUP, CORE_DISTRIBUTION, HOOK_GROUP
 from .._registry import Registry
 from .._resolution import cannot_build_text, missing_build
-from .._sources import SourceInfo, module_of, text_of
+from .._sources import SourceInfo, module_of
 from .._targets import canonical_kind, required_global_func
 from .._tvm import TVMNotFoundError, import_tvm, tvm_document
 from ..discovery import (
@@ -231,7 +232,7 @@ def lock_document() -> tuple[Doc, list[str]]:
     with capture(notes):
         registry.load_all()
         sources = registry.sources()
-    notes += [info.failure_text() for info in sources
+    notes += [failure_text(info) for info in sources
               if info.state in ("broken", "incompatible")]
     return lock_from(registry, sources), notes
 
