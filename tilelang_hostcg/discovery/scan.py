@@ -27,33 +27,47 @@ _FIX = "Reinstall it (pip install --force-reinstall NAME) or remove the folder"
 def scan_environment(core_version: str) -> DiscoveryIndex:
     """Read our entry-point groups from every distribution on ``sys.path``, each problem and
     near miss warned. The first copy of each normalized name wins, as in ``importlib.metadata``;
-    later copies of one advertising our groups are ``duplicates``."""
+    later copies of one advertising our groups are ``duplicates``. Only the distributions
+    whose ``entry_points.txt`` mentions ``tilelang`` are looked at further: their copies are
+    found by name (``distributions(name=...)``, in ``importlib.metadata``'s order)."""
     from importlib.metadata import distributions
 
     problems: list[str] = []
     installed = installed_versions(core_version)
-    first: dict[str, Distribution] = {}
-    later: dict[str, list[Distribution]] = {}
+    copies_of: dict[str, list[Distribution]] = {}
     near: list[tuple[str, str, str, str]] = []
     found: list[AdvertisedEntryPoint] = []
     for dist in distributions():
+        if not _mentions_tilelang(dist):
+            continue
         try:
             key = _key(dist)
         except Exception as exc:  # metadata that cannot be read: importlib's error
             problems.append(f"{_where(dist)}: its name cannot be read ({_reason(exc)}); the "
                             f"distribution is ignored. {_FIX}")
             continue
-        if key in first:
-            later.setdefault(key, []).append(dist)
+        if key in copies_of:
             continue
-        first[key] = dist
-        eps = _our_entry_points(dist, key, problems, near)
+        copies = copies_of[key] = list(distributions(name=key))
+        if not any(_location(c) == _location(dist) for c in copies):
+            copies[:] = [dist]  # not found by its name: its own only copy
+        eps = _our_entry_points(copies[0], key, problems, near)
         if eps:
-            found.extend(_advertised(dist, eps, installed, problems))
-    index = DiscoveryIndex(tuple(found), _duplicates(first, later), tuple(problems), tuple(near))
+            found.extend(_advertised(copies[0], eps, installed, problems))
+    index = DiscoveryIndex(tuple(found), _duplicates(copies_of), tuple(problems), tuple(near))
     for message in (*index.problems, *index.near_miss_messages()):
         warn_plugin(message)
     return index
+
+
+def _mentions_tilelang(dist: Distribution) -> bool:
+    """Whether ``dist``'s ``entry_points.txt`` mentions ``tilelang`` (one that cannot be read
+    does too: the copy that is used says what is wrong with it)."""
+    try:
+        text = dist.read_text("entry_points.txt")
+    except Exception:
+        return True
+    return text is not None and "tilelang" in text.lower()
 
 
 def installed_versions(core_version: str) -> dict[str, str | None]:
@@ -98,7 +112,7 @@ def _our_entry_points(dist: Distribution, key: str, problems: list[str],
     try:
         text = dist.read_text("entry_points.txt")
         if not text or "tilelang" not in text.lower():
-            return []
+            return []  # the used copy of a name that a later copy advertises
         eps = list(dist.entry_points)
     except Exception as exc:  # not UTF-8, a line that is not ``name = value``, ...
         problems.append(f"{_where(dist)}: entry_points.txt cannot be used ({_reason(exc)}); "
@@ -138,14 +152,12 @@ def _advertised(dist: Distribution, eps: Iterable[EntryPoint], installed: dict[s
                                  _location(dist)) for ep in eps]
 
 
-def _duplicates(first: dict[str, Distribution], later: dict[str, list[Distribution]],
-                ) -> tuple[tuple[str, tuple[str, ...]], ...]:
+def _duplicates(copies_of: dict[str, list[Distribution]]) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """Real second copies of the distributions that advertise our groups in any copy: not the
     same folder reached again, nor the ``*.egg-info`` an editable install leaves in its source
     tree (named by the installed copy's PEP 610 ``direct_url.json``)."""
     out = []
-    for key, copies in later.items():
-        head = first[key]
+    for key, (head, *copies) in copies_of.items():
         seen = {os.path.realpath(_location(head))}
         distinct = []
         for copy in copies:
