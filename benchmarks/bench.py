@@ -645,7 +645,7 @@ def main(argv: list[str] | None = None) -> int:
             bench_many_kinds(root, args.kinds, 1 if args.quick else 3)
         bench_startup(root, args.startup_runs or (60 if args.quick else 300), args.editable)
         bench_tilelang(_tilelang_python(args.tilelang_python), 3 if args.quick else 7)
-        bench_activation(_tilelang_python(args.tilelang_python), 5 if args.quick else 15)
+        bench_activation(_tilelang_python(args.tilelang_python), 5 if args.quick else 25)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     print("\nTargets")
