@@ -1,7 +1,8 @@
 """The one scan of the installed distributions, through ``importlib.metadata``: it sees what
 ``entry_points()`` sees and does less, parsing only the ``entry_points.txt`` that mention
-``tilelang`` and reading metadata only of distributions that advertise our groups. Metadata
-that cannot be used skips that distribution alone, with one message naming it."""
+``tilelang`` and reading metadata only of those distributions. Metadata that cannot be used
+skips that distribution alone, with one message naming it. (A distribution is named in
+messages by its metadata folder, ``PathDistribution``'s ``_path``, where it has one.)"""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from .records import AdvertisedEntryPoint, DiscoveryIndex, near_miss_group, norm
 from .requirements import check_requirements, relevant_requires
 
 if TYPE_CHECKING:
-    from importlib.metadata import Distribution, EntryPoint
+    from importlib.metadata import Distribution, EntryPoint, PackageMetadata
 
 __all__ = ["direct_url", "file_url_path", "installed_versions", "is_editable", "scan_environment"]
 
@@ -29,7 +30,8 @@ def scan_environment(core_version: str) -> DiscoveryIndex:
     near miss warned. The first copy of each normalized name wins, as in ``importlib.metadata``;
     later copies of one advertising our groups are ``duplicates``. Only the distributions
     whose ``entry_points.txt`` mentions ``tilelang`` are looked at further: their copies are
-    found by name (``distributions(name=...)``, in ``importlib.metadata``'s order)."""
+    found by their metadata's ``Name`` (``distributions(name=...)``, in
+    ``importlib.metadata``'s order)."""
     from importlib.metadata import distributions
 
     problems: list[str] = []
@@ -40,20 +42,22 @@ def scan_environment(core_version: str) -> DiscoveryIndex:
     for dist in distributions():
         if not _mentions_tilelang(dist):
             continue
-        try:
-            key = _key(dist)
-        except Exception as exc:  # metadata that cannot be read: importlib's error
-            problems.append(f"{_where(dist)}: its name cannot be read ({_reason(exc)}); the "
-                            f"distribution is ignored. {_FIX}")
+        meta = _metadata(dist, problems)
+        if meta is None:
             continue
+        key = normalize_name(meta["Name"])
         if key in copies_of:
             continue
+        here = _location(dist)
         copies = copies_of[key] = list(distributions(name=key))
-        if not any(_location(c) == _location(dist) for c in copies):
+        if not any(_location(c) == here for c in copies):
             copies[:] = [dist]  # not found by its name: its own only copy
-        eps = _our_entry_points(copies[0], key, problems, near)
-        if eps:
-            found.extend(_advertised(copies[0], eps, installed, problems))
+        head = copies[0]
+        eps = _our_entry_points(head, key, problems, near)
+        if eps and _location(head) != here:
+            meta = _metadata(head, problems)
+        if eps and meta is not None:
+            found.extend(_advertised(head, meta, eps, installed, problems))
     index = DiscoveryIndex(tuple(found), _duplicates(copies_of), tuple(problems), tuple(near))
     for message in (*index.problems, *index.near_miss_messages()):
         warn_plugin(message)
@@ -85,16 +89,18 @@ def installed_versions(core_version: str) -> dict[str, str | None]:
     return found
 
 
-def _key(dist: Distribution) -> str:
-    """The name ``importlib.metadata`` tells copies apart by (from the folder name where
-    it can: ``_normalized_name``), else the normalized ``Name``."""
-    key = getattr(dist, "_normalized_name", None)
-    if isinstance(key, str) and key:
-        return key
-    name = dist.metadata["Name"]
-    if not name:
-        raise ValueError("no Name in its metadata")
-    return normalize_name(name).replace("-", "_")
+def _metadata(dist: Distribution, problems: list[str]) -> PackageMetadata | None:
+    """``dist``'s metadata when it names the distribution and its version, else ``None``
+    (the problem noted)."""
+    try:
+        meta = dist.metadata
+        if not meta["Name"] or not meta["Version"]:
+            raise ValueError("it has no Name or no Version")
+    except Exception as exc:  # importlib's error, or no Name or Version
+        problems.append(f"{_where(dist)}: its METADATA cannot be used ({_reason(exc)}); the "
+                        f"distribution is ignored. {_FIX}")
+        return None
+    return meta
 
 
 def _where(dist: Distribution) -> str:
@@ -121,7 +127,7 @@ def _our_entry_points(dist: Distribution, key: str, problems: list[str],
     for group in dict.fromkeys(ep.group for ep in eps):
         ours = near_miss_group(group)
         if ours is not None:
-            near.append((key.replace("_", "-"), _location(dist), group, ours))
+            near.append((key, _location(dist), group, ours))
     return [ep for ep in eps if ep.group in GROUPS]
 
 
@@ -132,15 +138,11 @@ def _reason(exc: Exception) -> str:
     return f"it cannot be parsed: {type(exc).__name__}: {first}"
 
 
-def _advertised(dist: Distribution, eps: Iterable[EntryPoint], installed: dict[str, str | None],
-                problems: list[str]) -> list[AdvertisedEntryPoint]:
+def _advertised(dist: Distribution, meta: PackageMetadata, eps: Iterable[EntryPoint],
+                installed: dict[str, str | None], problems: list[str]) -> list[AdvertisedEntryPoint]:
     """The records of ``eps``, with the distribution's requirement verdict."""
-    try:
-        meta = dist.metadata
-        name, version = meta["Name"], meta["Version"]
-        if not name or not version:
-            raise ValueError("it has no Name or no Version")
-        # ``requires`` parses the metadata again; it is needed only for requires.txt.
+    name, version = meta["Name"], meta["Version"]
+    try:  # ``requires`` parses the metadata again; it is needed only for requires.txt
         requires = relevant_requires(meta.get_all("Requires-Dist") or dist.requires or ())
     except Exception as exc:
         problems.append(f"{_where(dist)}: its METADATA cannot be used ({_reason(exc)}); the "
@@ -169,7 +171,7 @@ def _duplicates(copies_of: dict[str, list[Distribution]]) -> tuple[tuple[str, tu
         distinct = [c for c in distinct if not _inside_any(c, projects) and not (
             _inside_any(head, projects) and _editable_project(c) is not None)]
         if distinct and any(map(_advertises, (head, *distinct))):
-            out.append((key.replace("_", "-"), tuple(map(_location, (head, *distinct)))))
+            out.append((key, tuple(map(_location, (head, *distinct)))))
     return tuple(sorted(out))
 
 
