@@ -79,13 +79,14 @@ def _names_core(line: str) -> bool:
     return req is not None and normalize_name(req.name) == CORE_DISTRIBUTION
 
 
-def discover(controls: Controls) -> DiscoveryIndex:
+def discover(controls: Controls, *, full: bool = True) -> DiscoveryIndex:
     """One scan of the installed metadata, its problems warned (no scan, an empty index,
-    when ``controls`` turn autoload off)."""
+    when ``controls`` turn autoload off). ``full=False``: what is advertised, without the
+    requirement verdicts and the warnings (see :func:`.scan.scan_environment`)."""
     from .. import __version__
     from .scan import scan_environment
 
-    return scan_environment(__version__) if controls.autoload else DiscoveryIndex()
+    return scan_environment(__version__, full=full) if controls.autoload else DiscoveryIndex()
 
 
 def planned_sources(controls: Controls) -> list[PlannedSource]:

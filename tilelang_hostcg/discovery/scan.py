@@ -25,17 +25,20 @@ __all__ = ["direct_url", "file_url_path", "installed_versions", "is_editable", "
 _FIX = "Reinstall it (pip install --force-reinstall NAME) or remove the folder"
 
 
-def scan_environment(core_version: str) -> DiscoveryIndex:
+def scan_environment(core_version: str, *, full: bool = True) -> DiscoveryIndex:
     """Read our entry-point groups from every distribution on ``sys.path``, each problem and
     near miss warned. The first copy of each normalized name wins, as in ``importlib.metadata``;
     later copies of one advertising our groups are ``duplicates``. Only the distributions
     whose ``entry_points.txt`` mentions ``tilelang`` are looked at further: their copies are
     found by their metadata's ``Name`` (``distributions(name=...)``, in
-    ``importlib.metadata``'s order)."""
+    ``importlib.metadata``'s order).
+
+    ``full=False`` is a look at what is advertised: no requirement verdicts (nor
+    ``packaging.requirements``' import) and no warnings, which a full scan gives."""
     from importlib.metadata import distributions
 
     problems: list[str] = []
-    installed = installed_versions(core_version)
+    installed = installed_versions(core_version) if full else None
     copies_of: dict[str, list[Distribution]] = {}
     near: list[tuple[str, str, str, str]] = []
     found: list[AdvertisedEntryPoint] = []
@@ -59,7 +62,7 @@ def scan_environment(core_version: str) -> DiscoveryIndex:
         if eps and meta is not None:
             found.extend(_advertised(head, meta, eps, installed, problems))
     index = DiscoveryIndex(tuple(found), _duplicates(copies_of), tuple(problems), tuple(near))
-    for message in (*index.problems, *index.near_miss_messages()):
+    for message in (*index.problems, *index.near_miss_messages()) if full else ():
         warn_plugin(message)
     return index
 
@@ -139,9 +142,14 @@ def _reason(exc: Exception) -> str:
 
 
 def _advertised(dist: Distribution, meta: PackageMetadata, eps: Iterable[EntryPoint],
-                installed: dict[str, str | None], problems: list[str]) -> list[AdvertisedEntryPoint]:
-    """The records of ``eps``, with the distribution's requirement verdict."""
+                installed: dict[str, str | None] | None, problems: list[str],
+                ) -> list[AdvertisedEntryPoint]:
+    """The records of ``eps``, with the distribution's requirement verdict (none without
+    ``installed``)."""
     name, version = meta["Name"], meta["Version"]
+    if installed is None:
+        return [AdvertisedEntryPoint(ep.group, ep.name, ep.value, name, version,
+                                     location=_location(dist)) for ep in eps]
     try:  # ``requires`` parses the metadata again; it is needed only for requires.txt
         requires = relevant_requires(meta.get_all("Requires-Dist") or dist.requires or ())
     except Exception as exc:

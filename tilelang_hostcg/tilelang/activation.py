@@ -103,10 +103,15 @@ def activate() -> None:
     never raises (but ``KeyboardInterrupt`` and ``SystemExit``). Called once TileLang is
     imported."""
     try:
-        from .._api import default_registry
+        from .. import __version__
+        from ..discovery import Controls, discover, normalize_name, plan_sources
 
-        if not any(s.origin.distribution not in (None, CORE_DISTRIBUTION) and s.state != "disabled"
-                   for s in default_registry().sources()):
+        # A look at what is advertised, planned by the controls as resolution plans it; the
+        # requirement verdicts (and their warnings) come with the registry's own discovery.
+        controls = Controls.from_environ()
+        planned = plan_sources(discover(controls, full=False).entry_points, controls, __version__)
+        if not any(normalize_name(p.entry.distribution) != CORE_DISTRIBUTION
+                   and p.state != "disabled" for p in planned):
             return
         from . import install
         from .gate import tilelang_version
