@@ -149,6 +149,27 @@ class TestWithTheStampPluginInstalled:
         """, env=OFF)
         assert out == []
 
+    def test_activation_decides_without_judging_requirements(self, env):
+        """Stock ``import tilelang`` never imports ``packaging.requirements``; activation
+        decides on what is advertised and leaves it so. The requirement verdicts come with
+        the default registry's own discovery, at its first use."""
+        probe = """
+            import json, sys
+            import tilelang
+            import tilelang_hostcg.tilelang as integration
+            at_import = "packaging.requirements" in sys.modules
+            import tilelang_hostcg
+            states = {s.origin.distribution: s.state for s in
+                      tilelang_hostcg.default_registry().sources()}
+            print(json.dumps({"at_import": at_import, "installed": integration.is_installed(),
+                              "after_first_use": "packaging.requirements" in sys.modules,
+                              "stamp": states.get("tilelang-hostcg-stamp")}))
+        """
+        on, off = env.run_json(probe), env.run_json(probe, env=OFF)
+        assert on == {"at_import": False, "installed": True, "after_first_use": True,
+                      "stamp": "lazy"}
+        assert off == dict(on, installed=False)
+
     def test_only_an_import_activates_and_once(self, env):
         """A look at TileLang (``importlib.util.find_spec``, the command line's look at the
         TVM in use) and a first ``import tilelang`` that fails leave activation to the
