@@ -89,9 +89,10 @@ def discover(controls: Controls, *, full: bool = True) -> DiscoveryIndex:
     return scan_environment(__version__, full=full) if controls.autoload else DiscoveryIndex()
 
 
-def planned_sources(controls: Controls) -> list[PlannedSource]:
+def planned_sources(controls: Controls, *, full: bool = True) -> list[PlannedSource]:
     """What a discovering registry loads under ``controls``: the installed entry points of
-    our groups (none but the core's when autoload is off), planned."""
+    our groups (none but the core's when autoload is off), planned (``full=False``: from
+    :func:`discover`'s look without requirement verdicts)."""
     from .. import __version__
 
-    return plan_sources(discover(controls).entry_points, controls, __version__)
+    return plan_sources(discover(controls, full=full).entry_points, controls, __version__)

@@ -56,8 +56,11 @@ def scan_environment(core_version: str, *, full: bool = True) -> DiscoveryIndex:
         if not any(_location(c) == here for c in copies):
             copies[:] = [dist]  # not found by its name: its own only copy
         head = copies[0]
+        elsewhere = _location(head) != here
+        if elsewhere and not _mentions_tilelang(head):
+            continue  # the used copy advertises nothing of ours; a later one does
         eps = _our_entry_points(head, key, problems, near)
-        if eps and _location(head) != here:
+        if eps and elsewhere:
             meta = _metadata(head, problems)
         if eps and meta is not None:
             found.extend(_advertised(head, meta, eps, installed, problems))
@@ -117,11 +120,9 @@ def _location(dist: Distribution) -> str:
 
 def _our_entry_points(dist: Distribution, key: str, problems: list[str],
                       near: list[tuple[str, str, str, str]]) -> list[EntryPoint]:
-    """The entry points of our groups, in file order; near-miss groups go to ``near``."""
+    """The entry points of our groups in ``dist``'s ``entry_points.txt`` (one that mentions
+    ``tilelang``), in file order; near-miss groups go to ``near``."""
     try:
-        text = dist.read_text("entry_points.txt")
-        if not text or "tilelang" not in text.lower():
-            return []  # the used copy of a name that a later copy advertises
         eps = list(dist.entry_points)
     except Exception as exc:  # not UTF-8, a line that is not ``name = value``, ...
         problems.append(f"{_where(dist)}: entry_points.txt cannot be used ({_reason(exc)}); "
@@ -147,17 +148,17 @@ def _advertised(dist: Distribution, meta: PackageMetadata, eps: Iterable[EntryPo
     """The records of ``eps``, with the distribution's requirement verdict (none without
     ``installed``)."""
     name, version = meta["Name"], meta["Version"]
-    if installed is None:
-        return [AdvertisedEntryPoint(ep.group, ep.name, ep.value, name, version,
-                                     location=_location(dist)) for ep in eps]
-    try:  # ``requires`` parses the metadata again; it is needed only for requires.txt
-        requires = relevant_requires(meta.get_all("Requires-Dist") or dist.requires or ())
-    except Exception as exc:
-        problems.append(f"{_where(dist)}: its METADATA cannot be used ({_reason(exc)}); the "
-                        f"distribution is ignored. {_FIX}")
-        return []
-    verdict = (None if normalize_name(name) == CORE_DISTRIBUTION
-               else check_requirements(name, requires, installed))
+    requires: tuple[str, ...] = ()
+    verdict = None
+    if installed is not None:
+        try:  # ``requires`` parses the metadata again; it is needed only for requires.txt
+            requires = relevant_requires(meta.get_all("Requires-Dist") or dist.requires or ())
+        except Exception as exc:
+            problems.append(f"{_where(dist)}: its METADATA cannot be used ({_reason(exc)}); the "
+                            f"distribution is ignored. {_FIX}")
+            return []
+        if normalize_name(name) != CORE_DISTRIBUTION:
+            verdict = check_requirements(name, requires, installed)
     return [AdvertisedEntryPoint(ep.group, ep.name, ep.value, name, version, requires, verdict,
                                  _location(dist)) for ep in eps]
 

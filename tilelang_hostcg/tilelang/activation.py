@@ -103,13 +103,11 @@ def activate() -> None:
     never raises (but ``KeyboardInterrupt`` and ``SystemExit``). Called once TileLang is
     imported."""
     try:
-        from .. import __version__
-        from ..discovery import Controls, discover, normalize_name, plan_sources
+        from ..discovery import Controls, normalize_name, planned_sources
 
         # A look at what is advertised, planned by the controls as resolution plans it; the
         # requirement verdicts (and their warnings) come with the registry's own discovery.
-        controls = Controls.from_environ()
-        planned = plan_sources(discover(controls, full=False).entry_points, controls, __version__)
+        planned = planned_sources(Controls.from_environ(), full=False)
         if not any(normalize_name(p.entry.distribution) != CORE_DISTRIBUTION
                    and p.state != "disabled" for p in planned):
             return
