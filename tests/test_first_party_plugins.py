@@ -127,8 +127,21 @@ def test_resolution_and_hooks(env):
         from tilelang_hostcg_rocm import rocm_device_info
         prepared = hostcg.apply_host_codegen_hooks(tvm.IRModule({}), Target("llvm"), rocm)
         out["rocm_record"] = [rocm_device_info(prepared).arch, int(prepared.attrs["in_code"])]
+        # build_host: the codegen builds the module the plugin's hooks returned (a codegen
+        # registered in code, above the core's, records what it was given).
+        received = []
+        for h in ("llvm", "c"):
+            base = tvm.get_global_func("target.build." + h)
+            def recording(mod, target_host, base=base):
+                info = rocm_device_info(mod)
+                marked = mod.attrs.get("in_code") if mod.attrs is not None else None
+                received.append([target_host.kind.name, info.arch if info else None,
+                                 None if marked is None else int(marked)])
+                return base(mod, target_host)
+            hostcg.register_host_codegen(h, hostcg.HostCodegen("recording", recording, priority=100))
         out["rocm_build_host"] = [hostcg.build_host(tvm.IRModule({}), Target(h), rocm).kind
                                   for h in ("llvm", "c")]
+        out["rocm_build_host_received"] = list(received)
 
         from tilelang_hostcg_cuda import cuda_host_requirements
         sm90 = devices["cuda"]
@@ -154,6 +167,7 @@ def test_resolution_and_hooks(env):
         "rocm_host_pairing", "rocm_device_record", "in_code"]
     assert result["rocm_record"] == ["gfx942", 1]
     assert result["rocm_build_host"] == ["llvm", "c"]
+    assert result["rocm_build_host_received"] == [["llvm", "gfx942", 1], ["c", "gfx942", 1]]
     assert result["cuda_requirements"] == ["-std=c++17", "-arch=sm_90", "-ltvm_ffi"]
     assert result["cuda_builds"] == {"llvm": "llvm", "cuda_host": "c"}
 
