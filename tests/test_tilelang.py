@@ -5,8 +5,6 @@ cache follows the plugin set, ``uninstall()`` restores TileLang, and the CLI wor
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 
 from .tilelang_env import KERNELS, POINTS, TileLangEnvs, params
@@ -179,7 +177,7 @@ print(json.dumps({"stamped": [s in kernel.get_host_source() for s in STAMPS], "e
 """.replace("STAMPS", repr(STAMPS))
 
 
-@pytest.mark.skipif(shutil.which("nvcc") is None, reason="tilelang.compile for CUDA needs nvcc")
+@pytest.mark.needs_tool("nvcc", why="tilelang.compile for CUDA runs it")
 def test_kernel_cache_follows_the_plugin_set(tl, tmp_path):
     env = tl["env"]
     cache = {"TILELANG_CACHE_DIR": str(tmp_path / "kernel-cache")}
