@@ -6,11 +6,18 @@ Markers (``--strict-markers``): ``slow`` for a test that builds or installs into
 virtual environment, ``tilelang`` for one that runs a real TileLang. A test that uses
 the ``environments`` fixture (directly or through a fixture of its module) is marked
 ``slow`` here at collection, so the fast loop (``-m "not slow and not tilelang"``)
-never builds an environment.
+never builds an environment. ``needs_tool(name, ..., why=...)`` marks a test that needs a
+program on ``PATH`` (one of the names): without it the test is skipped, saying which, or
+fails where ``TILELANG_HOSTCG_TEST_REQUIRE_TOOLS=1`` (``.ci/run`` sets it), so that a CI
+run never passes with a test left out for a missing tool. Tests whose outcome is a
+nested pytest's (the first-party plugins' own tests) report that run's outcomes in the
+terminal summary.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
 import sys
 import textwrap
 import uuid
@@ -51,6 +58,65 @@ def modules(tmp_path: Path) -> Iterator[ModuleFolder]:
         sys.path.remove(str(tmp_path))
         for name in folder.names:
             sys.modules.pop(name, None)
+
+
+# ------------------------------------------------------------ tools a test needs
+REQUIRE_TOOLS = "TILELANG_HOSTCG_TEST_REQUIRE_TOOLS"
+"""Set to ``1`` (as ``.ci/run`` does), a test whose tool is missing fails instead of skipping."""
+
+
+def tools_required() -> bool:
+    """Whether a missing tool (or a nested test left out) fails the test (``REQUIRE_TOOLS=1``)."""
+    return os.environ.get(REQUIRE_TOOLS) == "1"
+
+
+def skip_or_fail(message: str) -> None:
+    """Skip the running test with ``message``, or fail it where :data:`REQUIRE_TOOLS` is set."""
+    if tools_required():
+        pytest.fail(f"{message} ({REQUIRE_TOOLS}=1: every test must run here; install what is "
+                    "missing)", pytrace=False)
+    pytest.skip(message)
+
+
+def need_tool(*names: str, why: str) -> str:
+    """The path of the first of ``names`` found on ``PATH``; else the test skips (or fails,
+    see :func:`skip_or_fail`) naming the tool and what it is for."""
+    for name in names:
+        found = shutil.which(name)
+        if found:
+            return found
+    skip_or_fail(f"{' or '.join(names)} not found on PATH ({why})")
+    raise AssertionError("unreachable")  # pytest.skip and pytest.fail raise
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Apply each ``needs_tool`` marker before the test's fixtures run."""
+    for marker in item.iter_markers("needs_tool"):
+        need_tool(*marker.args, why=marker.kwargs.get("why", "the test runs it"))
+
+
+NESTED = "nested pytest"
+"""The ``user_properties`` key under which a test records the outcomes of a nested pytest."""
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """A section listing what each nested pytest ran: counts, and every test it skipped or
+    failed, with the reason (under pytest-xdist too: the property travels in the report)."""
+    lines = []
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            if getattr(report, "when", None) != "call":
+                continue
+            for key, value in getattr(report, "user_properties", ()):
+                if key == NESTED:
+                    counts = ", ".join(f"{n} {outcome}" for outcome, n in sorted(value["counts"].items()))
+                    lines.append(f"{report.nodeid}: {counts or 'no tests'}")
+                    lines += [f"  {outcome.upper()} {test}: {reason}"
+                              for outcome, test, reason in value["not_passed"]]
+    if lines:
+        terminalreporter.section("nested pytest runs")
+        for line in lines:
+            terminalreporter.write_line(line)
 
 
 # ------------------------------------------------------------ plugin environments

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import shutil
-
 import numpy as np
 import pytest
 import tvm
+from tvm.script import tirx as T
 from tvm.target import Target
 
 import tilelang_hostcg
@@ -66,8 +65,7 @@ def test_build_goes_through_the_registry():
     assert calls == ["llvm", "hook:cuda", "llvm"]
 
 
-@pytest.mark.skipif(shutil.which("gcc") is None and shutil.which("cc") is None,
-                    reason="no C compiler on this machine")
+@pytest.mark.needs_tool("gcc", "cc", why="the emitted C is compiled into a library")
 def test_c_host_emits_c_that_compiles_and_runs(tmp_path):
     module = tilelang_hostcg.build(vector_add, "c", registry=core_registry())
     assert module.kind == "c"
@@ -92,19 +90,77 @@ def test_cuda_device_without_host_uses_tvm_default_host():
     assert module.kind == "llvm" and [m.kind for m in module.imports] == ["cuda"]
 
 
-def test_build_host_applies_hooks_then_codegen():
-    registry = core_registry()
-    seen = []
+@T.prim_func
+def hooked_fill(a: T.handle):
+    """A[i] = 42: the function the hook below adds to the host module."""
+    n = T.int32()
+    A = T.match_buffer(a, (n,), "float32")
+    for i in range(n):
+        A[i] = T.float32(42)
+
+
+def host_module(kernel, host: str):
+    """The host module ``build()`` gives the ``host`` codegen for ``kernel`` (lowered, with
+    its packed-API wrapper): what a compiler driver passes to ``build_host``."""
+    captured = []
+
+    def capture(mod, target_host):
+        captured.append(mod)
+        return tvm.get_global_func(f"target.build.{host}")(mod, target_host)
+
+    registry = Registry()
+    registry.register_host_codegen(host, HostCodegen("capture", capture))
+    tilelang_hostcg.build(kernel, host, registry=registry)
+    [mod] = captured
+    return mod
+
+
+def recording_registry(host: str) -> tuple[Registry, list[list[str]]]:
+    """A registry whose ``host`` codegen records the functions of each module it builds,
+    and whose ``cuda`` hook adds ``hooked_fill`` to the host module."""
+    received: list[list[str]] = []
+
+    def build(mod, target_host):
+        received.append(sorted(gvar.name_hint for gvar in mod.functions))
+        return tvm.get_global_func(f"target.build.{host}")(mod, target_host)
+
+    extra = host_module(hooked_fill, host)
 
     def hook(mod, target_host, target):
-        seen.append(len(mod.functions))
-        return mod.with_attr("hostcg_hooked", 1)
+        out = tvm.IRModule(dict(mod.functions.items()), attrs=mod.attrs)
+        out.update(extra)
+        return out
 
-    registry.register_host_codegen_hook("cuda", HostCodegenHook("count", hook))
-    lowered = tvm.IRModule.from_expr(vector_add)
-    module = registry.build_host(tvm.IRModule(), Target("llvm"), Target("cuda"))
-    assert seen == [0] and module.kind == "llvm"
-    assert len(lowered.functions) == 1
+    registry = Registry()
+    registry.register_host_codegen(host, HostCodegen("recording", build))
+    registry.register_host_codegen_hook("cuda", HostCodegenHook("adds-hooked-fill", hook))
+    return registry, received
+
+
+def test_build_host_builds_the_module_the_hooks_return():
+    registry, received = recording_registry("llvm")
+    module = registry.build_host(host_module(vector_add, "llvm"), "llvm", CUDA)
+    # The codegen got the hook's function, and the built code runs it.
+    assert received == [["hooked_fill", "vector_add"]]
+    out = tvm.runtime.tensor(np.zeros(5, dtype=np.float32))
+    module["hooked_fill"](out)
+    np.testing.assert_array_equal(out.numpy(), np.full(5, 42, dtype=np.float32))
+    run_vector_add(module)
+
+
+def test_build_host_builds_the_module_the_hooks_return_as_c():
+    registry, received = recording_registry("c")
+    module = registry.build_host(host_module(vector_add, "c"), Target("c"), Target(CUDA))
+    assert received == [["hooked_fill", "vector_add"]]
+    source = module.inspect_source()
+    assert "hooked_fill" in source and "vector_add" in source
+
+
+def test_build_host_without_a_device_target_runs_no_hook():
+    registry, received = recording_registry("llvm")
+    module = registry.build_host(host_module(vector_add, "llvm"), "llvm")
+    assert received == [["vector_add"]]
+    run_vector_add(module)
 
 
 def test_build_rejects_non_tir_input():

@@ -12,6 +12,7 @@ core and of each first-party plugin that ``twine check --strict`` passes.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 import shutil
@@ -134,9 +135,49 @@ def test_build_makes_a_wheel_and_an_sdist_that_twine_accepts(project: str, tmp_p
     assert proc.stdout.count("PASSED") == 2, proc.stdout
 
 
+def setup_commands() -> list[str]:
+    """The commands of the README's Set-up block (its first bash block), comments left out."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    setup = text[text.index("\n## Set-up\n"):]
+    block = FENCE.search(setup)
+    assert block is not None, "README's Set-up shows no bash block"
+    return [line for line in block[1].splitlines() if line.strip() and not line.lstrip().startswith("#")]
+
+
+def test_the_readmes_setup_is_two_commands() -> None:
+    main_job, tests = setup_commands()
+    assert main_job.startswith("python3 -m venv .venv-main ") and main_job.endswith(
+        " examples/quickstart.py"), main_job
+    assert tests == "bash .ci/run"
+
+
+@pytest.mark.slow
+def test_the_readmes_main_job_runs_as_written(tmp_path: Path) -> None:
+    """Set-up step 1, word for word, by bash from the root of a copy of the checkout (no
+    virtual environment in it: the venv it makes is fresh), with the environment of a
+    user's shell: none of this run's controls, paths or virtual environment."""
+    main_job = setup_commands()[0]
+    checkout = copy_of_the_checkout(tmp_path / "checkout")
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("TILELANG_") and k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env["XDG_CACHE_HOME"] = str(tmp_path / "xdg-cache")  # pip's cache stays (PIP_CACHE_DIR or ~)
+    proc = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", main_job], cwd=checkout, env=env,
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-4000:]
+    out = proc.stdout
+    for plugin in ("tilelang-hostcg-cuda", "tilelang-hostcg-rocm", "tilelang-hostcg-template"):
+        assert plugin in out, plugin  # installed, and listed
+    for line in ("host 'llvm' via 'llvm': ran on the CPU, result correct",
+                 "host 'c' via 'c': ran on the CPU, result correct",
+                 "cuda device + llvm host: host module 'llvm', device modules ['cuda']",
+                 "cuda device + cuda_host host: one CUDA C++ translation unit"):
+        assert line in out, (line, out[-3000:])
+    assert "skipped" not in out, out[-3000:]
+    assert (checkout / ".venv-main" / "bin" / "tilelang-hostcg").exists()
+
+
 def test_the_readmes_main_job_installs_every_plugin_an_example_needs() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    (main_job,) = [line for line in readme.splitlines() if line.startswith("python3 -m venv .venv-main")]
+    main_job = setup_commands()[0]
     installed = set(re.findall(r"\bplugins/([\w-]+)", main_job))
     for example in sorted((ROOT / "examples").glob("*.py")):
         needed = set(re.findall(r"pip install \.?/?plugins/([\w-]+)", example.read_text()))

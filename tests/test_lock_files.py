@@ -280,6 +280,7 @@ def test_lock_through_a_link_to_a_regular_file_writes_the_file(current_lock: byt
 def test_lock_to_dev_stdout(into: str, current_lock: bytes, tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("TILELANG_HOSTCG_")}
     cmd = [sys.executable, "-m", "tilelang_hostcg", "lock", "-o", "/dev/stdout"]
+    dev_stdout = Path("/dev/stdout").lstat()
     if into == "pipe":
         proc = subprocess.run(cmd, capture_output=True, env=env, timeout=120)
         out = proc.stdout
@@ -289,4 +290,6 @@ def test_lock_to_dev_stdout(into: str, current_lock: bytes, tmp_path: Path) -> N
         out = (tmp_path / "out.json").read_bytes()
     assert proc.returncode == 0, proc.stderr
     assert out == current_lock
-    assert os.path.islink("/dev/stdout") or os.path.exists("/dev/stdout")
+    # Written through, never replaced: /dev/stdout is the same entry (a link, as a rule).
+    after = Path("/dev/stdout").lstat()
+    assert (after.st_ino, after.st_mode) == (dev_stdout.st_ino, dev_stdout.st_mode)

@@ -53,10 +53,12 @@ def test_every_plugin_is_found() -> None:
 
 @pytest.mark.parametrize("plugin", PLUGINS, ids=lambda p: p.name)
 def test_spdx_license_declares_a_setuptools_that_reads_it(plugin: Path) -> None:
-    """An SPDX ``license = "..."`` string (PEP 639) needs setuptools 77 or later."""
+    """Every plugin declares its licence as an SPDX ``license = "..."`` string (PEP 639),
+    which needs setuptools 77 or later."""
     project = _pyproject(plugin)["project"]
-    if not isinstance(project.get("license"), str):
-        return
+    assert isinstance(project.get("license"), str), (
+        f"{plugin.name}: declare the licence as an SPDX expression, license = \"Apache-2.0\" "
+        f"(found {project.get('license')!r})")
     pins = dict(pin.split("==") for pin in _minimums(plugin))
     major = int(pins["setuptools"].split(".")[0])
     assert major >= 77, f"{plugin.name} uses an SPDX license string but declares setuptools {major}"

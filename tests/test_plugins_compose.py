@@ -12,12 +12,13 @@ needed to compile).
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
 from tilelang_hostcg.testing import PluginEnvironment
+
+from .conftest import need_tool
 
 pytestmark = pytest.mark.slow
 
@@ -113,9 +114,7 @@ def test_cuda_hosts_build_and_the_cuda_host_unit_compiles(env: PluginEnvironment
     assert out["c_has_hook_stamp"] is True
     source = unit.read_text()
     assert "int32_t tilelang_hostcg_stamp_hook(" in source  # what cuda_host wraps compiles
-    nvcc = shutil.which("nvcc")
-    if nvcc is None:
-        pytest.skip("nvcc is not installed: the cuda_host unit was built but not compiled")
+    nvcc = need_tool("nvcc", why="the cuda_host unit built above is compiled with it")
     proc = subprocess.run([nvcc, "-c", "-std=c++17", "-arch=sm_90",
                            *(f"-I{path}" for path in dict.fromkeys(out["includes"])),
                            "-o", str(tmp_path / "vector_add.o"), str(unit)],

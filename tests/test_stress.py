@@ -244,8 +244,10 @@ print(len(naive), loaded, len(registry.registrations()), naive_s, ours_s)
 
 
 @pytest.mark.slow
-def test_loading_ten_thousand_kinds_is_as_fast_as_a_naive_loop(tmp_path: Path) -> None:
-    """One written distribution advertising 10,000 kinds (``module:attr`` form)."""
+def test_loading_ten_thousand_kinds_stays_within_twice_a_naive_loop(tmp_path: Path) -> None:
+    """One written distribution advertising 10,000 kinds (``module:attr`` form) loads in at
+    most twice the time of a naive ``ep.load()`` loop, plus 0.2 s: loading stays linear.
+    The 1.5x target is measured by ``benchmarks/bench.py`` (section 5), not here."""
     import os
     import subprocess
     import sys
@@ -266,5 +268,5 @@ def test_loading_ten_thousand_kinds_is_as_fast_as_a_naive_loop(tmp_path: Path) -
     naive_n, loaded, registered, naive_s, ours_s = proc.stdout.split()
     assert int(naive_n) == kinds and int(loaded) == kinds + 2  # and the core's llvm and c
     assert int(registered) == kinds + 2
-    # The contract is 1.5x; the margin absorbs a busy machine (quadratic loading was ~100x).
+    # A bound that a busy machine keeps, and quadratic loading (~100x) does not.
     assert float(ours_s) <= 2.0 * float(naive_s) + 0.2, (naive_s, ours_s)

@@ -5,8 +5,6 @@ cache follows the plugin set, ``uninstall()`` restores TileLang, and the CLI wor
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 
 from .tilelang_env import KERNELS, POINTS, TileLangEnvs, params
@@ -136,6 +134,38 @@ print(json.dumps({"stock": [[s in src for s in STAMPS] for src in stock],
     assert explain.returncode == 0 and "stamp_c" in explain.stdout and "stamp_cuda" in explain.stdout
 
 
+
+def test_build_host_builds_what_the_plugins_hook_returns(tl, with_stamp):
+    # tilelang_hostcg.build_host(mod, host, device) with TileLang's TVM: the codegen (one
+    # registered in code above the plugin's, recording what it gets) receives the host
+    # module with the stamp plugin's hook function, and the built C source has it.
+    out = tl["env"].run_json("""
+        import json
+        import tilelang_hostcg
+        from tilelang_hostcg._tvm import import_tvm
+        from tilelang_hostcg_stamp.codegen import build_stamped_c
+
+        tvm = import_tvm()  # TileLang's
+        received = []
+
+        def recording(mod, target_host):
+            received.append(sorted(gvar.name_hint for gvar in mod.functions))
+            return build_stamped_c(mod, target_host)
+
+        tilelang_hostcg.register_host_codegen("c", tilelang_hostcg.HostCodegen(
+            "recording", recording, priority=20))
+        device = {"kind": "cuda", "arch": "sm_90a"}
+        with_device = tilelang_hostcg.build_host(tvm.IRModule({}), "c", device)
+        host_only = tilelang_hostcg.build_host(tvm.IRModule({}), "c")
+        print(json.dumps({"received": received, "kind": with_device.kind,
+                          "with_device": [s in with_device.inspect_source() for s in STAMPS],
+                          "host_only": [s in host_only.inspect_source() for s in STAMPS]}))
+    """.replace("STAMPS", repr(STAMPS)), env={"TILELANG_HOSTCG_AUTO_INSTALL": "0"})
+    assert out["received"] == [[STAMPS[1]], []]  # the hook's function, for the device build only
+    assert out["kind"] == "c"
+    assert out["with_device"] == [True, True]
+    assert out["host_only"] == [True, False]
+
 COMPILE = KERNELS + """
 import json, os
 import tilelang_hostcg.tilelang as integration
@@ -147,7 +177,7 @@ print(json.dumps({"stamped": [s in kernel.get_host_source() for s in STAMPS], "e
 """.replace("STAMPS", repr(STAMPS))
 
 
-@pytest.mark.skipif(shutil.which("nvcc") is None, reason="tilelang.compile for CUDA needs nvcc")
+@pytest.mark.needs_tool("nvcc", why="tilelang.compile for CUDA runs it")
 def test_kernel_cache_follows_the_plugin_set(tl, tmp_path):
     env = tl["env"]
     cache = {"TILELANG_CACHE_DIR": str(tmp_path / "kernel-cache")}

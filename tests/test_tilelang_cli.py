@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from .conftest import need_tool
 from .tilelang_env import KERNELS, TileLangEnv, TileLangEnvs, params
 
 pytestmark = [pytest.mark.slow, pytest.mark.tilelang]
@@ -156,10 +157,7 @@ def test_every_first_party_plugin_together_compiles_tilelang_kernels(all_plugins
                                                                      tmp_path: Path) -> None:
     """Host code of a real TileLang kernel with every plugin in play: lowered with both
     stamps, and compiled (nvcc for the device code, the C compiler for the host)."""
-    import shutil
-
-    if shutil.which("nvcc") is None:
-        pytest.skip("nvcc is not installed: TileLang cannot compile CUDA kernels here")
+    need_tool("nvcc", why="TileLang compiles the CUDA kernels with it")
     out = all_plugins.run_json(KERNELS + """
 import json
 import tilelang

@@ -2,13 +2,13 @@
 
 They use the pytest plugin of ``tilelang_hostcg.testing`` (fixture ``hostcg_registry``)
 and build real kernels with TVM; the compile test needs ``nvcc`` and is skipped
-without it. No GPU is needed: the compiled library is loaded and its argument
+without it (the "nvcc not found" path runs everywhere: ``CUDA_HOME`` points the plugin at
+a toolkit without one). No GPU is needed: the compiled library is loaded and its argument
 checks run, the kernel launch itself is left to a GPU machine.
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 
 import numpy as np
@@ -74,8 +74,12 @@ def test_hooks_run_pairing_check_first(registry):
 
 @pytest.mark.parametrize("host", ["llvm", "c", "cuda_host"])
 def test_hosts_that_launch_cuda_kernels_pass(registry, host):
-    mod = tvm.IRModule({})
-    registry.apply_host_codegen_hooks(mod, Target(host), Target(SM90))
+    out = registry.apply_host_codegen_hooks(tvm.IRModule({}), Target(host), Target(SM90))
+    # The pairing check let the host through, and the requirements hook ran after it
+    # (recording for a cuda_host host only).
+    assert isinstance(out, tvm.IRModule)
+    expected = cuda_plugin.CudaHostRequirements(arch="sm_90") if host == "cuda_host" else None
+    assert cuda_plugin.cuda_host_requirements(out) == expected
 
 
 def test_host_that_cannot_launch_cuda_kernels_is_rejected(registry):
@@ -135,15 +139,25 @@ def test_nvcc_is_found_through_cuda_home(monkeypatch, tmp_path):
 
 
 def test_nowhere_to_find_nvcc_lists_what_was_tried(monkeypatch, tmp_path):
-    if os.path.exists("/usr/local/cuda/bin/nvcc"):
-        pytest.skip("/usr/local/cuda/bin/nvcc exists, so nvcc is always found here")
+    # CUDA_HOME names a toolkit without nvcc, and PATH has none: the default toolkit
+    # (/usr/local/cuda) is not searched, since CUDA_HOME named another one.
     monkeypatch.setenv("CUDA_HOME", str(tmp_path))
     monkeypatch.delenv("CUDA_PATH", raising=False)
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(cuda_plugin.NvccNotFoundError) as info:
         cuda_plugin.find_nvcc()
     assert "CUDA_HOME" in str(info.value) and "nvcc=" in str(info.value)
-    assert info.value.tried[0].startswith("$CUDA_HOME/bin/nvcc")
+    assert info.value.tried == (f"$CUDA_HOME/bin/nvcc ({tmp_path / 'bin' / 'nvcc'})", "nvcc on PATH")
+
+
+def test_a_compile_without_nvcc_says_what_to_install(registry, monkeypatch, tmp_path):
+    mod = build(scale_2d, Target(SM90, host="cuda_host"), registry=registry)
+    monkeypatch.setenv("CUDA_HOME", str(tmp_path))
+    monkeypatch.delenv("CUDA_PATH", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(cuda_plugin.NvccNotFoundError, match="install the CUDA Toolkit"):
+        cuda_plugin.export_cuda_host_library(mod, tmp_path / "scale_2d.so", arch="sm_90")
+    assert not (tmp_path / "scale_2d.so").exists()
 
 
 def test_library_export_rejects_modules_not_built_for_cuda_host(registry):

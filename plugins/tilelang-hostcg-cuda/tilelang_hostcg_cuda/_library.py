@@ -25,8 +25,10 @@ _OUTPUT_TAIL = 40  # lines of nvcc output quoted in a CudaCompileError
 
 def find_nvcc(nvcc: str | os.PathLike[str] | None = None) -> str:
     """The ``nvcc`` to run: ``nvcc`` if given (a path or a command on ``PATH``), else
-    ``$CUDA_HOME/bin/nvcc``, ``$CUDA_PATH/bin/nvcc``, ``nvcc`` on ``PATH``,
-    ``/usr/local/cuda/bin/nvcc``, the first that exists.
+    ``$CUDA_HOME/bin/nvcc``, ``$CUDA_PATH/bin/nvcc``, ``nvcc`` on ``PATH``, the first that
+    exists; the default toolkit ``/usr/local/cuda/bin/nvcc`` last, only when neither
+    ``CUDA_HOME`` nor ``CUDA_PATH`` is set (a toolkit named there is never swapped for
+    another one).
 
     Raises :class:`~tilelang_hostcg_cuda.NvccNotFoundError` saying what to install and
     where it looked.
@@ -48,8 +50,9 @@ def find_nvcc(nvcc: str | os.PathLike[str] | None = None) -> str:
     if on_path:
         candidates.append(on_path)
     tried.append("nvcc on PATH")
-    candidates.append("/usr/local/cuda/bin/nvcc")
-    tried.append("/usr/local/cuda/bin/nvcc")
+    if not (os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")):
+        candidates.append("/usr/local/cuda/bin/nvcc")
+        tried.append("/usr/local/cuda/bin/nvcc")
     for candidate in candidates:
         if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
             return candidate
