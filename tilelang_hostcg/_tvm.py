@@ -107,14 +107,30 @@ def _ships_tilelang(dist: Distribution) -> bool:
     under ``tilelang/`` (or, for an editable install, its PEP 610 ``direct_url.json``);
     without a ``RECORD``, ``top_level.txt``; metadata listing no files at all counts."""
     try:
-        record = dist.read_text("RECORD")
-        if record is not None:
-            return (record.startswith(f"{TILELANG}/") or f"\n{TILELANG}/" in record
-                    or _editable(dist))
+        line = _record_line(dist, f"{TILELANG}/")
+        if line is not None:
+            return bool(line) or _editable(dist)
         top_level = dist.read_text("top_level.txt")
         return top_level is None or TILELANG in top_level.split()
     except Exception:  # unreadable metadata: not usable as installed
         return False
+
+
+def _record_line(dist: Distribution, prefix: str) -> str | None:
+    """The first line of ``dist``'s ``RECORD`` that starts with ``prefix``, ``""`` when none
+    does, ``None`` when it has no ``RECORD``. Read line by line where the metadata is a
+    folder: TileLang's ``RECORD`` is over a megabyte, and its package's lines come first."""
+    folder = getattr(dist, "_path", None)  # PathDistribution's metadata folder
+    if folder is not None and hasattr(folder, "joinpath"):
+        try:
+            with folder.joinpath("RECORD").open(encoding="utf-8") as stream:
+                return next((line for line in stream if line.startswith(prefix)), "")
+        except FileNotFoundError:
+            return None
+    text = dist.read_text("RECORD")
+    if text is None:
+        return None
+    return next((line for line in text.splitlines() if line.startswith(prefix)), "")
 
 
 def _editable(dist: Distribution) -> bool:
@@ -142,11 +158,10 @@ def _owns_package_file(dist: Distribution) -> bool:
     from pathlib import Path
 
     try:
-        record = dist.read_text("RECORD") or ""
-        start = record.find(_PACKAGE_FILE + ",")
-        if start < 0 or (start and record[start - 1] != "\n"):
+        line = _record_line(dist, _PACKAGE_FILE + ",")
+        if not line:
             return False
-        algorithm, _, digest = record[start:].split("\n", 1)[0].split(",")[1].partition("=")
+        algorithm, _, digest = line.rstrip("\r\n").split(",")[1].partition("=")
         data = Path(str(dist.locate_file(_PACKAGE_FILE))).read_bytes()
         found = base64.urlsafe_b64encode(hashlib.new(algorithm, data).digest()).rstrip(b"=")
         return found.decode() == digest
