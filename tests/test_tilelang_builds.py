@@ -13,6 +13,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -24,7 +26,6 @@ from tilelang_hostcg._tvm import (
     tilelang_distribution,
     tilelang_distributions,
     tilelang_overlap,
-    tvm_document,
 )
 from tilelang_hostcg.discovery.requirements import check_requirements, other_build_requirements
 from tilelang_hostcg.testing import PluginEnvironment
@@ -81,10 +82,16 @@ def test_paddles_build_is_tilelang(site: Path) -> None:
     assert dist is not None and distribution_name(dist) == "tilelang-paddle"
     assert installed_build() == ("tilelang-paddle", "0.1.13")
     assert mode_of("0.1.13", "tilelang-paddle") == "registry"
-    doc = tvm_document(import_it=False)
+    assert tilelang_overlap() is None
+    # Plain `list` imports no TVM and names the build from metadata (a fresh process: this
+    # one may have imported apache-tvm already).
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TILELANG_HOSTCG_")}
+    proc = subprocess.run([sys.executable, "-m", "tilelang_hostcg", "list", "--json"], capture_output=True,
+                          text=True, env={**env, "PYTHONPATH": str(site)}, cwd=site, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)["tvm"]
     assert doc["describe"] == "TVM bundled with tilelang-paddle 0.1.13 (not imported)"
     assert (doc["provider"], doc["distribution"]) == ("tilelang", "tilelang-paddle")
-    assert tilelang_overlap() is None
 
 
 def test_a_build_name_whose_metadata_ships_no_tilelang_package_is_not_tilelang(site: Path) -> None:
@@ -204,6 +211,10 @@ def test_check_fails_strict_with_two_builds_installed(tmp_path: Path) -> None:
     assert f"(tilelang-paddle {STAND_IN}, tilelang {STAND_IN})" in problem["message"]
     assert strict_code == 1 and strict["ok"] is False
     assert [p["severity"] for p in strict["problems"] if p["code"] == "tilelang-builds"] == ["error"]
+    # install() warns with the same text (before it refuses this stand-in's version).
+    proc = env.python_run("import tilelang_hostcg.tilelang as t; t.install()")
+    assert "PluginWarning: 2 TileLang builds are installed" in proc.stderr, proc.stderr
+    assert "UnsupportedTileLangError" in proc.stderr
     # As the message says: uninstalling one removes the files both RECORDs list ...
     env.uninstall("tilelang")
     code, doc = _check(env, "--strict")

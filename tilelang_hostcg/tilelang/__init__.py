@@ -60,10 +60,10 @@ def _state(registry: Registry | None) -> State:
     :class:`UnsupportedTileLangError` for a TileLang that is missing or unsupported, and
     warns when more than one TileLang build is installed."""
     distribution, version = installed_build()
-    mode = mode_of(version, distribution)
     overlap = tilelang_overlap()
     if overlap is not None:
         warn_plugin(overlap)
+    mode = mode_of(version, distribution)
     if registry is None:
         from .._api import default_registry
 
