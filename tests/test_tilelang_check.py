@@ -111,3 +111,14 @@ WANTS_STOCK = Plugin("tl-wants-stock", "1.0", hooks={"cuda": "tl_wants_stock"},
                      files={"tl_wants_stock.py": module(
                          'hc.register_host_codegen_hook("cuda", _hook("wants-stock"))')},
                      requires=("tilelang-hostcg", "tilelang>=0.1.12"))
+
+
+def test_explain_and_the_lock_file_name_the_build_in_use(env: TileLangEnv) -> None:
+    (explain,) = _docs(env, (("explain", "c"), 0))
+    lock = env.cli("lock")
+    assert lock.returncode == 0, lock.stderr
+    ours = {"kind": "c", "name": "tilelang-c", "priority": 0, "distribution": env.distribution}
+    assert ours in json.loads(lock.stdout)["codegens"]  # TileLang's default, of the build installed
+    (default,) = [c for c in explain["candidates"] if c["name"] == "tilelang-c"]
+    assert (default["distribution"], default["version"]) == (env.distribution, env.version)
+    assert f"distribution {env.distribution!r} {env.version}" in default["reason"]  # passed over: stamp_c wins
