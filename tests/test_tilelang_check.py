@@ -117,8 +117,10 @@ def test_explain_and_the_lock_file_name_the_build_in_use(env: TileLangEnv) -> No
     (explain,) = _docs(env, (("explain", "c"), 0))
     lock = env.cli("lock")
     assert lock.returncode == 0, lock.stderr
-    ours = {"kind": "c", "name": "tilelang-c", "priority": 0, "distribution": env.distribution}
-    assert ours in json.loads(lock.stdout)["codegens"]  # TileLang's default, of the build installed
+    locked = json.loads(lock.stdout)
+    named = {d["name"] for d in locked["distributions"]} | {
+        item["distribution"] for key in ("entry_points", "codegens", "hooks") for item in locked[key]}
+    assert named and named <= set(env.freeze()), named  # never a distribution that is not installed
     (default,) = [c for c in explain["candidates"] if c["name"] == "tilelang-c"]
     assert (default["distribution"], default["version"]) == (env.distribution, env.version)
     assert f"distribution {env.distribution!r} {env.version}" in default["reason"]  # passed over: stamp_c wins
