@@ -1,5 +1,6 @@
-"""tilelang_hostcg with a real TileLang (0.1.15 and 0.1.12), in virtual environments of
-their own: installing changes nothing else, ``install()`` keeps host code stock until a
+"""tilelang_hostcg with a real TileLang (0.1.15, 0.1.12, and PaddlePaddle's build
+``tilelang-paddle`` 0.1.13, which the integration enters as it enters 0.1.12), in
+virtual environments of their own: installing changes nothing else, ``install()`` keeps host code stock until a
 plugin opts in, a pip-installed plugin decides the host code of real kernels, the kernel
 cache follows the plugin set, ``uninstall()`` restores TileLang, and the CLI works."""
 
@@ -11,7 +12,7 @@ from .tilelang_env import KERNELS, POINTS, TileLangEnvs, params
 
 pytestmark = [pytest.mark.slow, pytest.mark.tilelang]
 
-VERSIONS = ("0.1.15", "0.1.12")
+VERSIONS = ("0.1.15", "0.1.12", "paddle-0.1.13")
 OUR_DEPENDENCIES = {"importlib-metadata", "packaging"}
 STAMPS = ("tilelang_hostcg_stamp_codegen", "tilelang_hostcg_stamp_hook")
 
@@ -20,10 +21,9 @@ STAMPS = ("tilelang_hostcg_stamp_codegen", "tilelang_hostcg_stamp_hook")
 def tl(request: pytest.FixtureRequest, tilelang_envs: TileLangEnvs) -> dict:
     """A TileLang environment with the project installed by a plain ``pip install`` (of
     its wheel, dependencies resolved), and the installed set before and after."""
-    version = request.param
-    install = tilelang_envs[version]
-    return {"env": install.env, "version": version, "before": install.before, "after": install.after,
-            "wheels": tilelang_envs.wheels}
+    install = tilelang_envs[request.param]
+    return {"env": install.env, "distribution": install.env.distribution, "version": install.env.version,
+            "before": install.before, "after": install.after, "wheels": tilelang_envs.wheels}
 
 
 def changes(before: dict[str, str], after: dict[str, str]) -> dict[str, tuple]:
@@ -38,9 +38,11 @@ def test_plain_install_changes_no_other_package(tl):
     # small dependencies (importlib-metadata, packaging and theirs), never a TVM.
     assert all(old is None for old, _ in changed.values()), changed
     assert {"importlib-metadata", "packaging"} & set(changed) <= OUR_DEPENDENCIES
-    assert not [name for name in changed if "tvm" in name or name in ("tilelang", "torch")]
+    assert not [name for name in changed if "tvm" in name or name.startswith("tilelang") or name == "torch"]
     assert "apache-tvm" not in tl["after"]
-    assert tl["after"]["tilelang"] == tl["version"]
+    assert tl["after"][tl["distribution"]] == tl["version"]
+    assert not {"tilelang", "tilelang-paddle"} - {tl["distribution"]} & set(tl["after"])  # no other build
+    tl["env"].pip("check")  # every installed distribution's requirements are met (raises if not)
     out = tl["env"].run_json("""
         import json, tilelang, tvm, tilelang_hostcg
         print(json.dumps({"tilelang": tilelang.__version__, "tvm": tvm.__file__}))
@@ -53,7 +55,7 @@ def test_cli_names_tilelangs_tvm(tl):
     *runs, explain = tl["env"].cli_each(("list",), ("check",), ("explain", "c"), ("explain", "llvm"))
     for proc in runs:
         assert proc.returncode == 0, (proc.args, proc.stdout, proc.stderr)
-        assert f"bundled with tilelang {tl['version']}" in proc.stdout, (proc.args, proc.stdout)
+        assert f"bundled with {tl['distribution']} {tl['version']}" in proc.stdout, (proc.args, proc.stdout)
     assert explain.returncode == 1  # TileLang's TVM has no LLVM: nothing resolves, and it says so
     assert "target.build.llvm" in explain.stdout + explain.stderr
 
@@ -85,7 +87,8 @@ print(json.dumps({
     "patched": [a is not b for a, b in zip(originals, patched)],
     "restored": [a is b for a, b in zip(originals, restored)],
     "defaults": defaults, "left": [r.name for r in registry.registrations()
-                                   if r.origin.distribution == "tilelang"],
+                                   if r.origin.distribution.startswith("tilelang")
+                                   and r.origin.distribution != "tilelang-hostcg"],
 }))
 """)
     assert out["same_with"] and out["same_after"] and out["same_again"]
@@ -93,7 +96,7 @@ print(json.dumps({
     assert out["patched"] == [True] * POINTS
     assert out["restored"] == [True] * POINTS
     v = tl["version"]
-    assert ["c", "tilelang-c", "tilelang", v, True] in out["defaults"]
+    assert ["c", "tilelang-c", tl["distribution"], v, True] in out["defaults"]  # the build in use
     assert out["left"] == []
 
 
@@ -260,9 +263,11 @@ def test_build_works_with_tilelangs_tvm(tl):
         module = tilelang_hostcg.build(add_one, "c")
         info = tvm_info()
         print(json.dumps({"kind": module.kind, "source": "add_one" in module.inspect_source(),
-                          "provider": info.provider, "llvm": info.llvm}))
+                          "provider": info.provider, "llvm": info.llvm,
+                          "distribution": info.distribution}))
     """)
-    assert out == {"kind": "c", "source": True, "provider": "tilelang", "llvm": False}
+    assert out == {"kind": "c", "source": True, "provider": "tilelang", "llvm": False,
+                   "distribution": tl["distribution"]}
 
 
 def test_a_codegen_returning_the_wrong_type_is_named_in_tilelangs_build(tl):

@@ -1,8 +1,9 @@
-"""Activation without code, with a real TileLang (0.1.15 and 0.1.12) in environments of
-its own: an unchanged TileLang program picks up a pip-installed plugin (in spawned
-workers too, with editable installs too), TileLang is untouched without one or with
-the off switches, a failure is one warning and stock TileLang, and ``install()`` from a
-plugin's import keeps TileLang's defaults TileLang's."""
+"""Activation without code, with a real TileLang (0.1.15, 0.1.12 and PaddlePaddle's
+``tilelang-paddle`` 0.1.13) in environments of its own: an unchanged TileLang program
+picks up a pip-installed plugin (in spawned workers too, with editable installs too),
+TileLang is untouched without one or with the off switches, a failure is one warning and
+stock TileLang, and ``install()`` from a plugin's import keeps TileLang's defaults
+TileLang's."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from .tilelang_env import INTEGRATION_POINTS, KERNELS, POINTS, ROOT, TileLangEnv
 
 pytestmark = [pytest.mark.slow, pytest.mark.tilelang]
 
-VERSIONS = ("0.1.15", "0.1.12")
+VERSIONS = ("0.1.15", "0.1.12", "paddle-0.1.13")
 STAMPS = ("tilelang_hostcg_stamp_codegen", "tilelang_hostcg_stamp_hook")
 OFF = {"TILELANG_HOSTCG_AUTO_INSTALL": "0"}
 
@@ -235,9 +236,9 @@ print(json.dumps({
     "warnings": [[w.category.__name__, str(w.message), w.filename == __file__] for w in caught],
     "source": host_source(elementwise()), "state": tilelang_state(),
     "tilelang_owned": [r.name for g in ("tilelang.host_codegen", "tilelang.host_codegen_hooks")
-                       for r in registry.registrations(g) if r.origin.distribution == "tilelang"],
+                       for r in registry.registrations(g) if r.origin.distribution == TL_DIST],
 }))
-""")
+""".replace("TL_DIST", repr(env.distribution)))
         [(category, message, at_user_line)] = out["warnings"]
         assert category == "PluginWarning" and at_user_line
         assert "DuplicateRegistrationError" in message and "'tilelang-c'" in message
@@ -273,9 +274,9 @@ registry = tilelang_hostcg.default_registry()
 print(json.dumps({
     "alive": [thread.is_alive() for thread in threads], "state": tilelang_state(),
     "wrapped": [f.__wrapped__.__module__.startswith("tilelang.") for f in replaced()],
-    "defaults": sorted(r.name for r in registry.registrations() if r.origin.distribution == "tilelang"),
+    "defaults": sorted(r.name for r in registry.registrations() if r.origin.distribution == TL_DIST),
 }))
-""")
+""".replace("TL_DIST", repr(env.distribution)))
         assert out["alive"] == [False] * 4
         assert out["state"]["installed"] and out["state"]["ours"] == [True] * POINTS
         assert out["wrapped"] == [True] * POINTS  # patched once: each wraps TileLang's own
@@ -337,7 +338,7 @@ def test_install_from_a_plugins_import_keeps_tilelangs_defaults_tilelangs(env, s
     finally:
         env.pip("uninstall", "-q", "-y", "tl-self-install")
     assert out["state"]["installed"] and out["state"]["ours"] == [True] * POINTS
-    assert ["tilelang-c", "tilelang", True] in out["regs"]  # TileLang's, not the plugin's
+    assert ["tilelang-c", env.distribution, True] in out["regs"]  # TileLang's, not the plugin's
     if not fails:
         assert out["sources"] == [["tl-self-install", "loaded"]]
         assert out["chosen"] == "self-installed"
@@ -376,7 +377,7 @@ print(json.dumps({"module": name, "names": sorted(held),
                   "same": {n: after[n] is before[n][0] for n in held},
                   "equal": {n: repr(after[n]) == before[n][1] for n in held}}))
 """, env=OFF)
-    if env.version == "0.1.12":
+    if env.version in ("0.1.12", "0.1.13"):  # the registry mode
         assert out["module"] == "tilelang.backend.host_codegen"
         assert "_LOADED_HOST_CODEGENS" in out["names"]
     else:
@@ -396,7 +397,7 @@ def test_editable_installs_activate_too(env, stock, tmp_path, tilelang_envs):
         """)
     finally:
         env.pip("uninstall", "-q", "-y", "tilelang-hostcg-stamp")
-        tilelang_envs.restore(env.version)  # the plain install the other tests expect
+        tilelang_envs.restore(env.key)  # the plain install the other tests expect
     assert where == [str(ROOT / "_tilelang_hostcg_hook.py"),
                      str(plugin / "tilelang_hostcg_stamp" / "__init__.py")]
     assert [stamps_of(s) for s in out["sources"]] == [[True, True], [True, True]]

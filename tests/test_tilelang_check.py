@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from .plugin_factory import Plugin, build_wheels, module
 from .tilelang_env import TileLangEnv, TileLangEnvs, params
 
 pytestmark = [pytest.mark.slow, pytest.mark.tilelang]
 
-VERSIONS = ("0.1.15", "0.1.12")
+VERSIONS = ("0.1.15", "0.1.12", "paddle-0.1.13")
 
 
 @pytest.fixture(scope="module", params=params(*VERSIONS))
@@ -50,7 +52,8 @@ def _docs(env: TileLangEnv, *commands: tuple[tuple[str, ...], int]) -> list[Any]
 def test_strict_check_passes_with_a_working_plugin(env: TileLangEnv) -> None:
     doc = _json(env, "check", "--strict", expect=0)
     assert doc["ok"] is True and doc["summary"]["errors"] == 0
-    assert "bundled with tilelang" in doc["tvm"]["describe"]
+    assert f"bundled with {env.distribution} {env.version}" in doc["tvm"]["describe"]
+    assert (doc["tvm"]["provider"], doc["tvm"]["distribution"]) == ("tilelang", env.distribution)
     assert {"name": "tilelang-hostcg-stamp", "version": "0.1.0"} in doc["distributions"]
     # TVM's missing LLVM is shown, as information about the TVM in use, for the core's
     # own llvm codegen; it counts neither as an error nor as a warning.
@@ -78,3 +81,46 @@ def test_require_means_a_codegen_that_builds_with_the_tvm_in_use(env: TileLangEn
     assert explain_llvm["codegen"] is None
     assert explain_llvm["candidates"]
     assert {c["buildable"] for c in explain_llvm["candidates"] if c["name"]} == {False}
+
+
+def test_a_plugin_requiring_stock_tilelang_is_explained_where_another_build_is_installed(
+        env: TileLangEnv, tmp_path: Path) -> None:
+    """A plugin that declares ``tilelang`` outside an extra: in a ``tilelang-paddle``
+    environment ``check`` explains that pip would install stock TileLang over it (a
+    warning, so ``--strict`` fails); in a stock TileLang environment it is fine."""
+    (wheel,) = build_wheels(tmp_path, [WANTS_STOCK])
+    env.pip("install", "-q", "--no-deps", str(wheel))  # as a user who knows, without pip's resolution
+    try:
+        doc, strict = _docs(env, (("check",), 0),
+                            (("check", "--strict"), 0 if env.distribution == "tilelang" else 1))
+    finally:
+        env.pip("uninstall", "-q", "-y", WANTS_STOCK.dist)
+    found = [p for p in doc["problems"] if p["code"] == "tilelang-requirement"]
+    assert not [p for p in doc["problems"]  # it loads and works with the build installed
+                if p["distribution"] == WANTS_STOCK.dist and p["code"] != "tilelang-requirement"]
+    if env.distribution == "tilelang":
+        assert found == [] and strict["ok"] is True
+        return
+    (problem,) = found
+    assert problem["severity"] == "warning" and strict["ok"] is False
+    assert f"'{WANTS_STOCK.dist}' 1.0 requires 'tilelang>=0.1.12'" in problem["message"]
+    assert f"the TileLang installed is {env.distribution} {env.version}" in problem["message"]
+
+
+WANTS_STOCK = Plugin("tl-wants-stock", "1.0", hooks={"cuda": "tl_wants_stock"},
+                     files={"tl_wants_stock.py": module(
+                         'hc.register_host_codegen_hook("cuda", _hook("wants-stock"))')},
+                     requires=("tilelang-hostcg", "tilelang>=0.1.12"))
+
+
+def test_explain_and_the_lock_file_name_the_build_in_use(env: TileLangEnv) -> None:
+    (explain,) = _docs(env, (("explain", "c"), 0))
+    lock = env.cli("lock")
+    assert lock.returncode == 0, lock.stderr
+    locked = json.loads(lock.stdout)
+    named = {d["name"] for d in locked["distributions"]} | {
+        item["distribution"] for key in ("entry_points", "codegens", "hooks") for item in locked[key]}
+    assert named and named <= set(env.freeze()), named  # never a distribution that is not installed
+    (default,) = [c for c in explain["candidates"] if c["name"] == "tilelang-c"]
+    assert (default["distribution"], default["version"]) == (env.distribution, env.version)
+    assert f"distribution {env.distribution!r} {env.version}" in default["reason"]  # passed over: stamp_c wins

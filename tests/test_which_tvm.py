@@ -130,7 +130,7 @@ def test_an_installed_tilelang_that_fails_to_import_is_one_message(tmp_path: Pat
     (site / "tilelang").mkdir()
     (site / "tilelang" / "__init__.py").write_text("raise RuntimeError('CUDA libraries missing')\n")
     env = {**_env(), "PYTHONPATH": str(site)}
-    needle = ("TileLang 0.1.15 is installed (at " + str(site) + ") but cannot be imported "
+    needle = ("TileLang (tilelang 0.1.15) is installed (at " + str(site) + ") but cannot be imported "
               "(RuntimeError: CUDA libraries missing)")
     for argv in (["check"], ["--json", "explain", "c"]):
         proc = _cli(tmp_path, *argv, env=env)

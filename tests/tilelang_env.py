@@ -1,7 +1,9 @@
 """Virtual environments with a real TileLang, for the integration tests.
 
 Each environment is a plain venv (not layered over the test environment): ``torch``
-first (a CPU build), then one ``tilelang`` release, as a user would install them. The
+first (a CPU build), then one release of a TileLang build, as a user would install them.
+An environment is named by its key: ``0.1.15`` is stock ``tilelang`` 0.1.15,
+``paddle-0.1.13`` is PaddlePaddle's build, ``tilelang-paddle`` 0.1.13 (:func:`build_of`). The
 base (torch + TileLang) is built once and reused while its marker file is there: in
 ``$TILELANG_HOSTCG_TEST_ENVS`` when set (CI keeps it in an ignored folder of the
 checkout), else in pytest's temporary folder. pip's own cache is left at its default,
@@ -48,6 +50,16 @@ PLUGINS = ("tilelang-hostcg-stamp", "tilelang-hostcg-cuda", "tilelang-hostcg-roc
 # apache-tvm-ffi 0.1.12 or later: its base pins the release it was built against.
 PINS = {"0.1.11": ("apache-tvm-ffi==0.1.11",)}
 
+BUILDS = {"paddle": "tilelang-paddle"}
+"""Key prefixes of TileLang's other published builds: prefix -> distribution name."""
+
+
+def build_of(key: str) -> tuple[str, str]:
+    """The distribution and version an environment key names: ``0.1.15`` is
+    ``("tilelang", "0.1.15")``, ``paddle-0.1.13`` is ``("tilelang-paddle", "0.1.13")``."""
+    prefix, dash, version = key.rpartition("-")
+    return (BUILDS[prefix] if dash else "tilelang"), version
+
 
 def params(*versions: str) -> list[Any]:
     """Parameters of a fixture over TileLang ``versions``: each marks its tests with the
@@ -57,7 +69,7 @@ def params(*versions: str) -> list[Any]:
                          id=f"tilelang-{version}") for version in versions]
 
 
-_GROUP = re.compile(r"[\[-](tilelang-[0-9][^-\]]*)[-\]]")
+_GROUP = re.compile(r"[\[-](tilelang-(?:[a-z]+-)?[0-9][^-\]]*)[-\]]")
 
 
 def group_in(nodeid: str) -> str | None:
@@ -67,23 +79,28 @@ def group_in(nodeid: str) -> str | None:
 
 
 class TileLangEnv:
-    """A venv with ``torch`` and one TileLang release; ``pip``/``run`` helpers."""
+    """A venv with ``torch`` and one release of a TileLang build; ``pip``/``run`` helpers.
+    ``key`` names the environment (:func:`build_of`); ``distribution`` and ``version`` are
+    the TileLang build installed."""
 
-    def __init__(self, path: Path, version: str) -> None:
+    def __init__(self, path: Path, key: str) -> None:
         self.path = path
-        self.version = version
+        self.key = key
+        self.distribution, self.version = build_of(key)
         self._runs = 0
         self.python = str(path / "bin" / "python")
         marker = path / "tilelang-hostcg-test-env.json"
-        pins = PINS.get(version, ())
-        wanted: dict[str, Any] = {"torch": TORCH, "tilelang": version,
+        pins = PINS.get(key, ())
+        wanted: dict[str, Any] = {"torch": TORCH, "tilelang": self.version,
                                   "python": sys.version.split()[0]}
+        if self.distribution != "tilelang":
+            wanted["distribution"] = self.distribution
         if pins:
             wanted["pins"] = list(pins)
         if not marker.exists() or json.loads(marker.read_text()) != wanted:
             venv.EnvBuilder(with_pip=True, clear=True).create(path)
             self.pip("install", "-q", TORCH)  # before tilelang: else pip fetches a CUDA torch
-            self.pip("install", "-q", f"tilelang=={version}", *pins)
+            self.pip("install", "-q", f"{self.distribution}=={self.version}", *pins)
             marker.write_text(json.dumps(wanted))
         self.pip("uninstall", "-q", "-y", *OURS)  # a reused base starts without us
 

@@ -3,7 +3,8 @@ leaf module: imports nothing of ours)."""
 
 from __future__ import annotations
 
-__all__ = ["APACHE_TVM", "CODEGEN_GROUP", "CORE_DISTRIBUTION", "GROUPS", "HOOK_GROUP", "TILELANG", "TVM_PROVIDERS"]
+__all__ = ["APACHE_TVM", "CODEGEN_GROUP", "CORE_DISTRIBUTION", "GROUPS", "HOOK_GROUP", "TILELANG",
+           "TILELANG_BUILDS", "TVM_PROVIDERS"]
 
 CORE_DISTRIBUTION = "tilelang-hostcg"
 """This package's own distribution (PEP 503 normalized)."""
@@ -12,9 +13,15 @@ APACHE_TVM = "apache-tvm"
 """The distribution of Apache TVM."""
 
 TILELANG = "tilelang"
-"""TileLang's distribution, which bundles a TVM of its own."""
+"""TileLang's package, and its stock distribution; TileLang bundles a TVM of its own."""
 
-TVM_PROVIDERS = (APACHE_TVM, TILELANG)
+TILELANG_BUILDS = (TILELANG, "tilelang-paddle", "tilelang-rocm")
+"""TileLang's published builds: distributions that ship the ``tilelang`` package under a
+name of their own (stock TileLang, PaddlePaddle's build, the ROCm build). One of them
+installed is TileLang, whatever its name (``tilelang_hostcg._tvm.tilelang_distribution``);
+another build is added here (PEP 503 normalized)."""
+
+TVM_PROVIDERS = (APACHE_TVM, *TILELANG_BUILDS)
 """Distributions that provide a TVM; a plugin declares the one it needs."""
 
 CODEGEN_GROUP = "tilelang.host_codegen"

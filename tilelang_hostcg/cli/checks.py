@@ -15,8 +15,9 @@ from .._resolution import Resolution, cannot_build_text, missing_build
 from .._sources import SourceInfo
 from .._table import Registration
 from .._targets import canonical_kind, is_host_target, parse_target
-from .._tvm import describe_tvm, import_tvm, tvm_document
+from .._tvm import describe_tvm, distribution_name, import_tvm, tilelang_distribution, tilelang_overlap, tvm_document
 from ..discovery import ControlProblem, Controls, DiscoveryIndex, declaration_problems, normalize_name
+from ..discovery.requirements import other_build_requirements
 from .lockfile import lock_drift, read_lock
 from .report import Doc, Session, capture, controls_doc, document, duplicate_text, is_core, lock_from
 
@@ -211,10 +212,41 @@ def _check_declarations(c: _Checked) -> list[Doc]:
             for dist, message in declaration_problems(c.index)]
 
 
+def _check_tilelang_builds(c: _Checked) -> list[Doc]:
+    """``tilelang-builds``: more than one TileLang build installed (they share one folder)."""
+    overlap = tilelang_overlap()
+    return [] if overlap is None else [_problem("tilelang-builds", overlap, severity="warning")]
+
+
+def _check_tilelang_requirements(c: _Checked) -> list[Doc]:
+    """``tilelang-requirement``: a plugin requiring a TileLang build other than the one installed."""
+    dist = tilelang_distribution()
+    if dist is None:
+        return []
+    in_use = f"{distribution_name(dist)} {dist.version}"
+    out, seen = [], set()
+    for ep in c.index.entry_points:
+        key = normalize_name(ep.distribution)
+        if key in seen or is_core(key):
+            continue
+        seen.add(key)
+        for line, build in other_build_requirements(ep.requires, distribution_name(dist)):
+            out.append(_problem(
+                "tilelang-requirement",
+                f"plugin distribution {ep.distribution!r} {ep.version} requires {line!r}, but the "
+                f"TileLang installed is {in_use}: the plugin works with it, but pip, installing "
+                f"or upgrading {ep.distribution} with its dependencies, would install {build} over "
+                f"the same `tilelang/` folder, replacing {in_use}'s files. Install it with "
+                f"`pip install --no-deps {ep.distribution}`; its author can move the requirement "
+                "into an extra (`[tilelang]`, see docs/authoring.md)", severity="warning",
+                distribution=ep.distribution, version=ep.version))
+    return out
+
+
 _CHECKS: tuple[Callable[[_Checked], list[Doc]], ...] = (
     _check_sources, _check_required, _check_unknown_kinds, _check_device_kinds,
     _check_ambiguous, _check_build_functions, _check_duplicates, _check_controls, _check_lock,
-    _check_declarations)
+    _check_declarations, _check_tilelang_builds, _check_tilelang_requirements)
 
 
 # ---------------------------------------------------------------------- options

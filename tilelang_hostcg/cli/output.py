@@ -158,12 +158,14 @@ def note_tilelang(doc: Doc) -> None:
     from ..tilelang.gate import SUPPORTED, UnsupportedTileLangError, mode_of
 
     version = str(tvm.get("provider_version") or "?")
+    name = f"{tvm.get('distribution') or 'tilelang'} {version}"
     try:
         mode_of(version)
         if doc.get("loaded") is False:  # plain list: TileLang's codegens are not registered
-            err(f"note: TileLang {version}'s own host codegens and hooks are the defaults; "
-                "`list --load` shows them")
+            err(f"note: TileLang {version}'s own host codegens and hooks ({name}) are the "
+                "defaults; `list --load` shows them")
     except UnsupportedTileLangError:
-        err(f"note: TileLang {version} is not supported by tilelang_hostcg.tilelang "
-            f"(tilelang{SUPPORTED}); these answers are for tilelang_hostcg.build() with its "
-            "TVM, and TileLang's own compiler does not use the plugins")
+        err(f"note: TileLang {version} is not supported by tilelang_hostcg.tilelang (installed "
+            f"as {name}; it supports TileLang{SUPPORTED}); these answers are for "
+            "tilelang_hostcg.build() with its TVM, and TileLang's own compiler does not use the "
+            "plugins")

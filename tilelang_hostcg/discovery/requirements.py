@@ -2,9 +2,12 @@
 ``packaging`` (markers for this interpreter, outside any extra; pre-releases accepted).
 
 A requirement on ``tilelang-hostcg`` must be met. The TVM requirements (``apache-tvm``, or
-``tilelang``, which bundles a TVM) are alternatives: met when any one is met by its
-installed provider; one naming a provider that is not installed is not missing while the
-other is installed. A provider outside the range, or no provider, makes the plugin
+TileLang, which bundles a TVM) are alternatives: met when any one is met by its installed
+provider; one naming a provider that is not installed is not missing while the other is
+installed. A requirement naming any of TileLang's builds (``tilelang``,
+``tilelang-paddle``, ...) is judged by the TileLang build installed, whatever its name;
+where that is another build, :func:`other_build_requirements` says so (pip would install
+the build named over it). A provider outside the range, or no provider, makes the plugin
 incompatible. Requirements inside extras never count."""
 
 from __future__ import annotations
@@ -13,13 +16,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from .._names import CORE_DISTRIBUTION as CORE
-from .._names import TVM_PROVIDERS
+from .._names import TILELANG, TILELANG_BUILDS, TVM_PROVIDERS
 from .records import normalize_name
 
 if TYPE_CHECKING:
     from packaging.requirements import Requirement
 
-__all__ = ["applicable", "check_requirements", "relevant_requires"]
+__all__ = ["applicable", "check_requirements", "other_build_requirements", "relevant_requires"]
 
 _JUDGED = (CORE, *TVM_PROVIDERS)
 
@@ -48,7 +51,7 @@ def check_requirements(distribution: str, requires: Sequence[str],
     providers' versions; ``None`` or absent: not installed), or ``None``."""
     from packaging.requirements import InvalidRequirement
 
-    tvm_reqs: list[tuple[str, Requirement]] = []
+    tvm_reqs: list[tuple[str, Requirement]] = []  # (provider: apache-tvm or tilelang, requirement)
     for line in requires:
         try:
             req = applicable(line)
@@ -58,7 +61,7 @@ def check_requirements(distribution: str, requires: Sequence[str],
             continue
         name = normalize_name(req.name)
         if name in TVM_PROVIDERS:
-            tvm_reqs.append((name, req))
+            tvm_reqs.append((TILELANG if name in TILELANG_BUILDS else name, req))
         elif name == CORE:
             have = installed.get(name)
             if have is None:
@@ -67,8 +70,8 @@ def check_requirements(distribution: str, requires: Sequence[str],
                 return f"it requires {str(req)!r} but {name} {have} is installed"
     if not tvm_reqs:
         return None
-    present = {name: have for name in TVM_PROVIDERS if (have := installed.get(name))}
-    failed = [(req, name, present[name]) for name, req in tvm_reqs if name in present]
+    present = _providers(installed)
+    failed = [(req, *present[name]) for name, req in tvm_reqs if name in present]
     if any(_contains(req, have) for req, _, have in failed):
         return None
     if failed:
@@ -80,6 +83,39 @@ def check_requirements(distribution: str, requires: Sequence[str],
     return (f"it requires {wanted} but no TVM is installed (neither apache-tvm nor tilelang); "
             "install one, e.g. `pip install tilelang-hostcg[tvm]` or `pip install "
             "tilelang-hostcg[tilelang]`")
+
+
+def _providers(installed: Mapping[str, str | None]) -> dict[str, tuple[str, str]]:
+    """The TVM providers installed: ``apache-tvm`` and ``tilelang`` (TileLang, whichever of
+    its builds is installed, the first of :data:`TILELANG_BUILDS` in ``installed``), each
+    with the distribution's name and version."""
+    found = {}
+    for name in TVM_PROVIDERS:
+        have = installed.get(name)
+        provider = TILELANG if name in TILELANG_BUILDS else name
+        if have and provider not in found:
+            found[provider] = (name, have)
+    return found
+
+
+def other_build_requirements(requires: Sequence[str], in_use: str) -> list[tuple[str, str]]:
+    """The lines of ``requires`` (Requires-Dist lines outside any extra) that name a TileLang
+    build other than ``in_use``, the build installed, each with the build it names
+    (``[("tilelang>=0.1.12", "tilelang")]`` for ``in_use="tilelang-paddle"``): pip, asked
+    to meet them, installs that build over the same ``tilelang/`` folder. Lines that
+    cannot be parsed are left to :func:`check_requirements`."""
+    from packaging.requirements import InvalidRequirement
+
+    found = []
+    for line in requires:
+        try:
+            req = applicable(line)
+        except InvalidRequirement:
+            continue
+        name = normalize_name(req.name) if req is not None else None
+        if name is not None and name in TILELANG_BUILDS and name != normalize_name(in_use):
+            found.append((line, name))
+    return found
 
 
 def _contains(req: Requirement, version: str) -> bool:

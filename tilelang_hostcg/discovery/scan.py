@@ -9,11 +9,13 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Sequence
+from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
 from .._errors import warn_plugin
-from .._names import CORE_DISTRIBUTION, GROUPS, TVM_PROVIDERS
+from .._names import APACHE_TVM, CORE_DISTRIBUTION, GROUPS, TILELANG_BUILDS
+from .._tvm import distribution_name, tilelang_distribution
 from .records import AdvertisedEntryPoint, DiscoveryIndex, near_miss_group, normalize_name
 from .requirements import check_requirements, relevant_requires
 
@@ -82,15 +84,21 @@ def _mentions_tilelang(dist: Distribution) -> bool:
 
 def installed_versions(core_version: str) -> dict[str, str | None]:
     """Installed versions of the distributions plugins may require (the core and the
-    TVM providers); ``None`` for one that is not installed (the core: ``core_version``)."""
+    TVM providers); ``None`` for one that is not installed (the core: ``core_version``).
+    Of TileLang's builds, only the one in use has a version (see
+    :func:`tilelang_hostcg._tvm.tilelang_distribution`)."""
     from importlib.metadata import version
 
-    found: dict[str, str | None] = {}
-    for name in (CORE_DISTRIBUTION, *TVM_PROVIDERS):
+    found: dict[str, str | None] = dict.fromkeys(TILELANG_BUILDS)
+    for name in (CORE_DISTRIBUTION, APACHE_TVM):
         try:
             found[name] = version(name)
         except Exception:  # PackageNotFoundError, or metadata that cannot be read
             found[name] = None
+    tilelang = tilelang_distribution()
+    if tilelang is not None:
+        with suppress(Exception):  # metadata that cannot be read: not installed
+            found[distribution_name(tilelang)] = str(tilelang.version)
     found[CORE_DISTRIBUTION] = found[CORE_DISTRIBUTION] or core_version  # a source tree
     return found
 

@@ -8,22 +8,24 @@ It turns itself on: once a third-party plugin is installed in a TileLang environ
 
     tilelang_hostcg.tilelang.install()
 
-After :func:`install`, TileLang (0.1.12 to 0.1.15; another version is refused with
-:class:`UnsupportedTileLangError`, before anything is touched) resolves its host codegen
+After :func:`install`, TileLang (0.1.12 to 0.1.15, whichever of its published builds is
+installed: stock ``tilelang`` or PaddlePaddle's ``tilelang-paddle``; another version is
+refused with :class:`UnsupportedTileLangError`, before anything is touched) resolves its host codegen
 and runs its host-codegen hooks through :func:`tilelang_hostcg.default_registry`
 (entry points of installed plugins included), and its kernel cache and autotuner keys
 also hash the plugin set (:func:`plugin_fingerprint`); :func:`uninstall` puts TileLang
 back exactly as it was, whichever way it was installed. What is replaced in each
 TileLang version: :mod:`tilelang_hostcg.tilelang.modes`.
 
-TileLang's own host codegens are registered as *defaults* (named ``tilelang-<kind>``,
-distribution ``tilelang``): they serve only when no other codegen of the kind matches,
-and then TileLang's own object builds the host code, so with no plugin the output is
-byte-identical to stock TileLang. A plugin codegen that matches (whatever its
-priority), or a codegen registered in code, wins over them. TileLang's own hooks are
-registered as ``tilelang-<kind>`` hooks and always run (at priority 0, before the
-plugins' hooks of equal priority), because a device backend needs them. They belong to
-TileLang whoever calls :func:`install` (a program, a thread, or a plugin's import).
+TileLang's own host codegens are registered as *defaults* (named ``tilelang-<kind>``, of
+TileLang's distribution in use: ``tilelang``, ``tilelang-paddle``, ...): they serve only
+when no other codegen of the kind matches, and then TileLang's own object builds the
+host code, so with no plugin the output is byte-identical to stock TileLang. A plugin
+codegen that matches (whatever its priority), or a codegen registered in code, wins over
+them. TileLang's own hooks are registered as ``tilelang-<kind>`` hooks and always run
+(at priority 0, before the plugins' hooks of equal priority), because a device backend
+needs them. They belong to TileLang whoever calls :func:`install` (a program, a thread,
+or a plugin's import).
 """
 
 from __future__ import annotations
@@ -31,10 +33,11 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
-from .._names import TILELANG
+from .._errors import warn_plugin
+from .._tvm import tilelang_overlap
 from .._types import Origin
 from .cache_key import fingerprint, patch_cache_key
-from .gate import SUPPORTED, UnsupportedTileLangError, installed_tilelang, mode_of
+from .gate import SUPPORTED, UnsupportedTileLangError, installed_build, mode_of
 from .modes import DEFAULT_PREFIX, State, enter, undo
 
 if TYPE_CHECKING:
@@ -54,14 +57,18 @@ def is_installed() -> bool:
 
 def _state(registry: Registry | None) -> State:
     """What :func:`install` or :func:`add_defaults` will record; raises
-    :class:`UnsupportedTileLangError` for a TileLang that is missing or unsupported."""
-    version = installed_tilelang()
-    mode = mode_of(version)
+    :class:`UnsupportedTileLangError` for a TileLang that is missing or unsupported, and
+    warns when more than one TileLang build is installed."""
+    distribution, version = installed_build()
+    overlap = tilelang_overlap()
+    if overlap is not None:
+        warn_plugin(overlap)
+    mode = mode_of(version, distribution)
     if registry is None:
         from .._api import default_registry
 
         registry = default_registry()
-    return State(registry, mode, Origin(TILELANG, version))
+    return State(registry, mode, Origin(distribution, version))
 
 
 def install(*, registry: Registry | None = None) -> None:
