@@ -172,7 +172,7 @@ def test_list_load_traceback_and_json_site(installed: Installed) -> None:
     (entry,) = [e for k in doc["codegens"] if k["kind"] == "cuda_host" for e in k["entry_points"]
                 if e["distribution"] == "hcg-loud"]
     assert entry["error"] == {"type": "RuntimeError", "message": "no driver " + CONTROLS,
-                              "file": plugin_file, "line": 8}
+                              "file": plugin_file, "line": 8, "wrong_entry_point": None}
     assert entry["traceback"][-1] == "RuntimeError: no driver " + CONTROLS
     usage = installed.run("list", "--traceback", only="hcg-loud")
     assert usage.returncode == 2 and "add --load" in usage.stderr
