@@ -16,6 +16,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import sys
 import textwrap
 import venv
 import zipfile
@@ -202,7 +203,10 @@ def run_the_guide(plugin: Plugin) -> None:
                         assert "2 passed" in proc.stdout, proc.stdout
             if "pip install -e .\n" in block.text:
                 after = plugin.env.installed()
-    assert len(list((plugin.folder / "dist").glob("acme_hostcg-1.0.0-*.whl"))) == 1
+    (wheel,) = (plugin.folder / "dist").glob("acme_hostcg-1.0.0-*.whl")
+    twine = subprocess.run([sys.executable, "-m", "twine", "check", "--strict", str(wheel)],
+                           capture_output=True, text=True)  # the upload check, warnings fail
+    assert twine.returncode == 0, twine.stdout + twine.stderr
     assert after["acme-hostcg"] == "1.0.0" and "tilelang-hostcg" in after
     changed = {name: (before.get(name), after.get(name)) for name in before.keys() | after.keys()
                if before.get(name) != after.get(name)}
