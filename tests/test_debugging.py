@@ -84,3 +84,10 @@ def test_reinstall_command_follows_how_it_was_installed(tmp_path: Path,
                                                         direct_url: dict[str, object] | None,
                                                         expected: str) -> None:
     assert reinstall_command("hcg-x", _dist_info(tmp_path, "hcg-x", direct_url)) == expected
+
+
+def test_a_syntax_errors_site_is_the_file_that_does_not_compile(modules: ModuleFolder) -> None:
+    name = modules.write("x = 1\n\n\ndef broken(:\n    pass\n")
+    with pytest.raises(SyntaxError) as caught:
+        importlib.import_module(name)
+    assert failure_site(caught.value, name) == (str(modules.root / f"{name}.py"), 4)
