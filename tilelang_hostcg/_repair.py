@@ -60,17 +60,18 @@ def unmet_requirement(dist: Distribution, name: str) -> tuple[str, str | None] |
     return None
 
 
-def tilelang_repair(dist: Distribution) -> list[str]:
+def tilelang_repair(dist: Distribution, *, importable: bool = False) -> list[str]:
     """The commands that repair the TileLang environment of ``dist`` (TileLang's distribution),
-    in order: uninstall ``apache-tvm`` where it is installed, put back the ``apache-tvm-ffi``
-    TileLang requires where another one is installed, else reinstall TileLang alone."""
+    in order: uninstall ``apache-tvm`` where it is installed; put back the ``apache-tvm-ffi``
+    TileLang requires where another one is installed; where that is not the cause and
+    TileLang cannot be imported (not ``importable``), reinstall TileLang alone."""
     steps = []
     if foreign_tvm() is not None:
         steps.append(f"pip uninstall -y {APACHE_TVM}")
     ffi = unmet_requirement(dist, FFI)
     if ffi is not None:
         steps.append(f"pip install --no-deps {shlex.quote(ffi[0])}")
-    if not steps:
+    elif not importable:
         name = str(dist.metadata["Name"] or "tilelang")
         steps.append(f"pip install --force-reinstall --no-deps {shlex.quote(f'{name}=={dist.version}')}")
     return steps

@@ -231,7 +231,7 @@ def _check_tilelang_environment(c: _Checked) -> list[Doc]:
         what.append(f"TileLang {dist.version} requires {ffi[0]} but {FFI} "
                     f"{ffi[1] or '(none)'} is installed")
     return [_problem("tvm-conflict", "; ".join(what) + ". Repair it with: "
-                     + " && ".join(tilelang_repair(dist)) + " (nothing else changes)",
+                     + " && ".join(tilelang_repair(dist, importable=True)) + " (nothing else changes)",
                      distribution=APACHE_TVM if foreign is not None else FFI)]
 
 
