@@ -219,7 +219,7 @@ def test_list_load_adds_names_priorities_and_errors(installed: Installed, tmp_pa
     assert broken["state"] == "broken"
     plugin_file = installed.env.site_packages / "hcg_broken" / "codegen.py"
     assert broken["error"] == {"type": "RuntimeError", "message": "boom: no driver found",
-                               "file": str(plugin_file), "line": 4}  # after the marker's 3
+                               "file": str(plugin_file), "line": 4, "wrong_entry_point": None}  # after the marker's 3
     assert _entries(doc, "codegens", "c")["hcg-incompat"]["state"] == "incompatible"
 
     hooks = _kind(doc, "hooks", "cuda")["registrations"]

@@ -172,7 +172,7 @@ def test_list_load_traceback_and_json_site(installed: Installed) -> None:
     (entry,) = [e for k in doc["codegens"] if k["kind"] == "cuda_host" for e in k["entry_points"]
                 if e["distribution"] == "hcg-loud"]
     assert entry["error"] == {"type": "RuntimeError", "message": "no driver " + CONTROLS,
-                              "file": plugin_file, "line": 8}
+                              "file": plugin_file, "line": 8, "wrong_entry_point": None}
     assert entry["traceback"][-1] == "RuntimeError: no driver " + CONTROLS
     usage = installed.run("list", "--traceback", only="hcg-loud")
     assert usage.returncode == 2 and "add --load" in usage.stderr
@@ -194,9 +194,9 @@ def test_the_warning_names_the_plugin_file_and_line_escaped(installed: Installed
 def test_reinstall_advice_fits_the_installation(installed: Installed) -> None:
     doc = installed.json("check", only="hcg-loud,hcg-editable", expect=1)
     advice = {p["distribution"]: p["message"] for p in doc["problems"] if p["code"] == "broken"}
-    assert f"pip install -e {installed.sources['hcg-editable']}" in advice["hcg-editable"]
+    assert f"pip install --no-deps -e {installed.sources['hcg-editable']}" in advice["hcg-editable"]
     wheel = installed.wheels["hcg-loud"]
-    assert f"pip install --force-reinstall {wheel}" in advice["hcg-loud"]
+    assert f"pip install --force-reinstall --no-deps {wheel}" in advice["hcg-loud"]
     plugin_file = installed.sources["hcg-editable"] / "hcg_editable" / "__init__.py"
     assert f"(at {plugin_file}:1)" in advice["hcg-editable"]  # its import of a missing module
 

@@ -293,3 +293,18 @@ def test_names_print_on_any_terminal(env: Env, terminal: dict[str, str]) -> None
                    {**terminal, "TILELANG_HOSTCG_PREFER": "test=\u00e9t\u00e9"})
     assert proc.returncode == 0, proc.stderr
     assert b"has no codegen named" in proc.stdout
+
+
+def test_a_suggested_value_keeps_what_is_set() -> None:
+    from tilelang_hostcg.discovery.controls import ENV_DISABLE, ENV_ONLY, ENV_PREFER
+
+    controls = Controls.from_environ({"TILELANG_HOSTCG_DISABLE": "Acme_HostCG",
+                                      "TILELANG_HOSTCG_ONLY": "hcgt-a",
+                                      "TILELANG_HOSTCG_PREFER": "llvm=fast,c=old"})
+    assert controls.suggest(ENV_DISABLE, "na-marker") == "TILELANG_HOSTCG_DISABLE=acme-hostcg,na-marker"
+    assert controls.suggest(ENV_DISABLE, "acme-hostcg") == "TILELANG_HOSTCG_DISABLE=acme-hostcg"
+    assert controls.suggest(ENV_DISABLE, "NA_Marker:cuda") == (
+        "TILELANG_HOSTCG_DISABLE=acme-hostcg,na-marker:cuda")
+    assert controls.suggest(ENV_ONLY, "hcgt-b") == "TILELANG_HOSTCG_ONLY=hcgt-a,hcgt-b"
+    assert controls.suggest(ENV_PREFER, "c=new") == "TILELANG_HOSTCG_PREFER=llvm=fast,c=new"
+    assert Controls().suggest(ENV_DISABLE, "x") == "TILELANG_HOSTCG_DISABLE=x"

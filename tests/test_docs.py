@@ -16,6 +16,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import sys
 import textwrap
 import venv
 import zipfile
@@ -202,7 +203,10 @@ def run_the_guide(plugin: Plugin) -> None:
                         assert "2 passed" in proc.stdout, proc.stdout
             if "pip install -e .\n" in block.text:
                 after = plugin.env.installed()
-    assert len(list((plugin.folder / "dist").glob("acme_hostcg-1.0.0-*.whl"))) == 1
+    (wheel,) = (plugin.folder / "dist").glob("acme_hostcg-1.0.0-*.whl")
+    twine = subprocess.run([sys.executable, "-m", "twine", "check", "--strict", str(wheel)],
+                           capture_output=True, text=True)  # the upload check, warnings fail
+    assert twine.returncode == 0, twine.stdout + twine.stderr
     assert after["acme-hostcg"] == "1.0.0" and "tilelang-hostcg" in after
     changed = {name: (before.get(name), after.get(name)) for name in before.keys() | after.keys()
                if before.get(name) != after.get(name)}
@@ -293,3 +297,26 @@ def test_compatibility_doc_covers_the_whole_api() -> None:
                        "PluginCallbackError", "hooks whose providers all failed",
                        "goes on with what to do next", "a dict or JSON text"):
         assert difference in text, difference
+
+
+CONSOLE = re.compile(r"^```console\n(.*?)^```$", re.DOTALL | re.MULTILINE)
+
+
+def test_the_tilelang_environment_recipes_are_the_tests_own_and_leave_the_checkout_clean() -> None:
+    """``docs/tilelang.md``'s recipe for a TileLang environment (which ``docs/gpu.md`` follows)
+    installs torch's CPU build before TileLang, as the TileLang environments of the tests are
+    made, and every folder the recipes create is one the checkout's ``.gitignore`` ignores."""
+    from .tilelang_env import TORCH
+
+    for name in ("docs/tilelang.md", "docs/gpu.md"):
+        text = (ROOT / name).read_text(encoding="utf-8")
+        lines = [shlex.split(line, comments=True) for block in CONSOLE.findall(text)
+                 for line in block.replace("\\\n", " ").splitlines()]
+        installs = [argv for argv in lines if argv and argv[0].endswith("/pip") and argv[1] == "install"]
+        assert [argv[2:] for argv in installs[:2]] == [[TORCH], ["tilelang==0.1.15"]], (name, installs)
+        made = [argv[-1] for argv in lines if argv[1:3] == ["-m", "venv"]]
+        made += [argv[argv.index(flag) + 1] for argv in lines for flag in ("--out", "-d") if flag in argv]
+        assert made, name
+        for folder in made:
+            proc = subprocess.run(["git", "check-ignore", "-q", f"{folder.rstrip('/')}/x"], cwd=ROOT)
+            assert proc.returncode == 0, f"{name}: {folder} is not ignored by .gitignore"

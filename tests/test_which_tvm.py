@@ -140,3 +140,19 @@ def test_an_installed_tilelang_that_fails_to_import_is_one_message(tmp_path: Pat
     proc = _cli(tmp_path, "list", env=env)
     assert proc.returncode == 0, proc.stderr
     assert "TVM in use: TVM bundled with tilelang 0.1.15 (not imported)" in proc.stdout
+
+
+def test_the_repair_of_an_unimportable_tilelang_reinstalls_it_alone(tmp_path: Path) -> None:
+    """Where TileLang fails to import with its requirements met, the repair reinstalls TileLang
+    without its dependencies (never torch or a CUDA build with them), and removes an
+    apache-tvm installed beside it."""
+    site = tmp_path / "site"
+    info = site / "tilelang-0.1.15.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: tilelang\nVersion: 0.1.15\n")
+    (site / "tilelang").mkdir()
+    (site / "tilelang" / "__init__.py").write_text("raise RuntimeError('CUDA libraries missing')\n")
+    proc = _cli(tmp_path, "check", env={**_env(), "PYTHONPATH": str(site)})
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert ("Repair it with: pip uninstall -y apache-tvm && pip install --force-reinstall "
+            "--no-deps tilelang==0.1.15 (nothing else changes)") in proc.stderr, proc.stderr

@@ -15,9 +15,10 @@ from ._sources import module_of
 
 if TYPE_CHECKING:
     from ._sources import SourceInfo
+    from .discovery import Controls
 
-__all__ = ["advice", "capture", "failure_site", "failure_text", "plugin_traceback", "reinstall_command",
-           "site_text"]
+__all__ = ["advice", "capture", "error_message", "failure_site", "failure_text", "plugin_traceback",
+           "reinstall_command", "site_text", "wrong_entry_point"]
 
 _PACKAGE = __name__.rpartition(".")[0]
 _HIDDEN = (_PACKAGE, "importlib", "_frozen_importlib", "_frozen_importlib_external")
@@ -48,6 +49,8 @@ def failure_site(exc: BaseException | None, module: str | None = None) -> tuple[
     the failure has no plugin frame (a missing module, or a problem found by us)."""
     if exc is None:
         return None
+    if isinstance(exc, SyntaxError) and exc.filename and exc.lineno and not exc.filename.startswith("<"):
+        return exc.filename, exc.lineno  # the file that does not compile: no frame of it runs
     import traceback
 
     frames = [(str(name), frame.f_code.co_filename, line) for frame, line in traceback.walk_tb(exc.__traceback__)
@@ -85,29 +88,33 @@ def plugin_traceback(exc: BaseException | None) -> list[str]:
 
 
 def reinstall_command(distribution: str, location: str | None = None) -> str:
-    """The ``pip`` command that reinstalls ``distribution`` as it was installed (PEP 610
-    ``direct_url.json``, of the metadata folder ``location`` when known): ``pip install -e
-    FOLDER`` (editable), ``--force-reinstall SOURCE`` (a folder, file or repository) or
-    ``--force-reinstall NAME`` (an index)."""
+    """The ``pip`` command that reinstalls ``distribution`` alone, as it was installed (PEP 610
+    ``direct_url.json``, of the metadata folder ``location`` when known), and never its
+    dependencies (``--no-deps``: a reinstall with them may replace torch or the TVM):
+    ``pip install --no-deps -e FOLDER`` (editable), ``--force-reinstall --no-deps SOURCE`` (a
+    folder, file or repository) or ``--force-reinstall --no-deps NAME==VERSION`` (an index)."""
     from importlib.metadata import Distribution, PackageNotFoundError
 
     from .discovery.scan import direct_url, file_url_path, is_editable
 
+    reinstall = "pip install --force-reinstall --no-deps"
     try:
-        info = direct_url(Distribution.at(location) if location else Distribution.from_name(distribution))
+        dist = Distribution.at(location) if location else Distribution.from_name(distribution)
+        info, version = direct_url(dist), dist.version
     except (PackageNotFoundError, OSError, ValueError):
-        info = {}
+        info, version = {}, None
     url = info.get("url")
     if not isinstance(url, str) or not url:
-        return f"pip install --force-reinstall {shlex.quote(distribution)}"
+        pinned = f"{distribution}=={version}" if isinstance(version, str) and version else distribution
+        return f"{reinstall} {shlex.quote(pinned)}"
     source = file_url_path(url) or url
     vcs = info.get("vcs_info")
     if isinstance(vcs, dict) and isinstance(vcs.get("vcs"), str):
         revision = vcs.get("requested_revision") or vcs.get("commit_id")
         source = f"{vcs['vcs']}+{url}" + (f"@{revision}" if isinstance(revision, str) else "")
     if is_editable(info):
-        return f"pip install -e {shlex.quote(source)}"
-    return f"pip install --force-reinstall {shlex.quote(source)}"
+        return f"pip install --no-deps -e {shlex.quote(source)}"
+    return f"{reinstall} {shlex.quote(source)}"
 
 
 def failure_text(info: SourceInfo) -> str:
@@ -122,19 +129,86 @@ def failure_text(info: SourceInfo) -> str:
     elif isinstance(err, SystemExit):
         what = f"exited while being imported (sys.exit({err.code!r}))"
     else:
-        what = (f"failed to load: {type(err).__name__}: {text_of(err)}"
+        wrong = wrong_entry_point(info)
+        what = (f"failed to load: its entry point is wrong: {wrong}" if wrong is not None else
+                f"failed to load: {type(err).__name__}: {error_message(err)}"
                 f"{site_text(err, module_of(info.value))}")
     if info.state == "lazy" and err is not None:
         what += " (a transient failure: it is retried at the next use)"
     return f"plugin {info.origin.describe()} {what}"
 
 
-def advice(info: SourceInfo) -> str:
-    """What to do about a source that failed, is disabled or is incompatible."""
+def advice(info: SourceInfo, controls: Controls | None = None) -> str:
+    """What to do about a source that failed, is disabled or is incompatible; a ``DISABLE``
+    suggestion keeps what ``controls`` (those in force) already skip."""
+    from .discovery import Controls
+    from .discovery.controls import ENV_DISABLE
+
     dist = info.origin.distribution
     if dist is None:
         return f"fix the import path {info.value!r} passed to register_lazy_*()"
-    skip = f", or skip it with TILELANG_HOSTCG_DISABLE={dist}"
+    skip = f", or skip it with {(controls or Controls()).suggest(ENV_DISABLE, dist)}"
     if info.state == "incompatible":
         return f"install a release of {dist!r} that supports the installed versions{skip}"
+    if wrong_entry_point(info) is not None:
+        return (f"fix the value of entry point '{info.origin.entry_point}' in {dist!r}'s metadata "
+                f"(the [project.entry-points.\"{info.group}\"] table of its pyproject.toml), then "
+                f"reinstall it ({reinstall_command(dist, info.location)}){skip}")
     return f"fix or reinstall {dist!r} ({reinstall_command(dist, info.location)}){skip}"
+
+
+def error_message(exc: BaseException) -> str:
+    """An exception's message as the failure texts show it: a ``SyntaxError``'s own message
+    without its ``(file, line N)``, which the site gives in full (as for any error)."""
+    if isinstance(exc, SyntaxError) and exc.msg:
+        return str(exc.msg)
+    return text_of(exc)
+
+
+def wrong_entry_point(info: SourceInfo) -> str | None:
+    """What is wrong with a source's value when its failure is the value itself (a module or an
+    attribute that does not exist), with the nearest existing name; ``None`` otherwise (the
+    plugin's own code failed)."""
+    from .discovery.controls import nearest
+
+    err, module = info.error, module_of(info.value)
+    attr = info.value.partition(":")[2].partition("[")[0].strip() or None
+    name = getattr(err, "name", None)
+    if isinstance(err, ModuleNotFoundError) and isinstance(name, str) and (
+            module == name or module.startswith(name + ".")):
+        return (f"{info.value!r} names module {module!r}, which does not exist"
+                f"{nearest(module, _modules_of(info, module))}")
+    if (isinstance(err, AttributeError) and attr is not None and name in attr.split(".")
+            and failure_site(err, module) is None):  # raised by the lookup, not by the plugin
+        owner = getattr(err, "obj", None)
+        where = getattr(owner, "__name__", None) or module
+        names = [n for n in dir(owner) if not n.startswith("_")] if owner is not None else []
+        return (f"{info.value!r} names attribute {name!r}, which {where!r} does not have"
+                f"{nearest(str(name), names)}")
+    return None
+
+
+def _modules_of(info: SourceInfo, module: str) -> list[str]:
+    """The modules a source's distribution installs (its ``RECORD``), else those beside ``module``."""
+    import pkgutil
+    import sys
+    from importlib.metadata import Distribution
+
+    found: list[str] = []
+    try:
+        files = Distribution.at(info.location).files if info.location else None
+    except Exception:  # unreadable metadata: look beside the module instead
+        files = None
+    for path in files or ():
+        parts = list(path.parts)
+        if parts and parts[-1].endswith(".py") and not any(p.endswith(".dist-info") for p in parts):
+            parts[-1] = parts[-1][:-3]
+            if parts[-1] == "__init__":
+                parts.pop()
+            if parts:
+                found.append(".".join(parts))
+    parent = module.rpartition(".")[0]
+    package = sys.modules.get(parent) if parent else None
+    if not found and package is not None:
+        found = [f"{parent}.{m.name}" for m in pkgutil.iter_modules(getattr(package, "__path__", []))]
+    return found

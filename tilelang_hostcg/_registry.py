@@ -203,7 +203,7 @@ class Registry:
             warn_once(resolution.preference_problem)
         _warn_predicates(resolution.candidates)
         if always or resolution.matching:
-            _warn_skipped(problems, f"host kind {resolution.kind!r}")
+            _warn_skipped(problems, f"host kind {resolution.kind!r}", self.controls)
 
     def _resolve(self, given: Any) -> HostCodegen:
         table = self._table
@@ -258,7 +258,7 @@ class Registry:
         """Every hook of device ``target``'s kind, judged for it, in the order they run
         (loads the kind's hook providers; broken ones warn)."""
         kind, candidates, problems = self._hooks(parse_target(target))
-        _warn_skipped(problems, f"hooks of kind {kind!r}")
+        _warn_skipped(problems, f"hooks of kind {kind!r}", self.controls)
         return candidates
 
     def matching_hooks(self, target: TargetLike) -> list[Registration]:
@@ -282,8 +282,8 @@ class Registry:
         kind, candidates, problems = self._hooks(device)
         if problems and not candidates:
             raise load_error(f"No host codegen hook for target {kind!r} can run", kind,
-                             problems[0].info())
-        _warn_skipped(problems, f"hooks of kind {kind!r}")
+                             problems[0].info(), self.controls)
+        _warn_skipped(problems, f"hooks of kind {kind!r}", self.controls)
         regs = [c.registration for c in candidates if c.matches]
         if not regs:
             return mod
@@ -294,7 +294,7 @@ class Registry:
             try:
                 result = hook.lower(mod, host, device)
             except Exception as exc:
-                add_note(exc, provenance_note(reg, [c.registration for c in candidates]))
+                add_note(exc, provenance_note(reg, (), self.controls))
                 raise
             if not isinstance(result, IRModule):
                 raise bad_hook_result(reg, result, kind)
@@ -316,8 +316,10 @@ class Registry:
         try:
             result = codegen.lower(host_mod, host)
         except Exception as exc:
-            if reg is not None:
-                add_note(exc, provenance_note(reg, regs))
+            if reg is not None:  # a PREFER suggestion names what serves the target and can build
+                matching = self._decide(host_of(host))[0].matching
+                add_note(exc, provenance_note(reg, [c.registration.name for c in matching],
+                                              self.controls))
             raise
         from tvm.runtime import Module as RuntimeModule  # here: TVM is in use once built
 
@@ -335,7 +337,7 @@ def _warn_predicates(candidates: Sequence[Candidate]) -> None:
                         f"{what}; treating it as not matching. Fix the plugin's predicate{fix}.")
 
 
-def _warn_skipped(problems: Sequence[Source], what: str) -> None:
+def _warn_skipped(problems: Sequence[Source], what: str, controls: Controls) -> None:
     for source in problems:
         if source.warned:
             continue
@@ -343,4 +345,4 @@ def _warn_skipped(problems: Sequence[Source], what: str) -> None:
         from ._debugging import advice, failure_text  # on failure only
 
         info = source.info()
-        warn_plugin(f"{failure_text(info)}; it is skipped for {what}. {advice(info)}")
+        warn_plugin(f"{failure_text(info)}; it is skipped for {what}. {advice(info, controls)}")

@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING
 
 from ._errors import AmbiguousHostCodegenError, NoHostCodegenError, PluginCallbackError, PluginLoadError, text_of
 from ._names import CORE_DISTRIBUTION
-from ._targets import required_global_func
+from ._targets import required_global_funcs
 from ._tvm import describe_tvm, get_global_func
 from ._types import HostCodegenHook, Verdict
+from .discovery.controls import ENV_DISABLE, ENV_PREFER
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -25,8 +26,8 @@ if TYPE_CHECKING:
     from .discovery import Controls
 
 __all__ = ["Candidate", "Resolution", "ambiguous_error", "bad_build_result", "bad_hook_result",
-           "cannot_build_text", "decide", "judge", "load_error", "missing_build", "missing_build_note",
-           "no_codegen_error", "provenance_note"]
+           "can_build_text", "cannot_build_text", "decide", "judge", "load_error", "missing_build",
+           "missing_build_note", "no_codegen_error", "provenance_note"]
 
 TIERS = ("first", "default", "superseded")
 """The tiers resolution tries in turn: registrations that are neither client defaults nor
@@ -35,12 +36,11 @@ registered for the kind supersedes."""
 
 
 def missing_build(obj: object) -> str | None:
-    """The TVM global function ``obj``'s build calls when the TVM in use lacks it, else
-    ``None`` (also when the build is not a :func:`global_func_host_codegen`)."""
-    name = required_global_func(getattr(obj, "build", None))
-    if name is None:
-        return None
-    return name if get_global_func(name) is None else None
+    """The first TVM global function codegen ``obj`` needs (:func:`required_global_funcs`:
+    declared, or seen in its build) that the TVM in use lacks, else ``None``: the one "can
+    build" rule of resolution, ``list``, ``check``, ``explain`` and ``--require``."""
+    return next((name for name in required_global_funcs(obj) if get_global_func(name) is None),
+                None)
 
 
 def judge(reg: Registration, target: Target) -> tuple[Verdict, str | None]:
@@ -146,7 +146,7 @@ def decide(kind: str, host: Target, regs: Sequence[Registration],
     why: str | None = None
     error: HostCodegenError | None = None
     if not matching:
-        error = (load_error(f"No host codegen for target host {kind!r}", kind, failed[0])
+        error = (load_error(f"No host codegen for target host {kind!r}", kind, failed[0], controls)
                  if failed else no_codegen_error(kind, host, candidates, disabled))
     else:
         choice = next((c for c in matching if c.registration.name == preferred), None)
@@ -162,7 +162,7 @@ def decide(kind: str, host: Target, regs: Sequence[Registration],
                 if dist is not None:
                     dists.setdefault(dist, c.registration)
             if len(dists) > 1:
-                error = ambiguous_error(kind, tiered[0].registration.priority, dists)
+                error = ambiguous_error(kind, tiered[0].registration.priority, dists, controls)
             else:
                 choice = top[0]
                 why = ("default" if best == 1 else "only" if len(matching) == 1
@@ -203,17 +203,26 @@ def cannot_build_text(function: str) -> str:
     return f"cannot build with {describe_tvm()}: it needs TVM global function {function!r}"
 
 
+def can_build_text(obj: object) -> str:
+    """That a codegen can build (:func:`missing_build` found nothing missing), and with what."""
+    names = required_global_funcs(obj)
+    found = f" (TVM global function {', '.join(map(repr, names))} found)" if names else ""
+    return f"can build with {describe_tvm()}{found}"
+
+
 def missing_build_note(candidates: Sequence[Candidate]) -> str:
     """A sentence naming the candidates whose TVM build function is missing."""
     return "".join(f". {c.registration.name!r} {cannot_build_text(str(c.detail))}"
                    for c in candidates if not c.buildable)
 
 
-def load_error(what: str, kind: str, source: SourceInfo) -> PluginLoadError:
-    """``what`` as a :class:`PluginLoadError` caused by ``source``'s failure to load."""
+def load_error(what: str, kind: str, source: SourceInfo, controls: Controls | None = None,
+               ) -> PluginLoadError:
+    """``what`` as a :class:`PluginLoadError` caused by ``source``'s failure to load (the
+    advice keeps what ``controls`` already set)."""
     from ._debugging import advice, failure_text  # on failure only
 
-    err = PluginLoadError(f"{what}: {failure_text(source)}. {advice(source)}", kind=kind,
+    err = PluginLoadError(f"{what}: {failure_text(source)}. {advice(source, controls)}", kind=kind,
                           origin=source.origin)
     err.__cause__ = source.error
     return err
@@ -238,15 +247,22 @@ def _short(target: Target) -> str:
 
 
 def ambiguous_error(kind: str, priority: int, dists: Mapping[str, Registration],
-                    ) -> AmbiguousHostCodegenError:
-    """The error for codegens of several distributions tied at the top ``priority``."""
+                    controls: Controls | None = None) -> AmbiguousHostCodegenError:
+    """The error for codegens of several distributions tied at the top ``priority`` (the
+    suggested preference keeps those ``controls`` set for other kinds)."""
     pairs = [(r.obj.name, d) for d, r in sorted(dists.items())]
     listed = " and ".join(f"{n!r} from {d!r}" for n, d in pairs)
     return AmbiguousHostCodegenError(
         f"Ambiguous host codegen for target host {kind!r}: {listed} match with equal "
         f"priority {priority}. Choose one with "
-        f"TILELANG_HOSTCG_PREFER={kind}={pairs[0][0]}, or uninstall one of the "
+        f"{_controls(controls).suggest(ENV_PREFER, f'{kind}={pairs[0][0]}')}, or uninstall one of the "
         "distributions", kind=kind, candidates=pairs)
+
+
+def _controls(controls: Controls | None) -> Controls:
+    from .discovery import Controls
+
+    return controls if controls is not None else Controls()
 
 
 def bad_hook_result(reg: Registration, result: object, kind: str) -> PluginCallbackError:
@@ -269,20 +285,28 @@ def bad_build_result(codegen: HostCodegen, origin: Origin, result: object, kind:
         "TILELANG_HOSTCG_PREFER", name=codegen.name, origin=origin)
 
 
-def provenance_note(reg: Registration, others: Sequence[Registration]) -> str:
+def provenance_note(reg: Registration, alternatives: Sequence[str],
+                    controls: Controls | None = None) -> str:
     """The note an exception raised by ``reg``'s codegen or hook gains: what raised it,
-    where it comes from, and the control that skips it (``others``: the kind's
-    registrations, for an alternative to prefer)."""
+    where it comes from, and the control that skips it. ``alternatives``: the other codegens
+    that serve the target and can build (``Resolution.matching``), the only ones a ``PREFER``
+    suggestion names; suggested values keep what ``controls`` already set."""
     is_hook = isinstance(reg.obj, HostCodegenHook)
     what = f"host codegen hook {reg.name!r}" if is_hook else f"host codegen {reg.name!r}"
     note = f"raised by {what} for target kind {reg.kind!r} ({reg.origin.describe()})"
     dist = reg.origin.distribution
     if dist is None or reg.origin.group is None:
         return note + "; it was registered in code, not by a plugin"
-    note += (f". Skip it with TILELANG_HOSTCG_DISABLE={dist}:{reg.kind} (that entry point) or "
-             f"TILELANG_HOSTCG_DISABLE={dist} (the distribution)")
-    other = next((r.name for r in others if r.name != reg.name), None)
-    if not is_hook:
-        note += (f", or choose another codegen with TILELANG_HOSTCG_PREFER={reg.kind}="
-                 f"{other or '<name>'}")
+    ctl = _controls(controls)
+    note += (f". Skip it with {ctl.suggest(ENV_DISABLE, f'{dist}:{reg.kind}')} (that entry point) or "
+             f"{ctl.suggest(ENV_DISABLE, dist)} (the distribution)")
+    if is_hook:
+        return note
+    others = [name for name in dict.fromkeys(alternatives) if name != reg.name]
+    if others:
+        note += ", or choose another codegen with " + " or ".join(
+            ctl.suggest(ENV_PREFER, f"{reg.kind}={name}") for name in others)
+    else:
+        note += (f"; no other codegen of kind {reg.kind!r} serves this target and can build with "
+                 f"{describe_tvm()}, so {ENV_PREFER} cannot help here")
     return note

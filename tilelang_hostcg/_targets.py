@@ -16,7 +16,8 @@ if TYPE_CHECKING:
     from tvm.target import Target
 
 __all__ = ["GlobalFuncBuild", "KIND_ALIASES", "canonical_kind", "default_host", "global_func_host_codegen",
-           "host_of", "is_host_target", "kind_spellings", "parse_target", "required_global_func"]
+           "host_of", "is_host_target", "kind_spellings", "parse_target", "required_global_func",
+           "required_global_funcs"]
 
 KIND_ALIASES: dict[str, str] = {"hip": "rocm"}
 """Kind names that mean the same device: TileLang says ``hip``, TVM 0.27 says ``rocm``."""
@@ -138,5 +139,37 @@ def global_func_host_codegen(global_func_name: str) -> GlobalFuncBuild:
 
 
 def required_global_func(build: object) -> str | None:
-    """The TVM global function a codegen's ``build`` needs, when it is known."""
+    """The TVM global function a codegen's ``build`` is, when it is a :func:`global_func_host_codegen`."""
     return build.global_func_name if isinstance(build, GlobalFuncBuild) else None
+
+
+def _wrapped(build: object) -> list[str]:
+    """The :func:`global_func_host_codegen` callbacks a plain function ``build`` calls through a
+    module global or a closure variable of its own (one level: not through further functions)."""
+    func = getattr(build, "__func__", build)  # a bound method's function
+    code, found = getattr(func, "__code__", None), []
+    if code is not None:
+        globs = getattr(func, "__globals__", None) or {}
+        found += [v.global_func_name for n in code.co_names
+                  if isinstance(v := globs.get(n), GlobalFuncBuild)]
+    for cell in getattr(func, "__closure__", None) or ():
+        try:
+            value = cell.cell_contents
+        except ValueError:  # an empty cell
+            continue
+        if isinstance(value, GlobalFuncBuild):
+            found.append(value.global_func_name)
+    return found
+
+
+def required_global_funcs(codegen: object) -> tuple[str, ...]:
+    """The TVM global functions a codegen needs to build, in order, without repeats: those it
+    declares (``HostCodegen(..., global_funcs=...)``), its ``build`` when that is a
+    :func:`global_func_host_codegen`, and the ones such a ``build`` wraps (a function calling a
+    :func:`global_func_host_codegen` held in a module global or a closure variable). What a
+    build looks up otherwise (``tvm.get_global_func``, a callback made inside the call, a
+    helper function's callbacks) cannot be seen: declare it."""
+    build = getattr(codegen, "build", None)
+    own = required_global_func(build)
+    names = [*getattr(codegen, "global_funcs", ()), *([own] if own else _wrapped(build))]
+    return tuple(dict.fromkeys(names))

@@ -238,13 +238,17 @@ def import_tvm() -> ModuleType:
             try:
                 _import_installed_tilelang(dist)  # puts TileLang's bundled TVM on sys.path
             except Exception as exc:  # any failure of TileLang's import: name it, never crash
-                name = distribution_name(dist)
+                from ._repair import foreign_tvm, tilelang_repair
+
                 raise TVMNotFoundError(
-                    f"TileLang ({name} {dist.version}) is installed (at {dist.locate_file('')}) "
-                    f"but cannot be imported ({type(exc).__name__}: {exc}), so its bundled TVM "
-                    f"is not usable; repair it (pip install --force-reinstall {name}=="
-                    f"{dist.version}) or use apache-tvm in an environment without TileLang",
-                ) from exc
+                    f"TileLang ({distribution_name(dist)} {dist.version}) is installed (at "
+                    f"{dist.locate_file('')}) but "
+                    f"cannot be imported ({type(exc).__name__}: {exc}), so its bundled TVM is "
+                    "not usable" + (f"; apache-tvm {foreign_tvm()} is installed beside it, "
+                                    "which does not belong there (TileLang bundles its own TVM)"
+                                    if foreign_tvm() else "")
+                    + f". Repair it with: {' && '.join(tilelang_repair(dist))} (nothing else "
+                    "changes); or use apache-tvm in an environment without TileLang") from exc
     try:
         import tvm
     except Exception as exc:
@@ -255,8 +259,8 @@ def import_tvm() -> ModuleType:
                 f"tilelang-hostcg[tilelang]` (TileLang and its bundled TVM) [{exc}]") from exc
         raise TVMNotFoundError(
             f"TVM is installed but cannot be imported ({type(exc).__name__}: {exc}); repair it "
-            "(pip install --force-reinstall apache-tvm, or tilelang where TileLang provides "
-            "TVM)") from exc
+            "(pip install --force-reinstall --no-deps apache-tvm, or tilelang where TileLang "
+            "provides TVM)") from exc
     return tvm  # type: ignore[no-any-return]  # untyped package
 
 

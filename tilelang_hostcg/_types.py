@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import KW_ONLY, dataclass
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
 if TYPE_CHECKING:
@@ -46,20 +46,38 @@ def _check_fields(cls_name: str, name: object, func: object, func_field: str, pr
         raise TypeError(f"{cls_name}.priority must be an int, got {priority!r}")
 
 
+def _global_funcs(value: object) -> tuple[str, ...]:
+    if isinstance(value, str) or not isinstance(value, Iterable):
+        raise TypeError(f"HostCodegen.global_funcs must be a sequence of TVM global function names, "
+                        f"such as ('target.build.llvm',), got {value!r}")
+    names = tuple(value)
+    bad = [n for n in names if not isinstance(n, str) or not n.strip()]
+    if bad:
+        raise TypeError(f"HostCodegen.global_funcs must hold non-empty strings, got {bad[0]!r}")
+    return names
+
+
 @dataclass(frozen=True, slots=True)
 class HostCodegen:
     """A host code generator for one host target variant: ``build(mod, target_host)`` makes the
     runtime module; ``supports_target`` narrows it to some targets of its kind (``None``: all);
-    the highest ``priority`` among matches wins. Bad fields raise ``TypeError``."""
+    the highest ``priority`` among matches wins. ``global_funcs`` (keyword-only) declares the
+    TVM global functions ``build`` calls that cannot be seen from outside (see
+    :func:`~tilelang_hostcg._targets.required_global_funcs`): while the TVM in use lacks one,
+    the codegen cannot build, for resolution and ``list``/``check``/``explain`` alike. Bad
+    fields raise ``TypeError``."""
 
     name: str
     build: HostCodegenFunc
     supports_target: TargetPredicate | None = None
     priority: int = 0
+    _: KW_ONLY
+    global_funcs: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         _check_fields("HostCodegen", self.name, self.build, "build", self.priority,
                       self.supports_target)
+        object.__setattr__(self, "global_funcs", _global_funcs(self.global_funcs))
 
     def matches(self, target_host: Target) -> bool:
         """Whether this codegen serves ``target_host``."""

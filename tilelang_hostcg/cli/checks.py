@@ -9,7 +9,7 @@ from pathlib import Path
 
 from .._debugging import advice, failure_text, plugin_traceback
 from .._errors import AmbiguousHostCodegenError, UnknownKindError, shown, text_of
-from .._names import CODEGEN_GROUP, HOOK_GROUP
+from .._names import APACHE_TVM, CODEGEN_GROUP, HOOK_GROUP
 from .._registry import Registry
 from .._resolution import Resolution, cannot_build_text, missing_build
 from .._sources import SourceInfo
@@ -61,7 +61,7 @@ def _resolution(c: _Checked, kind: str) -> Resolution | None:
 # ---------------------------------------------------------------------- one check per code
 def _check_sources(c: _Checked) -> list[Doc]:
     """``broken`` and ``incompatible``: entry points that did not load."""
-    return [_problem(info.state, f"{failure_text(info)}; {advice(info)}",
+    return [_problem(info.state, f"{failure_text(info)}; {advice(info, c.controls)}",
                      kind=canonical_kind(info.kind), group=info.group,
                      distribution=info.origin.distribution, version=info.origin.version,
                      entry_point=info.origin.entry_point,
@@ -243,10 +243,35 @@ def _check_tilelang_requirements(c: _Checked) -> list[Doc]:
     return out
 
 
+def _check_tilelang_environment(c: _Checked) -> list[Doc]:
+    """``tvm-conflict``: ``apache-tvm`` installed beside TileLang, or TileLang's requirement on
+    ``apache-tvm-ffi`` not met (even while ``import tilelang`` still works)."""
+    from .._repair import FFI, foreign_tvm, tilelang_repair, unmet_requirement
+
+    dist = tilelang_distribution()
+    if dist is None:
+        return []
+    foreign, ffi = foreign_tvm(), unmet_requirement(dist, FFI)
+    if foreign is None and ffi is None:
+        return []
+    what = []
+    if foreign is not None:
+        what.append(f"apache-tvm {foreign} is installed beside TileLang ({distribution_name(dist)} "
+                    f"{dist.version}), which bundles "
+                    "its own TVM: it does not belong there (installing it may replace the "
+                    f"{FFI} TileLang needs, and `import tilelang` then fails)")
+    if ffi is not None:
+        what.append(f"TileLang ({distribution_name(dist)} {dist.version}) requires {ffi[0]} but {FFI} "
+                    f"{ffi[1] or '(none)'} is installed")
+    return [_problem("tvm-conflict", "; ".join(what) + ". Repair it with: "
+                     + " && ".join(tilelang_repair(dist, importable=True)) + " (nothing else changes)",
+                     distribution=APACHE_TVM if foreign is not None else FFI)]
+
+
 _CHECKS: tuple[Callable[[_Checked], list[Doc]], ...] = (
     _check_sources, _check_required, _check_unknown_kinds, _check_device_kinds,
     _check_ambiguous, _check_build_functions, _check_duplicates, _check_controls, _check_lock,
-    _check_declarations, _check_tilelang_builds, _check_tilelang_requirements)
+    _check_declarations, _check_tilelang_builds, _check_tilelang_requirements, _check_tilelang_environment)
 
 
 # ---------------------------------------------------------------------- options

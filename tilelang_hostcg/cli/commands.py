@@ -60,7 +60,8 @@ def cmd_list(args: argparse.Namespace) -> int:
             for reg in kind["registrations"] or ():
                 out(f"      {noun} {reg['name']!r} priority {reg['priority']}  from "
                     f"{describe_distribution(reg)}{describe_flags(reg)}"
-                    + (f"  {reg['cannot_build']}" if reg.get("cannot_build") else ""))
+                    + (f"  {reg['cannot_build']}" if reg.get("cannot_build") else
+                       f"  {reg['can_build']}" if reg.get("can_build") else ""))
     for dup in doc["duplicates"]:
         err(f"warning: {duplicate_text(dup['distribution'], dup['locations'])}")
     warn_all(doc["warnings"])
@@ -176,6 +177,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
         if cand["name"] is None:
             out(f"  {mark} ({cand['state']}) {describe_distribution(cand)} "
                 f"({cand['entry_point']})  {cand['reason']}")
+            write_traceback(cand, args.traceback, "      ")
         else:
             out(f"  {mark} {cand['name']!r} priority {cand['priority']}  "
                 f"{describe_distribution(cand)}  {cand['reason']}")
@@ -189,6 +191,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
             label = (f"{hook['name']!r} priority {hook['priority']}" if hook["name"] is not None
                      else f"({hook['state']}) ({hook['entry_point']})")
             out(f"  {mark} {label}  {describe_distribution(hook)}  {hook['reason']}")
+            write_traceback(hook, args.traceback, "      ")
     if doc["controls"]:
         out()
         out("Controls that touched the answer:")

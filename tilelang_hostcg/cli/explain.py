@@ -54,7 +54,7 @@ def explain_document(target: str, host: str | None = None) -> Doc:
         resolution = registry.resolution(target_host)
         controls = registry.controls
         hooks = _hook_docs(registry, parsed) if device else []
-    candidates = _codegen_docs(resolution, registry.sources())
+    candidates = _codegen_docs(resolution, registry.sources(), controls)
     selected = next((c for c in candidates if c["selected"]), None)
     error = error_doc(resolution.error)
     if resolution.error is not None and resolution.error.__cause__ is not None and error:
@@ -98,7 +98,7 @@ def _selected_text(resolution: Resolution, reg: Any) -> str:
     return f"selected: highest priority ({reg.priority}) among the matches"
 
 
-def _passed_over(resolution: Resolution, c: Candidate) -> str:
+def _passed_over(resolution: Resolution, c: Candidate, controls: Controls) -> str:
     """Why a matching candidate was not chosen."""
     reg, kind = c.registration, resolution.kind
     chosen = resolution.choice
@@ -108,7 +108,7 @@ def _passed_over(resolution: Resolution, c: Candidate) -> str:
         top = max(m.registration.priority for m in matching if m.tier == best)
         if c.tier == best and reg.priority == top:
             return (f"ambiguous: equal top priority {reg.priority} with a codegen of another "
-                    f"distribution; choose with TILELANG_HOSTCG_PREFER={kind}={reg.name}")
+                    f"distribution; choose with {controls.suggest(ENV_PREFER, f'{kind}={reg.name}')}")
         return f"passed over: priority {reg.priority} is lower than the top match ({top})"
     winner = chosen.registration
     if resolution.why == "preferred":
@@ -124,7 +124,8 @@ def _passed_over(resolution: Resolution, c: Candidate) -> str:
     return f"passed over: equal priority {reg.priority}, registered after {winner.name!r}"
 
 
-def _codegen_docs(resolution: Resolution, sources: Sequence[SourceInfo]) -> list[Doc]:
+def _codegen_docs(resolution: Resolution, sources: Sequence[SourceInfo], controls: Controls,
+                  ) -> list[Doc]:
     out = []
     for c in resolution.candidates:
         reg = c.registration
@@ -137,7 +138,7 @@ def _codegen_docs(resolution: Resolution, sources: Sequence[SourceInfo]) -> list
         elif c.verdict != "match":
             why = "passed over: " + verdict_text(c)
         else:
-            why = _passed_over(resolution, c)
+            why = _passed_over(resolution, c, controls)
         if doc["replaces_core"]:
             why += f"; replaces the core's {reg.name!r} codegen"
         elif doc["extends_core"]:
@@ -157,7 +158,7 @@ def _source_docs(kind: str, group: str, sources: Sequence[SourceInfo], verb: str
             continue
         src = source_doc(info)
         doc: Doc = {key: src[key] for key in ("distribution", "version", "entry_point", "core",
-                                              "extends_core", "state")}
+                                              "extends_core", "state", "error", "traceback")}
         doc.update(kind=kind, name=None, priority=None, replaces_core=False, default=False)
         if group == CODEGEN_GROUP:
             doc.update(build_function=None, matches=None, verdict=None, buildable=None,

@@ -109,6 +109,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("target", metavar="TARGET",
                    help="a target kind name (llvm, cuda, ...) or TVM's JSON form")
     p.add_argument("--host", metavar="HOST", help="the host target of a device TARGET")
+    p.add_argument("--traceback", action="store_true",
+                   help="show the own traceback of a plugin of the target's kinds that failed to load")
     p.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
                    help="print one JSON document")
     p.set_defaults(handler=cmd_explain)

@@ -11,13 +11,13 @@ from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
-from .._debugging import capture, failure_site, failure_text, plugin_traceback
+from .._debugging import capture, error_message, failure_site, failure_text, plugin_traceback, wrong_entry_point
 from .._errors import text_of
 from .._names import CODEGEN_GROUP, CORE_DISTRIBUTION, HOOK_GROUP
 from .._registry import Registry
-from .._resolution import cannot_build_text, missing_build
+from .._resolution import can_build_text, cannot_build_text, missing_build
 from .._sources import SourceInfo, module_of
-from .._targets import canonical_kind, required_global_func
+from .._targets import canonical_kind, required_global_funcs
 from .._tvm import TVMNotFoundError, import_tvm, tvm_document
 from ..discovery import (
     CORE_ENTRY_POINTS,
@@ -80,10 +80,14 @@ def error_doc(exc: BaseException | None) -> Doc | None:
 
 
 def describe_state(entry: Doc) -> str:
-    """An entry point's state, with its error or reason."""
+    """An entry point's state, with its error (and where it failed) or reason."""
     state = str(entry["state"])
-    if entry.get("error"):
-        return f"{state}: {entry['error']['type']}: {entry['error']['message']}"
+    error = entry.get("error")
+    if error:
+        if error.get("wrong_entry_point"):
+            return f"{state}: its entry point is wrong: {error['wrong_entry_point']}"
+        site = f" (at {error['file']}:{error['line']})" if error.get("file") else ""
+        return f"{state}: {error['type']}: {error['message']}{site}"
     if entry.get("reason"):
         return f"{state}: {entry['reason']}"
     return state
@@ -106,9 +110,10 @@ def source_doc(info: SourceInfo) -> Doc:
     """The document of one entry point (or lazy module registered in code)."""
     dist = info.origin.distribution
     error = error_doc(info.error)
-    if error is not None:  # where the plugin failed, for its author
+    if error is not None and info.error is not None:  # where the plugin failed, for its author
         site = failure_site(info.error, module_of(info.value))
-        error.update(file=site[0] if site else None, line=site[1] if site else None)
+        error.update(message=error_message(info.error), file=site[0] if site else None,
+                     line=site[1] if site else None, wrong_entry_point=wrong_entry_point(info))
     return {"group": info.group, "kind": canonical_kind(info.kind), "name": info.kind, "value": info.value,
             "entry_point": info.origin.entry_point, "distribution": dist, "version": info.origin.version,
             "location": info.location or None, "core": is_core(dist),
@@ -127,6 +132,13 @@ def cannot_build(reg: Registration) -> str | None:
         return None
 
 
+def _can_build(reg: Registration) -> str | None:
+    try:
+        return can_build_text(reg.obj)
+    except TVMNotFoundError:
+        return None
+
+
 def registration_doc(reg: Registration, group: str) -> Doc:
     """The document of one registered codegen or hook."""
     dist = reg.origin.distribution
@@ -136,10 +148,13 @@ def registration_doc(reg: Registration, group: str) -> Doc:
            "extends_core": foreign_core, "default": reg.default,
            "replaces_core": foreign_core and reg.name == reg.kind}  # the core's names are its kinds
     if group == CODEGEN_GROUP:
-        doc["build_function"] = required_global_func(getattr(reg.obj, "build", None))
+        needs = required_global_funcs(reg.obj)
+        doc["build_function"] = needs[0] if needs else None
+        doc["global_funcs"] = list(needs)
         missing = cannot_build(reg)
         doc["buildable"] = missing is None
         doc["cannot_build"] = None if missing is None else cannot_build_text(missing)
+        doc["can_build"] = _can_build(reg) if missing is None else None
     return doc
 
 

@@ -183,6 +183,20 @@ class Controls:
                 return ENV_DISABLE, f"{dist}:{spelling}"
         return None
 
+    def suggest(self, variable: str, item: str) -> str:
+        """``VARIABLE=VALUE`` adding ``item`` to what these controls already set, so that following
+        the advice keeps them: ``DISABLE`` and ``ONLY`` add a name, ``PREFER`` replaces only the
+        preference of ``item``'s kind (``kind=codegen``)."""
+        if variable == ENV_PREFER:
+            kind = item.partition("=")[0]
+            items = [f"{k}={v}" for k, v in sorted(self.prefer.items()) if k != kind] + [item]
+        else:
+            have = self.disable if variable == ENV_DISABLE else self.only or frozenset()
+            dist, sep, kind = item.partition(":")
+            new = f"{normalize_name(dist)}:{kind}" if sep else normalize_name(dist)
+            items = sorted(have) + ([] if new in have else [new])
+        return f"{variable}={','.join(items)}"
+
     def skip_reason(self, distribution: str, kind: str) -> str | None:
         """Why the controls skip this entry point, or ``None`` when they let it load."""
         control = self.skip_control(distribution, kind)
@@ -192,7 +206,8 @@ class Controls:
         if variable == ENV_AUTOLOAD_OFF:
             return f"plugin autoload is off ({ENV_AUTOLOAD_OFF}=1)"
         if variable == ENV_ONLY:
-            return f"not in {ENV_ONLY}"
+            return (f"not in {ENV_ONLY} (to use it: "
+                    f"{self.suggest(ENV_ONLY, normalize_name(distribution))})")
         return f"disabled by {ENV_DISABLE}={item}"
 
     def unknown_names(self, entry_points: Iterable[AdvertisedEntryPoint],

@@ -1,0 +1,77 @@
+"""Repair advice for a TileLang environment, safe to follow as written: what does not belong
+there (``apache-tvm`` beside TileLang, which bundles its own TVM) is uninstalled, and what was
+changed is put back alone (``pip install --no-deps``), never with its dependencies: a reinstall
+with them may replace torch's CPU build by another one and pull in dozens of packages.
+
+A leaf module (only ``_names`` of ours); metadata through ``importlib.metadata``,
+requirements through ``packaging``, imported when a message needs them.
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import TYPE_CHECKING
+
+from ._names import APACHE_TVM
+
+if TYPE_CHECKING:
+    from importlib.metadata import Distribution
+
+__all__ = ["FFI", "foreign_tvm", "tilelang_repair", "unmet_requirement"]
+
+FFI = "apache-tvm-ffi"
+"""The runtime library TileLang pins to the release its bundled TVM was built with."""
+
+
+def _installed(name: str) -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return str(version(name))
+    except PackageNotFoundError:
+        return None
+    except Exception:  # unreadable metadata: nothing to advise on
+        return None
+
+
+def foreign_tvm() -> str | None:
+    """The version of ``apache-tvm`` installed (beside TileLang it does not belong), or ``None``."""
+    return _installed(APACHE_TVM)
+
+
+def unmet_requirement(dist: Distribution, name: str) -> tuple[str, str | None] | None:
+    """``(requirement, installed version)`` of ``dist``'s requirement on ``name`` when the
+    installed version does not meet it (markers evaluated, no extra), else ``None``."""
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.utils import canonicalize_name
+
+    installed = _installed(name)
+    for line in dist.requires or ():
+        try:
+            req = Requirement(line)
+        except InvalidRequirement:
+            continue
+        if canonicalize_name(req.name) != name:
+            continue
+        if req.marker is not None and not req.marker.evaluate({"extra": ""}):
+            continue
+        if installed is None or not req.specifier.contains(installed, prereleases=True):
+            return str(req), installed
+    return None
+
+
+def tilelang_repair(dist: Distribution, *, importable: bool = False) -> list[str]:
+    """The commands that repair the TileLang environment of ``dist`` (TileLang's distribution),
+    in order: uninstall ``apache-tvm`` where it is installed; put back the ``apache-tvm-ffi``
+    TileLang requires where another one is installed; where that is not the cause and
+    TileLang cannot be imported (not ``importable``), reinstall TileLang alone."""
+    steps = []
+    if foreign_tvm() is not None:
+        steps.append(f"pip uninstall -y {APACHE_TVM}")
+    ffi = unmet_requirement(dist, FFI)
+    if ffi is not None:
+        steps.append(f"pip install --no-deps {shlex.quote(ffi[0])}")
+    elif not importable:
+        name = str(dist.metadata["Name"] or "tilelang")
+        steps.append(f"pip install --force-reinstall --no-deps {shlex.quote(f'{name}=={dist.version}')}")
+    return steps
