@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
@@ -42,19 +43,22 @@ def scan_environment(core_version: str, *, full: bool = True) -> DiscoveryIndex:
     copies_of: dict[str, list[Distribution]] = {}
     near: list[tuple[str, str, str, str]] = []
     found: list[AdvertisedEntryPoint] = []
+    judged: set[str] = set()  # folders already looked at: each is named once at most
     for dist in distributions():
-        if not _mentions_tilelang(dist):
+        here = _location(dist)
+        if here in judged or not _mentions_tilelang(dist):
             continue
+        judged.add(here)
         meta = _metadata(dist, problems)
         if meta is None:
             continue
         key = normalize_name(meta["Name"])
         if key in copies_of:
             continue
-        here = _location(dist)
         copies = copies_of[key] = list(distributions(name=key))
         if not any(_location(c) == here for c in copies):
             copies[:] = [dist]  # not found by its name: its own only copy
+        judged.update(map(_location, copies))  # a stale copy is one duplicate warning
         head = copies[0]
         elsewhere = _location(head) != here
         if elsewhere and not _mentions_tilelang(head):
@@ -64,7 +68,8 @@ def scan_environment(core_version: str, *, full: bool = True) -> DiscoveryIndex:
             meta = _metadata(head, problems)
         if eps and meta is not None:
             found.extend(_advertised(head, meta, eps, installed, problems))
-    index = DiscoveryIndex(tuple(found), _duplicates(copies_of), tuple(problems), tuple(near))
+    index = DiscoveryIndex(tuple(found), _duplicates(copies_of), tuple(dict.fromkeys(problems)),
+                           tuple(near))
     for message in (*index.problems, *index.near_miss_messages()) if full else ():
         warn_plugin(message)
     return index
@@ -77,7 +82,25 @@ def _mentions_tilelang(dist: Distribution) -> bool:
         text = dist.read_text("entry_points.txt")
     except Exception:
         return True
-    return text is not None and "tilelang" in text.lower()
+    if text is None:  # absent, or ``read_text`` swallowed a PermissionError
+        return _unreadable(dist, "entry_points.txt")
+    return "tilelang" in text.lower()
+
+
+def _unreadable(dist: Distribution, filename: str) -> bool:
+    """Whether ``filename`` of ``dist``'s metadata folder is there but this process may not
+    read it (``Distribution.read_text`` answers ``None`` for it, as for a missing file): a
+    file of another user's, or a folder it may not enter (``umask 077``)."""
+    folder = getattr(dist, "_path", None)
+    if folder is None:
+        return False
+    try:
+        mode = os.stat(os.path.join(os.fspath(folder), filename)).st_mode
+    except PermissionError:
+        return True
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISREG(mode) and not os.access(os.path.join(os.fspath(folder), filename), os.R_OK)
 
 
 def installed_versions(core_version: str) -> dict[str, str | None]:
@@ -101,12 +124,23 @@ def _metadata(dist: Distribution, problems: list[str]) -> PackageMetadata | None
     try:
         meta = dist.metadata
         if not meta["Name"] or not meta["Version"]:
+            if _unreadable(dist, "METADATA"):
+                problems.append(_unreadable_text(dist, "METADATA"))
+                return None
             raise ValueError("it has no Name or no Version")
     except Exception as exc:  # importlib's error, or no Name or Version
         problems.append(f"{_where(dist)}: its METADATA cannot be used ({_reason(exc)}); the "
                         f"distribution is ignored. {_FIX}")
         return None
     return meta
+
+
+def _unreadable_text(dist: Distribution, filename: str) -> str:
+    folder = _location(dist)
+    return (f"{_where(dist)}: its {filename} cannot be read by this user (permission denied: "
+            "installed by another user under a restrictive umask?); the distribution is "
+            f"ignored. Make the folder readable (its owner can run `chmod -R a+rX {folder}`, "
+            "and the same for the package's own folder) or reinstall it as this user")
 
 
 def _where(dist: Distribution) -> str:
@@ -128,6 +162,8 @@ def _our_entry_points(dist: Distribution, key: str, problems: list[str],
         problems.append(f"{_where(dist)}: entry_points.txt cannot be used ({_reason(exc)}); "
                         f"the distribution's entry points are ignored. {_FIX}")
         return []
+    if not eps and _unreadable(dist, "entry_points.txt"):
+        problems.append(_unreadable_text(dist, "entry_points.txt"))
     for group in dict.fromkeys(ep.group for ep in eps):
         ours = near_miss_group(group)
         if ours is not None:
