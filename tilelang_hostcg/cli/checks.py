@@ -16,6 +16,7 @@ from .._sources import SourceInfo
 from .._table import Registration
 from .._targets import canonical_kind, is_host_target, parse_target
 from .._tvm import describe_tvm, import_tvm, tvm_document
+from .._types import Origin
 from ..discovery import ControlProblem, Controls, DiscoveryIndex, declaration_problems, normalize_name
 from .lockfile import lock_drift, read_lock
 from .report import Doc, Session, capture, controls_doc, document, duplicate_text, is_core, lock_from
@@ -38,6 +39,7 @@ class _Checked:
     require_hooks: list[str]
     locked: Doc | None
     lock_path: str | None
+    printed: list[tuple[Origin, bytes, bytes]] = field(default_factory=list)
     resolutions: dict[str, Resolution | None] = field(default_factory=dict)
 
 
@@ -211,10 +213,28 @@ def _check_declarations(c: _Checked) -> list[Doc]:
             for dist, message in declaration_problems(c.index)]
 
 
+def _check_output(c: _Checked) -> list[Doc]:
+    """``plugin-output``: a plugin that wrote to stdout or stderr while being imported (in a
+    user's program that lands in the program's own output)."""
+    out = []
+    for origin, stdout, stderr in c.printed:
+        streams = " and ".join(name for name, data in (("stdout", stdout), ("stderr", stderr)) if data)
+        text = (stdout + stderr).decode("utf-8", "backslashreplace").strip()
+        sample = text if len(text) <= 200 else text[:200] + "..."
+        out.append(_problem(
+            "plugin-output", f"plugin {origin.describe()} wrote to {streams} while being imported "
+            f"({len(stdout) + len(stderr)} bytes: {sample!r}); in a user's program that text lands "
+            "in the program's own output. A plugin should print nothing when imported: use "
+            "`warnings` or `logging` instead", severity="warning", group=origin.group,
+            distribution=origin.distribution, version=origin.version,
+            entry_point=origin.entry_point))
+    return out
+
+
 _CHECKS: tuple[Callable[[_Checked], list[Doc]], ...] = (
     _check_sources, _check_required, _check_unknown_kinds, _check_device_kinds,
     _check_ambiguous, _check_build_functions, _check_duplicates, _check_controls, _check_lock,
-    _check_declarations)
+    _check_declarations, _check_output)
 
 
 # ---------------------------------------------------------------------- options
@@ -282,7 +302,7 @@ def check_document(*, require: Sequence[str] = (), require_hooks: Sequence[str] 
         checked = _Checked(registry, session.index, registry.controls, sources,
                            registry.registrations(CODEGEN_GROUP),
                            registry.registrations(HOOK_GROUP), known, kinds, hook_kinds, locked,
-                           str(lock) if lock is not None else None)
+                           str(lock) if lock is not None else None, session.printed)
         problems = [p for check in _CHECKS for p in check(checked)]
     problems += _other_warnings(captured, problems, sources)
     if strict:

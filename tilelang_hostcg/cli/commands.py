@@ -5,8 +5,6 @@ when the command runs) and returns the exit status."""
 from __future__ import annotations
 
 import json
-import os
-import sys
 from typing import TYPE_CHECKING
 
 from .._names import CODEGEN_GROUP, HOOK_GROUP
@@ -15,6 +13,8 @@ from .output import (
     UsageError,
     describe_distribution,
     describe_flags,
+    document_is,
+    document_stream,
     err,
     note_tilelang,
     out,
@@ -120,8 +120,8 @@ def cmd_lock(args: argparse.Namespace) -> int:
     doc, notes = quietly(lock_document)
     text = format_lock(doc)
     warn_all(notes)
-    if args.output in (None, "-") or _is_stdout(args.output):
-        sys.stdout.write(text)
+    if args.output in (None, "-") or document_is(args.output):
+        document_stream().write(text)
         return 0
     regular = write_lock(args.output, text)  # as a shell redirect writes it
     summary = (f"{len(doc['distributions'])} distribution(s), {len(doc['codegens'])} codegen(s), "
@@ -131,11 +131,6 @@ def cmd_lock(args: argparse.Namespace) -> int:
     else:  # a device or FIFO, written through: stdout may be what it is
         err(f"Wrote {args.output} (written through, not replaced): {summary}")
     return 0
-
-
-def _is_stdout(path: str) -> bool:
-    """Whether ``path`` is our stdout (``/dev/stdout``, ``/dev/fd/1``, ``/proc/self/fd/1``), written as shells do."""
-    return os.path.normpath(path) in ("/dev/stdout", "/dev/fd/1", "/proc/self/fd/1")
 
 
 # ---------------------------------------------------------------------- explain
