@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
-from .._errors import warn_plugin
+from .._errors import warn_once, warn_plugin
 from .._names import CORE_DISTRIBUTION, GROUPS, TVM_PROVIDERS
 from .records import AdvertisedEntryPoint, DiscoveryIndex, near_miss_group, normalize_name
 from .requirements import check_requirements, relevant_requires
@@ -35,7 +35,10 @@ def scan_environment(core_version: str, *, full: bool = True) -> DiscoveryIndex:
     ``importlib.metadata``'s order).
 
     ``full=False`` is a look at what is advertised: no requirement verdicts (nor
-    ``packaging.requirements``' import) and no warnings, which a full scan gives."""
+    ``packaging.requirements``' import) and no warnings but the near-miss groups', which
+    every scan warns, once per process (activation's look warns them at the user's
+    ``import tilelang`` line, where the author's program would otherwise ignore the
+    plugin in silence)."""
     from importlib.metadata import distributions
 
     problems: list[str] = []
@@ -70,8 +73,10 @@ def scan_environment(core_version: str, *, full: bool = True) -> DiscoveryIndex:
             found.extend(_advertised(head, meta, eps, installed, problems))
     index = DiscoveryIndex(tuple(found), _duplicates(copies_of), tuple(dict.fromkeys(problems)),
                            tuple(near))
-    for message in (*index.problems, *index.near_miss_messages()) if full else ():
+    for message in index.problems if full else ():
         warn_plugin(message)
+    for message in index.near_miss_messages():  # also from activation's look, at ``import
+        warn_once(message)                       # tilelang``: once per process
     return index
 
 
