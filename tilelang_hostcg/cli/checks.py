@@ -21,7 +21,7 @@ from ..discovery import ControlProblem, Controls, DiscoveryIndex, declaration_pr
 from .lockfile import lock_drift, read_lock
 from .report import Doc, Session, capture, controls_doc, document, duplicate_text, is_core, lock_from
 
-__all__ = ["check_document"]
+__all__ = ["check_document", "printed_text"]
 
 
 @dataclass
@@ -39,7 +39,6 @@ class _Checked:
     require_hooks: list[str]
     locked: Doc | None
     lock_path: str | None
-    printed: list[tuple[Origin, bytes, bytes]] = field(default_factory=list)
     resolutions: dict[str, Resolution | None] = field(default_factory=dict)
 
 
@@ -213,28 +212,10 @@ def _check_declarations(c: _Checked) -> list[Doc]:
             for dist, message in declaration_problems(c.index)]
 
 
-def _check_output(c: _Checked) -> list[Doc]:
-    """``plugin-output``: a plugin that wrote to stdout or stderr while being imported (in a
-    user's program that lands in the program's own output)."""
-    out = []
-    for origin, stdout, stderr in c.printed:
-        streams = " and ".join(name for name, data in (("stdout", stdout), ("stderr", stderr)) if data)
-        text = (stdout + stderr).decode("utf-8", "backslashreplace").strip()
-        sample = text if len(text) <= 200 else text[:200] + "..."
-        out.append(_problem(
-            "plugin-output", f"plugin {origin.describe()} wrote to {streams} while being imported "
-            f"({len(stdout) + len(stderr)} bytes: {sample!r}); in a user's program that text lands "
-            "in the program's own output. A plugin should print nothing when imported: use "
-            "`warnings` or `logging` instead", severity="warning", group=origin.group,
-            distribution=origin.distribution, version=origin.version,
-            entry_point=origin.entry_point))
-    return out
-
-
 _CHECKS: tuple[Callable[[_Checked], list[Doc]], ...] = (
     _check_sources, _check_required, _check_unknown_kinds, _check_device_kinds,
     _check_ambiguous, _check_build_functions, _check_duplicates, _check_controls, _check_lock,
-    _check_declarations, _check_output)
+    _check_declarations)
 
 
 # ---------------------------------------------------------------------- options
@@ -302,7 +283,7 @@ def check_document(*, require: Sequence[str] = (), require_hooks: Sequence[str] 
         checked = _Checked(registry, session.index, registry.controls, sources,
                            registry.registrations(CODEGEN_GROUP),
                            registry.registrations(HOOK_GROUP), known, kinds, hook_kinds, locked,
-                           str(lock) if lock is not None else None, session.printed)
+                           str(lock) if lock is not None else None)
         problems = [p for check in _CHECKS for p in check(checked)]
     problems += _other_warnings(captured, problems, sources)
     if strict:
@@ -318,7 +299,24 @@ def check_document(*, require: Sequence[str] = (), require_hooks: Sequence[str] 
                     distributions=[{"name": n, "version": v} for n, v in dists],
                     kinds={"codegens": sorted({r.kind for r in checked.codegens}),
                            "hooks": sorted({r.kind for r in checked.hooks})}, problems=problems,
+                    printed=[_printed_doc(*item) for item in session.printed],
                     summary={"errors": errors, "warnings": len(problems) - errors - infos, "info": infos})
+
+
+def _printed_doc(origin: Origin, stdout: bytes, stderr: bytes) -> Doc:
+    """Which plugin wrote to stdout or stderr while it was imported, and how many bytes to
+    each (the text itself is shown on stderr, never in the document)."""
+    return {"distribution": origin.distribution, "version": origin.version, "group": origin.group,
+            "entry_point": origin.entry_point, "stdout": len(stdout), "stderr": len(stderr)}
+
+
+def printed_text(item: Doc) -> str:
+    """One line naming the plugin that wrote to stdout or stderr while it was imported."""
+    streams = " and ".join(f"{item[name]} bytes to {name}" for name in ("stdout", "stderr")
+                           if item[name])
+    origin = Origin(item["distribution"], item["version"], item["group"], item["entry_point"])
+    return (f"plugin {origin.describe()} wrote {streams} while being imported (shown on "
+            "stderr); in a user's program that lands in the program's own output")
 
 
 def _other_warnings(captured: Sequence[str], problems: Sequence[Doc],

@@ -71,7 +71,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------- check
 def cmd_check(args: argparse.Namespace) -> int:
     """``check``: load every plugin and report every problem; 1 when there is any."""
-    from .checks import check_document
+    from .checks import check_document, printed_text
 
     _required(args.require, "--require")
     _required(args.require_hook, "--require-hook")
@@ -90,6 +90,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     for problem in doc["problems"]:
         out(f"{problem['severity']} [{problem['code']}] {problem['message']}")
         write_traceback(problem, args.traceback, "    ")
+    for item in doc["printed"]:
+        out(f"note: {printed_text(item)}")
     errors, warnings = doc["summary"]["errors"], doc["summary"]["warnings"]
     if doc["ok"]:
         out("check passed" + (f" with {warnings} warning(s)" if warnings else ""))
