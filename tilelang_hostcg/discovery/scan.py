@@ -10,6 +10,7 @@ import json
 import os
 import stat
 from collections.abc import Iterable, Sequence
+from pathlib import PosixPath, WindowsPath
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
@@ -84,12 +85,27 @@ def _mentions_tilelang(dist: Distribution) -> bool:
     """Whether ``dist``'s ``entry_points.txt`` mentions ``tilelang`` (one that cannot be read
     does too: the copy that is used says what is wrong with it)."""
     try:
-        text = dist.read_text("entry_points.txt")
-    except Exception:
+        text = _read_text(dist, "entry_points.txt")
+    except Exception:  # PermissionError (see _read_text), not UTF-8, ...
         return True
-    if text is None:  # absent, or ``read_text`` swallowed a PermissionError
-        return _unreadable(dist, "entry_points.txt")
-    return "tilelang" in text.lower()
+    return text is not None and "tilelang" in text.lower()
+
+
+def _read_text(dist: Distribution, filename: str) -> str | None:
+    """``dist.read_text(filename)`` as ``PathDistribution`` reads it (the file of its folder,
+    UTF-8; ``None`` when there is none), but raising ``PermissionError``, which
+    ``read_text`` takes for no file: a file this user may not read is named, not missed.
+    Another kind of distribution is read by its own ``read_text``."""
+    from importlib.metadata import PathDistribution
+
+    folder = getattr(dist, "_path", None)
+    if type(dist) is not PathDistribution or type(folder) not in (PosixPath, WindowsPath):
+        return dist.read_text(filename)
+    try:
+        with open(f"{folder}{os.sep}{filename}", encoding="utf-8") as stream:
+            return stream.read()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
 
 
 def _unreadable(dist: Distribution, filename: str) -> bool:
