@@ -293,3 +293,60 @@ def test_lock_to_dev_stdout(into: str, current_lock: bytes, tmp_path: Path) -> N
     # Written through, never replaced: /dev/stdout is the same entry (a link, as a rule).
     after = Path("/dev/stdout").lstat()
     assert (after.st_ino, after.st_mode) == (dev_stdout.st_ino, dev_stdout.st_mode)
+
+
+# ------------------------------------------------------------ bounded input, stdout by any name
+@pytest.mark.parametrize("kind", ["dev-zero", "huge"])
+def test_a_lock_without_end_or_huge_is_a_usage_error(kind: str, tmp_path: Path) -> None:
+    path = Path("/dev/zero")
+    if kind == "huge":
+        path = tmp_path / "huge.lock.json"
+        with open(path, "wb") as stream:  # sparse: 64 MiB of zeros after a lock's start
+            stream.write(b'{"schema": 1, "distributions": [')
+            stream.truncate(64 * 1024 * 1024)
+    for json_flag in ((), ("--json",)):
+        proc = _run("check", "--lock", str(path), *json_flag)
+        assert proc.returncode == 2, proc.stderr[-2000:]
+        assert "Traceback" not in proc.stderr and "MemoryError" not in proc.stderr
+        assert str(path) in proc.stderr and "larger than" in proc.stderr, proc.stderr
+        assert proc.stderr.count("\n") == 1
+        if json_flag:
+            doc = json.loads(proc.stdout)
+            assert doc["error"]["exit_code"] == 2 and str(path) in doc["error"]["message"]
+        else:
+            assert proc.stdout == ""
+
+
+@pytest.mark.parametrize("link_to", ["/dev/stdout", "/proc/self/fd/1", "chain"])
+def test_lock_through_a_link_to_stdout_is_stdout(link_to: str, current_lock: bytes,
+                                                 tmp_path: Path) -> None:
+    link = tmp_path / "out.lock.json"
+    if link_to == "chain":  # a link to a link to /dev/stdout
+        os.symlink("/dev/stdout", tmp_path / "first")
+        os.symlink("first", link)
+    else:
+        os.symlink(link_to, link)
+    out = tmp_path / "redirected.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TILELANG_HOSTCG_")}
+    with open(out, "wb") as stream:  # `lock -o LINK > redirected.json`
+        proc = subprocess.run([sys.executable, "-m", "tilelang_hostcg", "lock", "-o", str(link)],
+                              stdout=stream, stderr=subprocess.PIPE, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert out.read_bytes() == current_lock  # no "Wrote ..." over it
+    assert b"Wrote" not in proc.stderr
+    assert os.path.islink(link)
+    check = _run("check", "--lock", str(out))
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_explain_of_a_target_nested_5000_deep_is_one_usage_error() -> None:
+    deep = '{"kind": ' + '{"a": ' * 5000 + "1" + "}" * 5001
+    for json_flag in ((), ("--json",)):
+        proc = _run("explain", deep, *json_flag)
+        assert proc.returncode == 2, proc.stderr[-2000:]
+        assert "RecursionError" not in proc.stderr and "Traceback" not in proc.stderr
+        assert "nests more than" in proc.stderr and proc.stderr.count("\n") == 1
+        assert len(proc.stderr) < 1000
+        if json_flag:
+            doc = json.loads(proc.stdout)
+            assert doc["command"] == "explain" and doc["error"]["exit_code"] == 2

@@ -546,3 +546,20 @@ def test_a_preference_naming_no_codegen_is_in_the_record_and_warns_once():
     fixed = Registry(controls=Controls(prefer={"llvm": "llvm-fast"}))
     fixed.register_host_codegen("llvm", codegen("llvm-fast"))
     assert fixed.resolution(Target("llvm")).preference_problem is None
+
+
+def test_a_target_nested_thousands_deep_is_a_target_parse_error() -> None:
+    from tilelang_hostcg import TargetParseError, parse_target
+
+    for deep in ('{"kind": ' + '{"a": ' * 5000 + "1" + "}" * 5001,
+                 '{"kind": "llvm", "keys": ' + "[" * 5000 + "]" * 5000 + "}",
+                 '{"kind": "llvm", "keys": ' + "[" * 100 + "]" * 100 + "}"):
+        with pytest.raises(TargetParseError, match="nests more than") as info:
+            parse_target(deep)
+        assert len(str(info.value)) < 400
+    nested: dict[str, object] = {"kind": "llvm"}
+    for _ in range(3000):
+        nested = {"kind": "llvm", "host": nested}
+    with pytest.raises(TargetParseError, match="nests more than"):
+        parse_target(nested)
+    assert parse_target('{"kind": "llvm", "keys": ["cpu"]}').kind.name == "llvm"

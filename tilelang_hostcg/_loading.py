@@ -14,6 +14,7 @@ import importlib
 import sys
 import threading
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from ._names import CODEGEN_GROUP
@@ -26,9 +27,10 @@ from .discovery import Controls, PlannedSource, planned_sources
 if TYPE_CHECKING:
     from ._table import RegistrationTable
 
-__all__ = ["IndexLoader", "Loader"]
+__all__ = ["IndexLoader", "Loader", "Watch"]
 
 IndexLoader = Callable[[Controls], Sequence[PlannedSource]]  # the planned sources, by controls
+Watch = Callable[[Origin], AbstractContextManager[object]]  # around each entry point's import
 
 _TRANSIENT = (RecursionError, MemoryError)  # failures of the moment, never "broken"
 
@@ -65,8 +67,10 @@ class Loader:
 
     def __init__(self, table: RegistrationTable, registry: Any, *, discover: bool,
                  controls: Controls | None, index_loader: IndexLoader | None,
-                 catch_exit: bool = False) -> None:
+                 catch_exit: bool = False,
+                 watch: Watch | None = None) -> None:
         self.table, self.lock, self.registry = table, table.lock, registry
+        self.watch = watch
         self.changed = threading.Condition(table.lock)
         self.discover, self.controls_arg, self.catch_exit = discover, controls, catch_exit
         self.index_loader = index_loader or planned_sources
@@ -228,7 +232,7 @@ class Loader:
         source = load.source
         begin(load)
         try:
-            self._import_source(load)
+            self._import_watched(load)
             if load.stray:
                 listed = ", ".join(f"{NOUN[g]} for kind {k!r}" for g, k in load.stray)
                 raise LookupError(
@@ -265,6 +269,15 @@ class Loader:
             source.error, source.transient = failure, failure is not None and state == "lazy"
             source.load = None
             self.changed.notify_all()
+
+    def _import_watched(self, load: Load) -> None:
+        """:meth:`_import_source` inside the ``watch`` given (the command line's, which notes
+        what the plugin prints)."""
+        if self.watch is None:
+            self._import_source(load)
+            return
+        with self.watch(load.source.origin):
+            self._import_source(load)
 
     def _import_source(self, load: Load) -> None:
         source = load.source

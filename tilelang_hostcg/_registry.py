@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ._errors import add_note, warn_once, warn_plugin
-from ._loading import IndexLoader, Loader
+from ._loading import IndexLoader, Loader, Watch
 from ._names import CODEGEN_GROUP, HOOK_GROUP
 from ._resolution import (
     Candidate,
@@ -52,13 +52,17 @@ class Registry:
     ``Registry()`` is empty; ``Registry(discover=True)`` reads the installed entry points (and
     the ``TILELANG_HOSTCG_*`` controls, unless ``controls`` is given) at first use. Targets may
     be a ``Target``, a kind name, a dict or JSON text. ``catch_exit=True`` (the command line's)
-    makes a plugin's ``SystemExit`` at import that plugin's failure (state ``broken``)."""
+    makes a plugin's ``SystemExit`` at import that plugin's failure (state ``broken``).
+    ``watch(origin)``, a context manager, surrounds the import of each entry point (the
+    command line's notes what a plugin prints while it is imported)."""
 
     def __init__(self, *, discover: bool = False, controls: Controls | None = None,
-                 index_loader: IndexLoader | None = None, catch_exit: bool = False) -> None:
+                 index_loader: IndexLoader | None = None, catch_exit: bool = False,
+                 watch: Watch | None = None) -> None:
         self._table = RegistrationTable()
         self._loader = Loader(self._table, self, discover=discover, controls=controls,
-                              index_loader=index_loader, catch_exit=catch_exit)
+                              index_loader=index_loader, catch_exit=catch_exit,
+                              watch=watch)
 
     # ------------------------------------------------------------------ registration
     def register_host_codegen(self, target_host_kind: str, codegen: HostCodegen, *,

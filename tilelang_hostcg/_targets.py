@@ -5,7 +5,6 @@ at module import)."""
 from __future__ import annotations
 
 import json
-import sys
 from typing import TYPE_CHECKING, Any
 
 from ._errors import MissingGlobalFuncError, TargetParseError
@@ -61,16 +60,46 @@ def host_of(target: Target) -> Target:
     host = target.host
     return host if host is not None else default_host()
 
+MAX_TARGET_DEPTH = 32
+"""How deeply a target's JSON form may nest (TVM's targets nest a few levels: a host, a
+list of keys); deeper is a :class:`TargetParseError`, never a ``RecursionError``."""
+
+
+def _shown_spec(spec: Any) -> str:
+    """``repr(spec)`` for a message, cut to one screen line (a dict at a few levels)."""
+    if not isinstance(spec, str):
+        import reprlib
+
+        short = reprlib.Repr()
+        short.maxlevel, short.maxdict, short.maxstring, short.maxother = 3, 6, 60, 60
+        return short.repr(spec)
+    text = repr(spec)
+    return text if len(text) <= 120 else f"{text[:100]}... ({len(text)} characters)"
+
+
+def _depth(value: Any, limit: int) -> int:
+    """How deeply ``value`` (lists and dicts) nests, counted iteratively up to ``limit + 1``."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list, tuple)):
+            deepest = max(deepest, depth)
+            if deepest > limit:
+                break
+            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
+
+
 def parse_target(spec: Any, host: Any = None) -> Target:
     """A ``Target`` from a ``Target``, kind name (``hip`` for TVM's ``rocm``), JSON text or dict;
     raises :class:`TargetParseError` (a ``ValueError``) saying in one line what is wrong."""
-    if "tvm" not in sys.modules:  # else it is the TVM in use
-        import_tvm()  # finds the TVM in use (TileLang's is importable only after tilelang)
+    import_tvm()  # the TVM in use, waiting for another thread's import of it to finish
     from tvm.target import Target
 
     if isinstance(spec, Target) and host is None:
         return spec
     value: Any = spec
+    too_deep = False
     if isinstance(spec, str):
         value = spec.strip()
         if not value:
@@ -80,11 +109,17 @@ def parse_target(spec: Any, host: Any = None) -> Target:
             try:
                 value = json.loads(value)
             except json.JSONDecodeError as exc:
-                raise TargetParseError(f"target {spec!r} is not valid JSON ({exc.msg} at position {exc.pos}); "
-                                       "write TVM's JSON form, e.g. '{\"kind\": \"llvm\"}'") from None
+                raise TargetParseError(f"target {_shown_spec(spec)} is not valid JSON ({exc.msg} at position "
+                                       f"{exc.pos}); write TVM's JSON form, e.g. '{{\"kind\": \"llvm\"}}'") from None
+            except RecursionError:  # deeper than the interpreter's stack
+                too_deep = True
     elif not isinstance(spec, (dict, Target)):
-        raise TargetParseError(f"target {spec!r} must be a kind name, a JSON string or a dict, "
+        raise TargetParseError(f"target {_shown_spec(spec)} must be a kind name, a JSON string or a dict, "
                                f"not {type(spec).__name__}")
+    if too_deep or (isinstance(value, dict) and _depth(value, MAX_TARGET_DEPTH) > MAX_TARGET_DEPTH):
+        raise TargetParseError(f"target {_shown_spec(spec)} nests more than {MAX_TARGET_DEPTH} levels deep; a "
+                               "target's JSON form nests a few (e.g. '{\"kind\": \"cuda\", \"host\": "
+                               "{\"kind\": \"llvm\"}}')")
     if isinstance(value, str):  # TileLang's device kind 'hip' is TVM 0.27's 'rocm'
         value = KIND_ALIASES.get(value, value)
     elif isinstance(value, dict) and isinstance(value.get("kind"), str) and value["kind"] in KIND_ALIASES:
@@ -95,8 +130,10 @@ def parse_target(spec: Any, host: Any = None) -> Target:
     except Exception as exc:  # TVM reports parse problems with several exception types
         first_line = str(exc).strip().splitlines()
         reason = first_line[-1] if first_line else type(exc).__name__
-        raise TargetParseError(f"TVM cannot parse target {spec!r}: {reason}. Use a kind name TVM knows "
-                               "(llvm, c, cuda, cuda_host, rocm, ...) or its JSON form") from None
+        if len(reason) > 200:
+            reason = reason[:180] + "..."
+        raise TargetParseError(f"TVM cannot parse target {_shown_spec(spec)}: {reason}. Use a kind name TVM "
+                               "knows (llvm, c, cuda, cuda_host, rocm, ...) or its JSON form") from None
 
 
 class GlobalFuncBuild:

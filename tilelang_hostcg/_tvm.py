@@ -226,12 +226,24 @@ def _import_installed_tilelang(dist: Distribution) -> None:
         raise
 
 
+def _initializing(module: object) -> bool:
+    """Whether ``module`` is still being imported (by this thread or another)."""
+    return bool(getattr(getattr(module, "__spec__", None), "_initializing", False))
+
+
 def import_tvm() -> ModuleType:
     """The ``tvm`` module in use, imported by the rule above; raises :class:`TVMNotFoundError`
     (an ``ImportError``) naming what failed and what to install or repair."""
     loaded = sys.modules.get("tvm")
-    if loaded is not None:
+    if loaded is not None and not _initializing(loaded):
         return loaded
+    # Another thread may be importing TileLang (which puts its TVM on ``sys.path``) or TVM
+    # itself: the import statement waits for that import to finish (in the importing thread
+    # itself it returns the module as it is), where ``sys.modules`` holds half of it.
+    tilelang = sys.modules.get(TILELANG)
+    if tilelang is not None and _initializing(tilelang):
+        with suppress(Exception):  # its failure is named below, where TVM cannot be imported
+            __import__(TILELANG)
     if TILELANG not in sys.modules:
         dist = tilelang_distribution()
         if dist is not None:

@@ -16,12 +16,13 @@ from .._sources import SourceInfo
 from .._table import Registration
 from .._targets import canonical_kind, is_host_target, parse_target
 from .._tvm import describe_tvm, distribution_name, import_tvm, tilelang_distribution, tilelang_overlap, tvm_document
+from .._types import Origin
 from ..discovery import ControlProblem, Controls, DiscoveryIndex, declaration_problems, normalize_name
 from ..discovery.requirements import other_build_requirements
 from .lockfile import lock_drift, read_lock
 from .report import Doc, Session, capture, controls_doc, document, duplicate_text, is_core, lock_from
 
-__all__ = ["check_document"]
+__all__ = ["check_document", "printed_text"]
 
 
 @dataclass
@@ -355,7 +356,24 @@ def check_document(*, require: Sequence[str] = (), require_hooks: Sequence[str] 
                     distributions=[{"name": n, "version": v} for n, v in dists],
                     kinds={"codegens": sorted({r.kind for r in checked.codegens}),
                            "hooks": sorted({r.kind for r in checked.hooks})}, problems=problems,
+                    printed=[_printed_doc(*item) for item in session.printed],
                     summary={"errors": errors, "warnings": len(problems) - errors - infos, "info": infos})
+
+
+def _printed_doc(origin: Origin, stdout: bytes, stderr: bytes) -> Doc:
+    """Which plugin wrote to stdout or stderr while it was imported, and how many bytes to
+    each (the text itself is shown on stderr, never in the document)."""
+    return {"distribution": origin.distribution, "version": origin.version, "group": origin.group,
+            "entry_point": origin.entry_point, "stdout": len(stdout), "stderr": len(stderr)}
+
+
+def printed_text(item: Doc) -> str:
+    """One line naming the plugin that wrote to stdout or stderr while it was imported."""
+    streams = " and ".join(f"{item[name]} bytes to {name}" for name in ("stdout", "stderr")
+                           if item[name])
+    origin = Origin(item["distribution"], item["version"], item["group"], item["entry_point"])
+    return (f"plugin {origin.describe()} wrote {streams} while being imported (shown on "
+            "stderr); in a user's program that lands in the program's own output")
 
 
 def _other_warnings(captured: Sequence[str], problems: Sequence[Doc],

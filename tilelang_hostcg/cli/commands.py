@@ -5,8 +5,6 @@ when the command runs) and returns the exit status."""
 from __future__ import annotations
 
 import json
-import os
-import sys
 from typing import TYPE_CHECKING
 
 from .._names import CODEGEN_GROUP, HOOK_GROUP
@@ -15,6 +13,8 @@ from .output import (
     UsageError,
     describe_distribution,
     describe_flags,
+    document_is,
+    document_stream,
     err,
     note_tilelang,
     out,
@@ -72,7 +72,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------- check
 def cmd_check(args: argparse.Namespace) -> int:
     """``check``: load every plugin and report every problem; 1 when there is any."""
-    from .checks import check_document
+    from .checks import check_document, printed_text
 
     _required(args.require, "--require")
     _required(args.require_hook, "--require-hook")
@@ -91,6 +91,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     for problem in doc["problems"]:
         out(f"{problem['severity']} [{problem['code']}] {problem['message']}")
         write_traceback(problem, args.traceback, "    ")
+    for item in doc["printed"]:
+        out(f"note: {printed_text(item)}")
     errors, warnings = doc["summary"]["errors"], doc["summary"]["warnings"]
     if doc["ok"]:
         out("check passed" + (f" with {warnings} warning(s)" if warnings else ""))
@@ -121,8 +123,8 @@ def cmd_lock(args: argparse.Namespace) -> int:
     doc, notes = quietly(lock_document)
     text = format_lock(doc)
     warn_all(notes)
-    if args.output in (None, "-") or _is_stdout(args.output):
-        sys.stdout.write(text)
+    if args.output in (None, "-") or document_is(args.output):
+        document_stream().write(text)
         return 0
     regular = write_lock(args.output, text)  # as a shell redirect writes it
     summary = (f"{len(doc['distributions'])} distribution(s), {len(doc['codegens'])} codegen(s), "
@@ -132,11 +134,6 @@ def cmd_lock(args: argparse.Namespace) -> int:
     else:  # a device or FIFO, written through: stdout may be what it is
         err(f"Wrote {args.output} (written through, not replaced): {summary}")
     return 0
-
-
-def _is_stdout(path: str) -> bool:
-    """Whether ``path`` is our stdout (``/dev/stdout``, ``/dev/fd/1``, ``/proc/self/fd/1``), written as shells do."""
-    return os.path.normpath(path) in ("/dev/stdout", "/dev/fd/1", "/proc/self/fd/1")
 
 
 # ---------------------------------------------------------------------- explain

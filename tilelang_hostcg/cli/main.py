@@ -9,11 +9,11 @@ import argparse
 import contextlib
 import os
 import sys
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from .._names import CORE_DISTRIBUTION
 from .commands import cmd_check, cmd_explain, cmd_list, cmd_lock
-from .output import PROG, CliError, UsageError, err, shown, write_json
+from .output import PROG, CliError, UsageError, document_stream, err, own_stdout, shown, write_json
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -24,10 +24,14 @@ __all__ = ["CliError", "UsageError", "main"]
 
 
 class _Parser(argparse.ArgumentParser):
-    """An ``ArgumentParser`` whose errors are :class:`UsageError` (one line, exit 2)."""
+    """An ``ArgumentParser`` whose errors are :class:`UsageError` (one line, exit 2), and whose
+    ``--help`` and ``--version`` are the command's document."""
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message} (see '{self.prog} --help')", prog=self.prog)
+
+    def _print_message(self, message: str, file: Any = None) -> None:
+        super()._print_message(message, document_stream() if file in (None, sys.stdout) else file)
 
 
 class _MainParser(_Parser):
@@ -172,8 +176,13 @@ def _safe_streams() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line with ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
+    """Run the command line with ``argv``; returns the exit status. Without ``argv`` it runs as
+    the program (``tilelang-hostcg``, ``python -m tilelang_hostcg``): ``sys.argv[1:]``, and the
+    standard output kept for the command's document alone until the process ends
+    (:func:`~.output.own_stdout`: what plugins print, also from ``atexit``, goes to stderr)."""
     _safe_streams()
+    if argv is None:
+        own_stdout()
     args_list = list(argv) if argv is not None else sys.argv[1:]
     parser = _parser()
     try:
@@ -187,7 +196,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise UsageError("missing command: choose one of list, check, lock, explain "
                              f"(see '{PROG} --help')")
         status = _dispatch(args)
-        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+        document_stream().flush()  # a closed pipe shows here, not at interpreter exit
         return status
     except CliError as exc:
         if _wants_json(args_list):
@@ -197,5 +206,5 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         # The reader went away (``| head``): stop quietly, as other Unix tools do.
         devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        os.dup2(devnull, document_stream().fileno())
         return 1

@@ -11,7 +11,7 @@ import os
 import re
 import sys
 import tempfile
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import IO, TYPE_CHECKING, Any, TextIO, TypeVar
 
 from .._errors import shown
 
@@ -19,9 +19,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
 
 
-__all__ = ["CliError", "Doc", "PROG", "UsageError", "describe_distribution", "describe_flags", "err",
-           "held_output", "note_tilelang", "out", "quietly", "shown", "warn_all", "write_json",
-           "write_traceback"]
+__all__ = ["CliError", "Doc", "PROG", "UsageError", "describe_distribution", "describe_flags",
+           "document_is", "document_stream", "err", "held_output", "note_tilelang", "out", "own_stdout",
+           "printed_while", "quietly", "shown", "warn_all", "write_json", "write_traceback"]
 
 PROG = "tilelang-hostcg"
 
@@ -49,9 +49,70 @@ _T = TypeVar("_T")
 Doc = dict[str, Any]
 
 
+_DOCUMENT: list[TextIO] = []  # the standard output, once the program keeps it for itself
+
+
+def document_stream() -> TextIO:
+    """Where the command's document goes: the standard output the program started with
+    (see :func:`own_stdout`), else ``sys.stdout`` (``main(argv)`` called in a process)."""
+    return _DOCUMENT[0] if _DOCUMENT else sys.stdout
+
+
+def own_stdout() -> None:
+    """Keep the standard output for the command's document alone, for the rest of the
+    process: its descriptor moves to a private one, and descriptor 1 and ``sys.stdout``
+    (a stream of ours) then write to stderr. Whatever a plugin does (prints from a thread
+    or from ``atexit``, wraps or closes ``sys.stdout``), nothing reaches the document.
+    Where stdout has no descriptor (closed), nothing changes."""
+    stdout = sys.stdout
+    try:
+        stdout.flush()
+        private = os.dup(stdout.fileno())  # not inherited by child processes
+    except (AttributeError, OSError, ValueError):
+        return
+    try:
+        os.dup2(2, 1)
+    except OSError:  # no stderr either: what is not the document goes nowhere
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)
+    _DOCUMENT[:] = [open(private, "w", 1 if stdout.line_buffering else -1,  # noqa: SIM115
+                         encoding=stdout.encoding, errors="backslashreplace")]
+    sys.stdout = _stream(1, stdout)
+
+
+def _stream(fd: int, like: TextIO | None) -> TextIO:
+    """A text stream of ours over descriptor ``fd`` (left open when the stream is closed),
+    in the encoding of ``like``; one whose buffer a plugin wraps or closes is ours alone."""
+    return open(fd, "w", 1, encoding=getattr(like, "encoding", None) or "utf-8",
+                errors="backslashreplace", closefd=False)
+
+
+def document_is(path: str) -> bool:
+    """Whether writing ``path`` writes the standard output: a name of it (``/dev/stdout``,
+    ``/dev/fd/1``, ``/proc/self/fd/1``), a symbolic link (or chain of them) to one, or the
+    very file the standard output is (``lock -o out.json > out.json``)."""
+    names = {"/dev/stdout", "/dev/fd/1", "/proc/self/fd/1", f"/proc/{os.getpid()}/fd/1"}
+    current = path
+    for _ in range(40):  # the kernel's own bound on a chain of links
+        current = os.path.join(os.path.realpath(os.path.dirname(current) or "."),
+                               os.path.basename(current))
+        if current in names or os.path.normpath(current) in names:
+            return True
+        try:
+            link = os.readlink(current)
+        except OSError:
+            break
+        current = os.path.join(os.path.dirname(current), link)
+    try:
+        return os.path.samestat(os.stat(path), os.fstat(document_stream().fileno()))
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
 def out(text: str = "") -> None:
     """Write ``text`` on stdout as one line (a newline in it is shown as ``\\n``)."""
-    sys.stdout.write(shown(text) + "\n")
+    document_stream().write(shown(text) + "\n")
 
 
 def err(text: str) -> None:
@@ -61,7 +122,7 @@ def err(text: str) -> None:
 
 def write_json(doc: Doc) -> None:
     """Write ``doc`` as one JSON document on stdout."""
-    sys.stdout.write(json.dumps(doc, indent=2, sort_keys=True, default=str) + "\n")
+    document_stream().write(json.dumps(doc, indent=2, sort_keys=True, default=str) + "\n")
 
 
 def describe_distribution(item: Doc) -> str:
@@ -92,41 +153,112 @@ _TVM_ARCH_GUESS = re.compile(
 
 
 def _flush() -> None:
-    for stream in (sys.stdout, sys.__stdout__, sys.stderr, sys.__stderr__):
+    for stream in (sys.stdout, sys.__stdout__, sys.stderr, sys.__stderr__, *_OURS):
         with contextlib.suppress(Exception):
             if stream is not None:
                 stream.flush()
 
 
+_OURS: list[TextIO] = []  # the streams held_output puts in place of sys.stdout and sys.stderr
+
+
+class _Hold:
+    """The files that hold what is written to stdout and stderr during one :func:`held_output`,
+    and the frames of :func:`printed_while` open in it (innermost last)."""
+
+    def __init__(self, stdout: IO[bytes], stderr: IO[bytes]) -> None:
+        self.files = (stdout, stderr)
+        self.frames: list[list[Any]] = []  # [note, since: sizes, bytes so far per file]
+
+    def sizes(self) -> tuple[int, ...]:
+        return tuple(os.fstat(f.fileno()).st_size for f in self.files)
+
+    def count(self, frame: list[Any], now: tuple[int, ...]) -> None:
+        """Add what was written since ``frame`` last counted to ``frame``'s share."""
+        for n, held in enumerate(self.files):
+            if now[n] > frame[1][n]:
+                frame[2][n] += os.pread(held.fileno(), now[n] - frame[1][n], frame[1][n])
+        frame[1] = now
+
+
+_HOLDS: list[_Hold] = []
+
+
 @contextlib.contextmanager
 def held_output() -> Iterator[None]:
-    """Hold what TVM and plugins write meanwhile (to ``sys.stdout``, ``sys.__stdout__``,
-    descriptors 1 and 2) and write it on stderr afterwards, so stdout carries only the
-    command's document; TVM's guess of a CUDA architecture is left out."""
+    """Hold what TVM and plugins write meanwhile (to ``sys.stdout``, ``sys.stderr``,
+    ``sys.__stdout__``, descriptors 1 and 2) and write it on stderr afterwards, so stdout
+    carries only the command's document; TVM's guess of a CUDA architecture is left out.
+    ``sys.stdout`` and ``sys.stderr`` are streams of ours meanwhile, and the originals are
+    put back whatever a plugin made of them."""
     _flush()
     saved: list[tuple[int, int]] = []
-    with tempfile.TemporaryFile() as held:
+    streams = sys.stdout, sys.stderr
+    with tempfile.TemporaryFile() as held_out, tempfile.TemporaryFile() as held_err:
+        hold = _Hold(held_out, held_err)
         try:
-            for fd in (1, 2):
+            for fd, held in ((1, held_out), (2, held_err)):
                 with contextlib.suppress(OSError):  # a closed descriptor stays closed
                     copy = os.dup(fd)
                     saved.append((fd, copy))
                     os.dup2(held.fileno(), fd)
-            with contextlib.redirect_stdout(sys.stderr):
-                yield
+            ours = [_stream(fd, like) if any(fd == s for s, _ in saved)
+                    else open(os.dup(held.fileno()), "w", 1, encoding="utf-8",  # noqa: SIM115
+                              errors="backslashreplace")
+                    for fd, like, held in ((1, streams[0], held_out), (2, streams[1], held_err))]
+            _OURS[:] = ours
+            sys.stdout, sys.stderr = ours
+            _HOLDS.append(hold)
+            yield
         finally:
             _flush()
+            if _HOLDS and _HOLDS[-1] is hold:
+                _HOLDS.pop()
+            sys.stdout, sys.stderr = streams
+            _OURS.clear()
             for fd, copy in reversed(saved):
                 os.dup2(copy, fd)
                 os.close(copy)
-            held.seek(0)
-            data = _TVM_ARCH_GUESS.sub(b"", held.read())
+            data = b""
+            for held in (held_out, held_err):
+                held.seek(0)
+                data += _TVM_ARCH_GUESS.sub(b"", held.read())
             stream = getattr(sys.stderr, "buffer", None)  # the bytes as written, if it can
             if data and stream is not None:
                 stream.write(data)
                 stream.flush()
             elif data:
                 sys.stderr.write(data.decode("utf-8", "backslashreplace"))
+
+
+@contextlib.contextmanager
+def printed_while(note: Callable[[bytes, bytes], None]) -> Iterator[None]:
+    """Inside :func:`held_output`: call ``note(stdout_bytes, stderr_bytes)`` with what was
+    written to stdout and to stderr while the block ran, when anything was (what an inner
+    block notes is its own, not this one's); TVM's CUDA-architecture guess is left out.
+    Outside :func:`held_output` the block just runs."""
+    hold = _HOLDS[-1] if _HOLDS else None
+    if hold is None:
+        yield
+        return
+    _flush()
+    now = hold.sizes()
+    if hold.frames:
+        hold.count(hold.frames[-1], now)
+    frame: list[Any] = [note, now, [b"", b""]]
+    hold.frames.append(frame)
+    try:
+        yield
+    finally:
+        _flush()
+        now = hold.sizes()
+        hold.count(frame, now)
+        hold.frames.remove(frame)
+        if hold.frames:
+            hold.frames[-1][1] = now
+        written = [_TVM_ARCH_GUESS.sub(b"", data) for data in frame[2]]
+        if any(written):
+            note(*written)
 
 
 def write_traceback(item: Doc, wanted: bool, indent: str) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping, Sequence
-from contextlib import suppress
+from contextlib import AbstractContextManager, suppress
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
@@ -19,6 +19,7 @@ from .._resolution import can_build_text, cannot_build_text, missing_build
 from .._sources import SourceInfo, module_of
 from .._targets import canonical_kind, required_global_funcs
 from .._tvm import TVMNotFoundError, import_tvm, tvm_document
+from .._types import Origin
 from ..discovery import (
     CORE_ENTRY_POINTS,
     Controls,
@@ -30,6 +31,7 @@ from ..discovery import (
 )
 from ..tilelang import UnsupportedTileLangError, add_defaults
 from .lockfile import LOCK_SCHEMA, format_lock
+from .output import printed_while
 
 if TYPE_CHECKING:
     from .._table import Registration
@@ -53,11 +55,18 @@ CORE_KINDS = frozenset(name for group, name, _ in CORE_ENTRY_POINTS if group == 
 
 # ---------------------------------------------------------------------- session
 class Session:
-    """A fresh discovering registry that also keeps the discovery index it read."""
+    """A fresh discovering registry that also keeps the discovery index it read, and what
+    each plugin wrote to stdout and stderr while it was imported (``printed``: the
+    entry point's origin, the bytes of each stream; noted inside ``held_output``)."""
 
     def __init__(self) -> None:
         self.index = DiscoveryIndex()
-        self.registry = Registry(discover=True, index_loader=self._plan, catch_exit=True)
+        self.printed: list[tuple[Origin, bytes, bytes]] = []
+        self.registry = Registry(discover=True, index_loader=self._plan, catch_exit=True,
+                                 watch=self._watch)
+
+    def _watch(self, origin: Origin) -> AbstractContextManager[None]:
+        return printed_while(lambda out, err: self.printed.append((origin, out, err)))
 
     def add_client_defaults(self) -> None:
         """Register TileLang's own codegens and hooks, as ``tilelang_hostcg.tilelang.install()``

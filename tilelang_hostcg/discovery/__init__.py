@@ -82,7 +82,8 @@ def _names_core(line: str) -> bool:
 def discover(controls: Controls, *, full: bool = True) -> DiscoveryIndex:
     """One scan of the installed metadata, its problems warned (no scan, an empty index,
     when ``controls`` turn autoload off). ``full=False``: what is advertised, without the
-    requirement verdicts and the warnings (see :func:`.scan.scan_environment`)."""
+    requirement verdicts and the warnings but the near misses' (see
+    :func:`.scan.scan_environment`)."""
     from .. import __version__
     from .scan import scan_environment
 

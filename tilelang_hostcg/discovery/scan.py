@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Iterable, Sequence
 from contextlib import suppress
+from pathlib import PosixPath, WindowsPath
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
-from .._errors import warn_plugin
+from .._errors import warn_once, warn_plugin
 from .._names import APACHE_TVM, CORE_DISTRIBUTION, GROUPS, TILELANG_BUILDS
 from .._tvm import distribution_name, tilelang_distribution
 from .records import AdvertisedEntryPoint, DiscoveryIndex, near_miss_group, normalize_name
@@ -36,7 +38,10 @@ def scan_environment(core_version: str, *, full: bool = True) -> DiscoveryIndex:
     ``importlib.metadata``'s order).
 
     ``full=False`` is a look at what is advertised: no requirement verdicts (nor
-    ``packaging.requirements``' import) and no warnings, which a full scan gives."""
+    ``packaging.requirements``' import) and no warnings but the near-miss groups', which
+    every scan warns, once per process (activation's look warns them at the user's
+    ``import tilelang`` line, where the author's program would otherwise ignore the
+    plugin in silence)."""
     from importlib.metadata import distributions
 
     problems: list[str] = []
@@ -44,19 +49,22 @@ def scan_environment(core_version: str, *, full: bool = True) -> DiscoveryIndex:
     copies_of: dict[str, list[Distribution]] = {}
     near: list[tuple[str, str, str, str]] = []
     found: list[AdvertisedEntryPoint] = []
+    judged: set[str] = set()  # folders already looked at: each is named once at most
     for dist in distributions():
-        if not _mentions_tilelang(dist):
+        here = _location(dist)
+        if here in judged or not _mentions_tilelang(dist):
             continue
+        judged.add(here)
         meta = _metadata(dist, problems)
         if meta is None:
             continue
         key = normalize_name(meta["Name"])
         if key in copies_of:
             continue
-        here = _location(dist)
         copies = copies_of[key] = list(distributions(name=key))
         if not any(_location(c) == here for c in copies):
             copies[:] = [dist]  # not found by its name: its own only copy
+        judged.update(map(_location, copies))  # a stale copy is one duplicate warning
         head = copies[0]
         elsewhere = _location(head) != here
         if elsewhere and not _mentions_tilelang(head):
@@ -66,9 +74,12 @@ def scan_environment(core_version: str, *, full: bool = True) -> DiscoveryIndex:
             meta = _metadata(head, problems)
         if eps and meta is not None:
             found.extend(_advertised(head, meta, eps, installed, problems))
-    index = DiscoveryIndex(tuple(found), _duplicates(copies_of), tuple(problems), tuple(near))
-    for message in (*index.problems, *index.near_miss_messages()) if full else ():
+    index = DiscoveryIndex(tuple(found), _duplicates(copies_of), tuple(dict.fromkeys(problems)),
+                           tuple(near))
+    for message in index.problems if full else ():
         warn_plugin(message)
+    for message in index.near_miss_messages():  # also from activation's look, at ``import
+        warn_once(message)                       # tilelang``: once per process
     return index
 
 
@@ -76,10 +87,43 @@ def _mentions_tilelang(dist: Distribution) -> bool:
     """Whether ``dist``'s ``entry_points.txt`` mentions ``tilelang`` (one that cannot be read
     does too: the copy that is used says what is wrong with it)."""
     try:
-        text = dist.read_text("entry_points.txt")
-    except Exception:
+        text = _read_text(dist, "entry_points.txt")
+    except Exception:  # PermissionError (see _read_text), not UTF-8, ...
         return True
     return text is not None and "tilelang" in text.lower()
+
+
+def _read_text(dist: Distribution, filename: str) -> str | None:
+    """``dist.read_text(filename)`` as ``PathDistribution`` reads it (the file of its folder,
+    UTF-8; ``None`` when there is none), but raising ``PermissionError``, which
+    ``read_text`` takes for no file: a file this user may not read is named, not missed.
+    Another kind of distribution is read by its own ``read_text``."""
+    from importlib.metadata import PathDistribution
+
+    folder = getattr(dist, "_path", None)
+    if type(dist) is not PathDistribution or type(folder) not in (PosixPath, WindowsPath):
+        return dist.read_text(filename)
+    try:
+        with open(f"{folder}{os.sep}{filename}", encoding="utf-8") as stream:
+            return stream.read()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+
+
+def _unreadable(dist: Distribution, filename: str) -> bool:
+    """Whether ``filename`` of ``dist``'s metadata folder is there but this process may not
+    read it (``Distribution.read_text`` answers ``None`` for it, as for a missing file): a
+    file of another user's, or a folder it may not enter (``umask 077``)."""
+    folder = getattr(dist, "_path", None)
+    if folder is None:
+        return False
+    try:
+        mode = os.stat(os.path.join(os.fspath(folder), filename)).st_mode
+    except PermissionError:
+        return True
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISREG(mode) and not os.access(os.path.join(os.fspath(folder), filename), os.R_OK)
 
 
 def installed_versions(core_version: str) -> dict[str, str | None]:
@@ -109,12 +153,23 @@ def _metadata(dist: Distribution, problems: list[str]) -> PackageMetadata | None
     try:
         meta = dist.metadata
         if not meta["Name"] or not meta["Version"]:
+            if _unreadable(dist, "METADATA"):
+                problems.append(_unreadable_text(dist, "METADATA"))
+                return None
             raise ValueError("it has no Name or no Version")
     except Exception as exc:  # importlib's error, or no Name or Version
         problems.append(f"{_where(dist)}: its METADATA cannot be used ({_reason(exc)}); the "
                         f"distribution is ignored. {_FIX}")
         return None
     return meta
+
+
+def _unreadable_text(dist: Distribution, filename: str) -> str:
+    folder = _location(dist)
+    return (f"{_where(dist)}: its {filename} cannot be read by this user (permission denied: "
+            "installed by another user under a restrictive umask?); the distribution is "
+            f"ignored. Make the folder readable (its owner can run `chmod -R a+rX {folder}`, "
+            "and the same for the package's own folder) or reinstall it as this user")
 
 
 def _where(dist: Distribution) -> str:
@@ -136,6 +191,8 @@ def _our_entry_points(dist: Distribution, key: str, problems: list[str],
         problems.append(f"{_where(dist)}: entry_points.txt cannot be used ({_reason(exc)}); "
                         f"the distribution's entry points are ignored. {_FIX}")
         return []
+    if not eps and _unreadable(dist, "entry_points.txt"):
+        problems.append(_unreadable_text(dist, "entry_points.txt"))
     for group in dict.fromkeys(ep.group for ep in eps):
         ours = near_miss_group(group)
         if ours is not None:
