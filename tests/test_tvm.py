@@ -395,3 +395,26 @@ def test_eight_threads_compiling_during_first_use(stamp_env, tmp_path):
     # Each default and each plugin codegen registered once, whichever thread came first.
     assert out["regs"] == sorted(["apache-tvm-c", "apache-tvm-cuda_host", "apache-tvm-llvm", "c", "llvm",
                                   "stamp_c", "stamp_llvm"])
+
+
+def _cli(env: PluginEnvironment, *argv: str, env_vars: dict[str, str] | None = None) -> Any:
+    proc = env.command(*argv, env=env_vars, cwd=env.path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return json.loads(proc.stdout) if "--json" in argv else proc.stdout
+
+
+def test_the_cli_says_which_client_is_active(stamp_env, defaults_env):
+    listed = _cli(stamp_env, "list", "--json")
+    assert listed["client"]["active"] == "tvm" and listed["client"]["predicted"]
+    checked = _cli(stamp_env, "check", "--json")
+    assert checked["client"] == {"active": "tvm", "predicted": False,
+                                 "describe": "TVM integration (tilelang_hostcg.tvm)"}
+    assert checked["ok"], checked["problems"]
+    explained = _cli(stamp_env, "explain", "llvm", "--json")
+    assert explained["client"]["active"] == "tvm" and explained["codegen"]["name"] == "stamp_llvm"
+    text = _cli(defaults_env, "explain", "llvm")
+    assert "client:   TVM integration (tilelang_hostcg.tvm)" in text
+    assert "Client: TVM integration" in _cli(defaults_env, "check")
+    off = _cli(stamp_env, "check", "--json", env_vars=OFF)
+    assert off["client"]["active"] is None and "TILELANG_HOSTCG_AUTO_INSTALL=0" in off["client"]["describe"]
+    assert "Client: none: activation is off" in _cli(stamp_env, "list", env_vars=OFF)
