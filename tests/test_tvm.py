@@ -103,6 +103,7 @@ def programs():
         "relax": tree(ex.mod), "relax_runs": bool(np.allclose(relax_out, np.arange(8) + 1)),
         "cuda_llvm": tree(tvm.compile(gpu_vector_add, target=cuda).mod),
         "cuda_host": tree(tvm.tirx.build(gpu_vector_add, target=cuda_host)),
+        "global_func": tree(tvm.get_global_func("tirx.build")(vector_add, Target("c"), "default")),
     }
 
 
@@ -172,7 +173,8 @@ def test_an_unchanged_program_picks_up_the_stamp_plugin(stamp_env, stock):
     assert got["cuda_llvm"][1:] == stock["cuda_llvm"][1:]  # device code: TVM's, as before
     assert stamped(got["cuda_host"][:1]) == [False, True]  # TVM's cuda_host default, the hook
     assert got["cuda_host"][1:] == stock["cuda_host"][1:]
-    for name in ("llvm", "c", "relax", "cuda_llvm", "cuda_host"):
+    assert stamped(got["global_func"]) == [True, False]  # the tirx.build global function too
+    for name in ("llvm", "c", "relax", "cuda_llvm", "cuda_host", "global_func"):
         assert stamped(stock[name]) == [False, False]
     # uninstall(): TVM's very function is back, and the output is stock again.
     assert out["back"] and not out["installed"] and not out["after"]["routed"]
