@@ -693,7 +693,10 @@ tvm.compile(vector_add, target="llvm")
 profile.disable()
 spent = (time.process_time() - start) * 1e3
 stats = pstats.Stats(profile)
-ours = sum(tt for (path, _, _), (_, _, tt, _, _) in stats.stats.items() if "tilelang_hostcg" in path)
+# A build callback's own time is TVM's codegen (an FFI call, which cProfile does not list
+# apart): leave it out of our share.
+ours = sum(tt for (path, _, func), (_, _, tt, _, _) in stats.stats.items()
+           if "tilelang_hostcg" in path and not (path.endswith("_targets.py") and func == "__call__"))
 routed = sys.modules["tvm.tirx.build"].tir_to_runtime.__module__ == "tilelang_hostcg.tvm.route"
 print(json.dumps([spent, ours * 1e3, routed]))
 """
@@ -767,12 +770,14 @@ def bench_tvm(root: Path, rounds: int) -> None:
            [["steady state (wall, in one process)", _fmt_ms(ours), _fmt_ms(base), _ratio(ours, base)],
             ["first compile of a fresh process (CPU)", _fmt_ms(f_routed), _fmt_ms(f_stock),
              _ratio(f_routed, f_stock)]])
-    print(f"   our own code in the first routed compile (cProfile, tottime of tilelang_hostcg "
-          f"functions, imports of our modules included): {f_ours:.2f} ms")
+    print(f"   the first routed compile's extra CPU is our share: {f_routed - f_stock:+.1f} ms (importing "
+          f"the registry, packaging and the plugins, discovery, TVM's defaults); of it, our functions' "
+          f"own time (cProfile tottime, imports and TVM's codegen left out): {f_ours:.2f} ms")
     _target("steady-state tvm.compile routed vs stock", ours / base <= 1.02,
             f"{ours / base:.3f}x (target <= 1.02x)")
     _info("first tvm.compile of a fresh process routed vs stock (CPU)",
-          f"{f_routed / f_stock:.3f}x, {f_routed - f_stock:+.1f} ms; our own code {f_ours:.1f} ms")
+          f"{f_routed / f_stock:.3f}x, {f_routed - f_stock:+.1f} ms (our share); our functions' own time "
+          f"{f_ours:.1f} ms")
 
 
 def main(argv: list[str] | None = None) -> int:
