@@ -39,6 +39,10 @@ before the clock starts, as a compiler driver has done before it asks for a code
    integration against stock, and the CPU time of our code per compile (cProfile).
 8. Activation: ``import tilelang`` with the example plugin installed, activation on
    against off, fresh processes interleaved, in the same TileLang environment.
+9. Plain apache-tvm with a plugin installed: ``import tvm`` with activation on against
+   off and the entry point's own CPU; steady-state ``tvm.compile`` routed against stock;
+   the first compile of a fresh process, with our own code's share
+   (``--only tvm`` runs this section alone).
 
 Figures are medians over repetitions (section 3: the best of its repeats). Every guard is
 judged by one rule, with its spread printed (the quartiles of the figure's samples: one
@@ -687,6 +691,150 @@ print(spent)
 """
 
 
+# ----------------------------------------------------------------------- 9. plain TVM
+_TVM_KERNEL = """
+from tvm.script import tirx as T
+
+
+@T.prim_func
+def vector_add(a: T.handle, b: T.handle, c: T.handle):
+    n = T.int32()
+    A = T.match_buffer(a, (n,), "float32")
+    B = T.match_buffer(b, (n,), "float32")
+    C = T.match_buffer(c, (n,), "float32")
+    for i in range(n):
+        C[i] = A[i] + B[i]
+"""
+
+_TVM_OWN_COST = """
+import os, sys, time
+import tvm  # TILELANG_HOSTCG_AUTO_INSTALL=0: stock; our entry point returned at once
+for name in [m for m in sys.modules if m.startswith("tilelang_hostcg")]:
+    del sys.modules[name]
+del os.environ["TILELANG_HOSTCG_AUTO_INSTALL"]
+start = time.process_time()
+from tilelang_hostcg.tvm.activation import autoload
+autoload()
+spent = (time.process_time() - start) * 1e3
+assert sys.modules["tilelang_hostcg.tvm"].is_installed(), "the entry point did not route TVM"
+print(spent)
+"""
+
+_TVM_STEADY = _TVM_KERNEL + """
+import sys, time, statistics, json
+import tvm
+build = sys.modules["tvm.tirx.build"]
+route = build.tir_to_runtime
+assert route.__module__ == "tilelang_hostcg.tvm.route"
+ours, stock = [], []
+for _ in range(3):
+    tvm.compile(vector_add, target="llvm")  # warm: first use, caches
+for i in range(int(sys.argv[1])):
+    for routed in ((True, False) if i % 2 else (False, True)):
+        build.tir_to_runtime = route if routed else route.__wrapped__
+        start = time.perf_counter()
+        tvm.compile(vector_add, target="llvm")
+        (ours if routed else stock).append((time.perf_counter() - start) * 1e3)
+print(json.dumps([statistics.median(ours), statistics.median(stock)]))
+"""
+
+_TVM_FIRST = _TVM_KERNEL + """
+import cProfile, pstats, sys, time, json
+import tvm
+profile = cProfile.Profile()
+start = time.process_time()
+profile.enable()
+tvm.compile(vector_add, target="llvm")
+profile.disable()
+spent = (time.process_time() - start) * 1e3
+stats = pstats.Stats(profile)
+# A build callback's own time is TVM's codegen (an FFI call, which cProfile does not list
+# apart): leave it out of our share.
+ours = sum(tt for (path, _, func), (_, _, tt, _, _) in stats.stats.items()
+           if "tilelang_hostcg" in path and not (path.endswith("_targets.py") and func == "__call__"))
+routed = sys.modules["tvm.tirx.build"].tir_to_runtime.__module__ == "tilelang_hostcg.tvm.route"
+print(json.dumps([spent, ours * 1e3, routed]))
+"""
+
+
+def bench_tvm(root: Path, rounds: int) -> None:
+    """Plain apache-tvm with a third-party plugin installed (a throwaway environment layered
+    over this one, with a ``rocm`` hook plugin: ``import tvm`` routes every TIR build and TVM's
+    own codegens are chosen). ``import tvm``: activation on against off
+    (``TILELANG_HOSTCG_AUTO_INSTALL=0``, where our entry point returns at once), fresh
+    processes interleaved, CPU time, and the entry point's own CPU timed in the process;
+    steady-state ``tvm.compile`` routed against stock in one process (the route and TVM's
+    original swapped between interleaved compiles); the first ``tvm.compile`` of a fresh
+    process, routed against stock, with the CPU of our own code (cProfile)."""
+    from tests.plugin_factory import Plugin, install, module
+    from tilelang_hostcg.testing import PluginEnvironment
+
+    env = PluginEnvironment(root / "tvm-env" / "venv")
+    install(env, root / "tvm-plugin", [Plugin(
+        "bench-rocm-hook", hooks={"rocm": "bench_rocm_hook:HOOKS"},
+        files={"bench_rocm_hook.py": module("HOOKS = (_hook('bench_rocm'),)\n")})])
+    cwd = root / "tvm-cwd"
+    cwd.mkdir(exist_ok=True)
+    # Bytecode cached next to the sources, as pip compiles it at install time (_clean_env).
+    on = {k: v for k, v in env.environ().items() if k != "PYTHONDONTWRITEBYTECODE"}
+    off = dict(on, TILELANG_HOSTCG_AUTO_INSTALL="0")
+    warm = cwd / "warm.py"  # writes the bytecode of every module of ours a first compile imports
+    warm.write_text(_TVM_KERNEL + "import tvm\ntvm.compile(vector_add, target='llvm')\n")
+    subprocess.run([env.python, str(warm)], env=on, cwd=cwd, check=True, capture_output=True)
+    cases = {"stock (activation off)": off, "plugin installed, activation on": on}
+    cpu: dict[str, list[float]] = {name: [] for name in cases}
+    for i in range(rounds + 1):
+        for name in list(cases)[i % 2:] + list(cases)[:i % 2]:
+            proc = subprocess.Popen([env.python, "-c", "import tvm"], env=cases[name], cwd=cwd)
+            _, status, usage = os.wait4(proc.pid, 0)
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            if status != 0:
+                raise RuntimeError(f"{env.python} -c 'import tvm' failed ({name})")
+            if i:  # the first round warms the page cache
+                cpu[name].append((usage.ru_utime + usage.ru_stime) * 1e3)
+    own = [float(subprocess.run([env.python, "-c", _TVM_OWN_COST], capture_output=True, text=True,
+                                env=off, cwd=cwd, check=True).stdout.split()[0]) for _ in range(7)]
+    stock, active = (_median(cpu[name]) for name in cases)
+    cost = _median(own)
+    _table(f"9. import tvm with a plugin installed, fresh processes, {rounds} interleaved runs "
+           "each, CPU ms", ["case", "CPU median", "ratio"],
+           [[name, _fmt_ms(_median(cpu[name])), _ratio(_median(cpu[name]), stock)] for name in cases])
+    print(f"   the entry point's own CPU, timed in the process after a stock import tvm "
+          f"(7 runs): {cost:.2f} ms, {cost / stock:.2%} of the stock import")
+    _guard("import tvm with a plugin installed vs stock (entry point's own CPU)",
+           (stock + cost) / stock, 1.01, [(stock + c) / stock for c in own], digits=4)
+    _info("import tvm with a plugin installed vs stock (median CPU of fresh processes)",
+          f"{active / stock:.3f}x")
+
+    script = cwd / "steady.py"
+    script.write_text(_TVM_STEADY)
+    ours, base = json.loads(subprocess.run([env.python, str(script), str(rounds * 10)], capture_output=True,
+                                           text=True, env=on, cwd=cwd, check=True).stdout.splitlines()[-1])
+    script = cwd / "first.py"
+    script.write_text(_TVM_FIRST)
+    first: dict[str, list[list[Any]]] = {"stock": [], "routed": []}
+    for i in range(5):
+        for name in (("stock", "routed") if i % 2 else ("routed", "stock")):
+            out = subprocess.run([env.python, str(script)], capture_output=True, text=True,
+                                 env=off if name == "stock" else on, cwd=cwd, check=True)
+            first[name].append(json.loads(out.stdout.splitlines()[-1]))
+    assert all(r[2] for r in first["routed"]) and not any(r[2] for r in first["stock"])
+    f_stock, f_routed = (_median(r[0] for r in first[name]) for name in ("stock", "routed"))
+    f_ours = _median(r[1] for r in first["routed"])
+    _table("9b. tvm.compile(vector_add, 'llvm'), ms", ["case", "routed", "stock", "ratio"],
+           [["steady state (wall, in one process)", _fmt_ms(ours), _fmt_ms(base), _ratio(ours, base)],
+            ["first compile of a fresh process (CPU)", _fmt_ms(f_routed), _fmt_ms(f_stock),
+             _ratio(f_routed, f_stock)]])
+    print(f"   the first routed compile's extra CPU is our share: {f_routed - f_stock:+.1f} ms (importing "
+          f"the registry, packaging and the plugins, discovery, TVM's defaults); of it, our functions' "
+          f"own time (cProfile tottime, imports and TVM's codegen left out): {f_ours:.2f} ms")
+    _guard("steady-state tvm.compile routed vs stock", ours / base, 1.02, [ours / base],
+           note="medians of interleaved pairs in one process")
+    _info("first tvm.compile of a fresh process routed vs stock (CPU)",
+          f"{f_routed / f_stock:.3f}x, {f_routed - f_stock:+.1f} ms (our share); our functions' own time "
+          f"{f_ours:.1f} ms")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run every section and print the tables and the PASS/MISS summary."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -704,7 +852,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tilelang-python", default=None,
                         help="interpreter of a TileLang environment for section 7 (default: "
                              "the TileLang tests' 0.1.15 environment when it exists)")
+    parser.add_argument("--only", choices=["tvm"], default=None,
+                        help="run one section only (tvm: section 9, plain apache-tvm)")
     args = parser.parse_args(argv)
+    if args.only == "tvm":
+        return _only(lambda root: bench_tvm(root, 5 if args.quick else 15))
     sizes = args.sizes or ([100, 1000] if args.quick else [100, 1000, 3000])
     reps = 3 if args.quick else 11
     stevedore = _have_stevedore()
@@ -725,6 +877,7 @@ def main(argv: list[str] | None = None) -> int:
         bench_startup(root, args.startup_runs or (60 if args.quick else 300), args.editable)
         bench_tilelang(_tilelang_python(args.tilelang_python), 3 if args.quick else 7)
         bench_activation(_tilelang_python(args.tilelang_python), 5 if args.quick else 25)
+        bench_tvm(root, 5 if args.quick else 15)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     print("\nTargets (PASS/MISS when the limit lies outside the figure's spread; within noise "
@@ -733,6 +886,19 @@ def main(argv: list[str] | None = None) -> int:
     for name, verdict, detail in TARGETS:
         print(f"  {shown.get(verdict, verdict)}  {name}: {detail}")
     print(f"\n(total {time.perf_counter() - started:.0f} s)")
+    return 0
+
+
+def _only(section: Callable[[Path], None]) -> int:
+    """Run one section (``--only``) and print its targets."""
+    root = Path(tempfile.mkdtemp(prefix="hostcg-bench-"))
+    try:
+        section(root)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    print("\nTargets")
+    for name, ok, detail in TARGETS:
+        print(f"  {'info' if ok is None else 'PASS' if ok else 'MISS'}  {name}: {detail}")
     return 0
 
 

@@ -79,7 +79,7 @@ def test_check_plugin_imports_tilelangs_tvm(new: TileLangEnv) -> None:
         import tvm
         print(json.dumps({"kinds": kinds, "tvm": tvm.__file__}))
     """)
-    assert out["kinds"] == ["c", "cuda"]
+    assert out["kinds"] == ["c", "cuda", "llvm"]
     assert "3rdparty" in out["tvm"]
 
 

@@ -39,7 +39,7 @@ def test_stamp_plugin_decides_host_code_under_apache_tvm(tmp_path):
     """, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert out["kinds"] == ["c", "cuda"]
+    assert out["kinds"] == ["c", "cuda", "llvm"]
     assert out["chosen"] == "stamp_c"
     assert out["host_only"] == [True, False]  # the codegen, and no hook for a CPU-only build
     assert out["with_device"] == [True, True]  # the cuda hook too

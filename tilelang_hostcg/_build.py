@@ -11,6 +11,8 @@ from ._targets import default_host, is_host_target, parse_target
 from ._tvm import describe_tvm, get_global_func, import_tvm
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
     from tvm.ir import IRModule
     from tvm.runtime import Module
     from tvm.target import Target
@@ -18,7 +20,7 @@ if TYPE_CHECKING:
 
     from ._registry import Registry
 
-__all__ = ["build", "split_host_device"]
+__all__ = ["build", "build_split", "split_host_device"]
 
 
 def split_host_device(mod: IRModule) -> tuple[IRModule, dict[Target, IRModule]]:
@@ -127,24 +129,40 @@ def build(registry: Registry, func_or_mod: PrimFunc | IRModule, target: Any = No
     host_mod = finalize_host()(host_mod)
     device_mods = {t: finalize_device()(m) for t, m in device_mods.items()}
 
+    # Hooks run for every device target of the module, also one with no device function.
+    hook_targets = [] if is_host_target(target) else [target]
+    devices = sorted(device_mods.items(), key=lambda item: _device_key(item[0]))
+    return build_split(registry, host_mod, devices, target_host, _device_build, hook_targets)
+
+
+def build_split(registry: Registry, host_mod: IRModule, device_mods: Iterable[tuple[Target, IRModule]],
+                target_host: Target, device_build: Callable[[IRModule, Target], Module],
+                hook_targets: Iterable[Target] = ()) -> Module:
+    """The host and device modules of a split (finalized) build into one runtime module, as
+    TVM's ``tir_to_runtime`` does, with the host module built through ``registry``: each
+    non-empty device module by ``device_build`` (in the order given), then the registry's hooks
+    of every device target (those with a device module, and ``hook_targets``) on the host
+    module, in an order that does not depend on the order of the module's functions (sorted by
+    the target's text), then the host module by the host target's codegen."""
+    tvm = import_tvm()
     skip_assert = tvm.ir.transform.PassContext.current().config.get("tirx.disable_assert", False)
     device_built = []
-    # Hooks run for every device target of the module, in an order that does not depend
-    # on the order of its functions: sorted by the target's text.
-    hook_targets: dict[str, Target] = {} if is_host_target(target) else {_device_key(target): target}
-    for dev_target, dev_mod in sorted(device_mods.items(), key=lambda item: _device_key(item[0])):
+    targets: dict[str, Target] = {}
+    for target in hook_targets:
+        targets.setdefault(_device_key(target), target)
+    for dev_target, dev_mod in device_mods:
         if len(dev_mod.functions) != 0:
             if skip_assert:
                 dev_mod = tvm.tirx.transform.SkipAssert()(dev_mod)
-            device_built.append(_device_build(dev_mod, dev_target))
+            device_built.append(device_build(dev_mod, dev_target))
             if dev_target.host is None:
                 dev_target = dev_target.with_host(target_host)
-            hook_targets.setdefault(_device_key(dev_target), dev_target)
+            targets.setdefault(_device_key(dev_target), dev_target)
     host_all = tvm.IRModule({}, attrs=host_mod.attrs)
     host_all.update(host_mod)
     if skip_assert:
         host_all = tvm.tirx.transform.SkipAssert()(host_all)
-    for _, dev_target in sorted(hook_targets.items()):
+    for _, dev_target in sorted(targets.items()):
         host_all = registry.apply_host_codegen_hooks(host_all, target_host, dev_target)
     # The hooks ran above; build_host resolves the codegen and checks what it returns.
     runtime_mod = registry.build_host(host_all, target_host, None)

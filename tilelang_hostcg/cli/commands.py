@@ -8,6 +8,7 @@ import json
 from typing import TYPE_CHECKING
 
 from .._names import CODEGEN_GROUP, HOOK_GROUP
+from .client import client_text
 from .output import (
     PROG,
     UsageError,
@@ -45,6 +46,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         write_json(doc)
         return 0
     out(f"TVM in use: {doc['tvm']['describe']}")
+    out(client_text(doc))
     for title, key, noun, group in (("Host codegens", "codegens", "codegen", CODEGEN_GROUP),
                                     ("Host codegen hooks", "hooks", "hook", HOOK_GROUP)):
         out(f"{title} (entry-point group {group}):")
@@ -84,6 +86,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     note_tilelang(doc)
     kinds = doc["kinds"]
     out(f"TVM in use: {doc['tvm']['describe']}")
+    out(client_text(doc))
     out(f"Checked {len(doc['distributions'])} distribution(s); host kinds: "
         f"{', '.join(kinds['codegens']) or '(none)'}; hook kinds: "
         f"{', '.join(kinds['hooks']) or '(none)'}"
@@ -153,6 +156,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
         write_json(doc)
         return 0 if doc["codegen"] is not None else 1
     out(f"tvm:      {doc['tvm']['describe']}")
+    out(f"client:   {client_text(doc).removeprefix('Client: ')}")
     out(f"target:   {json.dumps(doc['target'], separators=(',', ':'))}")
     where = {"target": "the target is a host target",
              "target.host": "the target's host",

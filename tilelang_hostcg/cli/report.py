@@ -48,7 +48,10 @@ Doc = dict[str, Any]
 
 def document(command: str, tvm: Doc, **fields: Any) -> Doc:
     """A ``--json`` document of ``command``: the schema, our version, the TVM in use, ``fields``."""
-    return {"schema": SCHEMA, "command": command, "version": __version__, "tvm": tvm, **fields}
+    from .client import client_document
+
+    return {"schema": SCHEMA, "command": command, "version": __version__, "tvm": tvm,
+            "client": client_document(tvm), **fields}
 
 CORE_KINDS = frozenset(name for group, name, _ in CORE_ENTRY_POINTS if group == CODEGEN_GROUP)
 

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = ["AdvertisedEntryPoint", "CORE_DISTRIBUTION", "CORE_ENTRY_POINTS", "ControlProblem", "Controls",
            "DiscoveryIndex", "ENV_PREFER", "PlannedSource", "core_entry_points", "declaration_problems",
-           "discover", "normalize_name", "plan_sources", "planned_sources"]
+           "discover", "normalize_name", "plan_sources", "planned_sources", "third_party_planned"]
 
 
 def plan_sources(entry_points: Iterable[AdvertisedEntryPoint], controls: Controls,
@@ -97,3 +97,13 @@ def planned_sources(controls: Controls, *, full: bool = True) -> list[PlannedSou
     from .. import __version__
 
     return plan_sources(discover(controls, full=full).entry_points, controls, __version__)
+
+
+def third_party_planned(controls: Controls) -> bool:
+    """Whether a distribution other than the core advertises entry points of our groups that
+    ``controls`` do not all skip (an incompatible one counts: resolution then says why it is
+    not used), as resolution will plan them: the one rule by which a client integration turns
+    itself on (TileLang's at ``import tilelang``, TVM's at ``import tvm``). A look at what is
+    advertised (``full=False``): no requirement verdicts, no ``packaging.requirements``."""
+    return any(normalize_name(p.entry.distribution) != CORE_DISTRIBUTION and p.state != "disabled"
+               for p in planned_sources(controls, full=False))

@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING
 from _tilelang_hostcg_hook import ENV_AUTO_INSTALL
 
 from .._errors import warn_plugin
-from .._names import CORE_DISTRIBUTION
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -103,13 +102,11 @@ def activate() -> None:
     never raises (but ``KeyboardInterrupt`` and ``SystemExit``). Called once TileLang is
     imported."""
     try:
-        from ..discovery import Controls, normalize_name, planned_sources
+        from ..discovery import Controls, third_party_planned
 
         # A look at what is advertised, planned by the controls as resolution plans it; the
         # requirement verdicts (and their warnings) come with the registry's own discovery.
-        planned = planned_sources(Controls.from_environ(), full=False)
-        if not any(normalize_name(p.entry.distribution) != CORE_DISTRIBUTION
-                   and p.state != "disabled" for p in planned):
+        if not third_party_planned(Controls.from_environ()):
             return
         from . import install
         from .gate import tilelang_version

@@ -1,0 +1,69 @@
+"""The route: TVM's ``tvm.tirx.build.tir_to_runtime`` with the host module built through the registry.
+
+The replacement made at ``import tvm`` is a small function of this module, which imports
+nothing more; the registry (and :mod:`.defaults`) is imported at the first build."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from types import ModuleType
+
+    from .._registry import Registry
+    from .._types import HostCodegen
+
+__all__ = ["State", "make_route"]
+
+_LOCAL = threading.local()  # .busy: this thread is inside a routed build
+
+
+class State:
+    """One :func:`~tilelang_hostcg.tvm.install`: TVM's module and original function, the
+    replacement, the registry (``None``: the default registry, taken at the first build) and
+    TVM's defaults registered in it (by kind)."""
+
+    __slots__ = ("codegens", "lock", "module", "original", "registry", "replacement", "used")
+
+    def __init__(self, module: ModuleType, original: Callable[..., Any], registry: Registry | None) -> None:
+        self.module = module
+        self.original = original
+        self.registry = registry
+        self.replacement: Callable[..., Any] | None = None
+        self.codegens: dict[str, HostCodegen] = {}
+        self.lock = threading.Lock()
+        self.used: Registry | None = None  # the registry the defaults went into
+
+    def close(self) -> None:
+        """Remove TVM's defaults from the registry they went into."""
+        with self.lock:
+            registry, self.used = self.used, None
+            if registry is not None:
+                from .defaults import remove_defaults
+
+                remove_defaults(registry, self.codegens)
+
+
+def make_route(state: State) -> Callable[..., Any]:
+    """The replacement of ``tir_to_runtime`` for ``state`` (its ``__wrapped__`` is TVM's)."""
+    original = state.original
+
+    def tir_to_runtime(host_mod: Any, device_mod_dict: Any, target_host: Any) -> Any:
+        """TVM's ``tir_to_runtime`` with the host module built through tilelang-hostcg's
+        registry (TVM's original for a nested build and where TileLang is imported)."""
+        if getattr(_LOCAL, "busy", False) or "tilelang" in sys.modules:
+            return original(host_mod, device_mod_dict, target_host)
+        _LOCAL.busy = True
+        try:
+            from .defaults import routed
+
+            return routed(state, host_mod, device_mod_dict, target_host)
+        finally:
+            _LOCAL.busy = False
+
+    tir_to_runtime.__wrapped__ = original  # type: ignore[attr-defined]
+    state.replacement = tir_to_runtime
+    return tir_to_runtime
