@@ -99,14 +99,15 @@ _PACKAGE = __name__.rpartition(".")[0]
 # ---------------------------------------------------------------- the caller's line
 # Modules a warning looks past to reach the user's line: ours (the package and its
 # start-up hook), TileLang's (after tilelang_hostcg.tilelang.install(), TileLang calls
-# us from inside its compiler and kernel cache) and the import system's (activation
-# runs inside ``import tilelang``).
-_PASSED = (_PACKAGE, "_tilelang_hostcg_hook", "tilelang", "importlib")
+# us from inside its compiler and kernel cache), TVM's (its ``tvm.backends`` autoload runs
+# the TVM integration's activation inside ``import tvm``, and routed builds call us from
+# inside ``tvm.compile``) and the import system's (activation runs inside ``import tilelang``).
+_PASSED = (_PACKAGE, "_tilelang_hostcg_hook", "tilelang", "tvm", "importlib")
 
 
 def outside_level(frame: FrameType | None, level: int = 2) -> int:
     """The ``stacklevel`` of the first frame, from ``frame`` (at ``level``) outwards, whose
-    module is neither ours, TileLang's nor the import system's: the user's line."""
+    module is neither ours, TileLang's, TVM's nor the import system's: the user's line."""
     while frame is not None:
         name = frame.f_globals.get("__name__")
         if not (isinstance(name, str) and any(name == p or name.startswith(p + ".") for p in _PASSED)):
@@ -132,8 +133,8 @@ _WARNED: set[str] = set()
 def warn_once(message: str, category: type[Warning] = PluginWarning) -> None:
     """:func:`warn_plugin`, once per process for each message."""
     if message not in _WARNED:
+        warn_plugin(message, category)  # raised as an error (``-W error``): not yet shown
         _WARNED.add(message)
-        warn_plugin(message, category)
 
 
 def text_of(exc: BaseException) -> str:
