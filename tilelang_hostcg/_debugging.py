@@ -120,7 +120,7 @@ def failure_text(info: SourceInfo) -> str:
     elif err is None:
         what = "failed to load"
     elif isinstance(err, SystemExit):
-        what = f"exited while being imported (sys.exit({err.code!r}))"
+        what = f"exited while being imported (sys.exit({err.code!r})){site_text(err, module_of(info.value))}"
     else:
         what = (f"failed to load: {type(err).__name__}: {text_of(err)}"
                 f"{site_text(err, module_of(info.value))}")

@@ -57,7 +57,7 @@ class Session:
 
     def __init__(self) -> None:
         self.index = DiscoveryIndex()
-        self.registry = Registry(discover=True, index_loader=self._plan, catch_exit=True)
+        self.registry = Registry(discover=True, index_loader=self._plan)
 
     def add_client_defaults(self) -> None:
         """Register TileLang's own codegens and hooks, as ``tilelang_hostcg.tilelang.install()``
