@@ -279,16 +279,18 @@ def test_refresh_every_5_ms_never_changes_an_answer(env, tmp_path):
     out = run(env, """
         import time
         from tvm.target import Target
+        sys.setswitchinterval(1e-5)  # threads switch every 10 us: any window between two reads shows
         llvm, cuda = Target("llvm"), Target({"kind": "cuda", "arch": "sm_90a"})
         registry = hc.default_registry()
         stop = threading.Event()
-        answers, hook_answers, errors = set(), set(), []
+        answers, hook_answers, errors, done = set(), set(), [], []
 
         def resolver():
             while not stop.is_set():
                 try:
                     answers.add(registry.resolve_host_codegen(llvm).name)
                     hook_answers.add(tuple(r.name for r in registry.matching_hooks(cuda)))
+                    done.append(1)
                 except Exception as exc:
                     errors.append(f"{type(exc).__name__}: {exc}"[:300])
 
@@ -308,9 +310,9 @@ def test_refresh_every_5_ms_never_changes_an_answer(env, tmp_path):
         out["answers"], out["hooks"] = sorted(answers), sorted(hook_answers)
         out["errors"] = sorted(set(errors))[:5]
         out["warnings"] = sorted({str(w.message)[:200] for w in caught})[:5]
-        out["refreshes"] = refreshes
+        out["refreshes"], out["done"] = refreshes, len(done)
     """, tmp_path / "m.txt", only("hcgt-h-top"), timeout=300)
-    assert out["refreshes"] > 50
+    assert out["refreshes"] > 50 and out["done"] > out["refreshes"]
     assert out["errors"] == []
     assert out["answers"] == ["top-llvm"]
     assert out["hooks"] == [["top-cuda"]]

@@ -190,9 +190,10 @@ class Loader:
         """Load the kind's lazy sources (each once, in any thread); returns the generation it belongs to."""
         key = (group, kind)
         while True:
-            generation = self.generation
-            if key in self.ready:
-                return generation
+            with self.lock:  # one refresh() or none: its generation with its ready set
+                generation = self.generation
+                if key in self.ready:
+                    return generation
             self.ensure_discovered()
             done: set[Source] = set()  # a plugin may add lazy modules for the kind as it loads
             while self.generation == generation and (pending := [
@@ -202,7 +203,7 @@ class Loader:
                     done.add(source)
                     self._load_or_wait(source, generation)
             with self.lock:
-                if self.generation != generation:
+                if self.generation != generation or not self.discovered:
                     continue  # a refresh() overtook the load: load again
                 if not any(s.state == "loading" or s.transient for s in self.sources.get(key, ())):
                     self.ready.add(key)
