@@ -100,7 +100,11 @@ class RegistrationTable:
         self.by_kind: dict[str, HostCodegen] = {}
 
     def _kind(self, group: str, kind: str) -> _Kind:
-        return self._groups[group].setdefault(kind, _Kind())
+        table = self._groups[group]
+        entry = table.get(kind)
+        if entry is None:
+            entry = table[kind] = _Kind()
+        return entry
 
     def of(self, group: str, kind: str) -> Sequence[Registration]:
         """The registrations of ``group`` for canonical ``kind``, in order (a snapshot)."""
