@@ -153,6 +153,13 @@ def _run_of(name: str, globs: dict[str, Any]) -> tuple[object, object] | None:
     return None
 
 
+def _ref(module: object) -> weakref.ref[Any] | None:
+    try:
+        return None if module is None else weakref.ref(module)
+    except TypeError:  # an object that takes no weak reference: its spec says which run
+        return None
+
+
 def _spec_of(module: object) -> object:
     """The ``__spec__`` of what ``sys.modules`` holds (read as the import system reads it),
     ``None`` when it has none."""
@@ -191,7 +198,7 @@ def write_journal(group: str, kind: str, obj: object, override: bool) -> tuple[s
         for name, spec, module in frames:
             found = _JOURNALS.get(name)
             if found is None or not found.of_run(spec, module):  # a new import of it
-                found = _JOURNALS[name] = _Journal(spec, None if module is None else weakref.ref(module))
+                found = _JOURNALS[name] = _Journal(spec, _ref(module))
             found.entries.append(entry)
     return chain
 
@@ -206,7 +213,7 @@ def journal(name: str) -> list[Entry]:
         return []
     if found.module is not None and found.module() is current:
         return list(found.entries)
-    spec = _spec_of(current)
-    if spec is found.spec or (spec is None and found.spec is not None):  # a stand-in
+    spec = _spec_of(current)  # by identity: specs of two imports of a module compare equal
+    if found.spec is not None and (spec is found.spec or spec is None):  # a stand-in
         return list(found.entries)
     return []
