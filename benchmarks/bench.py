@@ -32,6 +32,9 @@ before the clock starts, as a compiler driver has done before it asks for a code
    against a naive ``ep.load()`` loop over the same entry points (fresh processes;
    both import TVM, which ``list --load`` does to report what
    the TVM in use can build), which shows whether listing and loading stay linear.
+5b. One kind with 2,000 and 8,000 codegens registered by one lazy module: the CPU time of
+   the kind's first use (import, load, resolve), in process: four times the codegens
+   should cost about four times the CPU.
 6. Start-up: ``python -c pass`` in a venv without the package and in one with a plain
    ``pip install`` of this checkout (``--editable`` adds an editable install), fresh
    processes interleaved: what every Python process pays once the package is installed.
@@ -365,6 +368,62 @@ def bench_many_kinds(root: Path, kinds: int, reps: int) -> None:
             ["naive ep.load() loop (+ import tvm)", _fmt_ms(n), ""]])
     _guard(f"list --load of {kinds} kinds vs naive ep.load() loop", o / n, 1.5,
            [a / b for a, b in zip(ours, naive, strict=True)], digits=2, note=f"{o - n:.0f} ms more")
+
+
+# ----------------------------------------------------------------------- 5b. many codegens
+_MANY_CODEGENS = """\
+import tilelang_hostcg as hc
+
+
+def _build(mod, target):
+    return mod
+
+
+for _i in range({n}):
+    hc.register_host_codegen("test", hc.HostCodegen(f"cg-{{_i}}", _build, priority=(_i * 7) % 5))
+"""
+
+
+def bench_many_codegens(root: Path, sizes: tuple[int, int], reps: int) -> None:
+    """CPU time of a kind's first use (import, load, resolve) when one lazy module
+    registers N codegens for it, in this process, for two sizes."""
+    import importlib
+
+    from tvm.target import Target
+
+    from tilelang_hostcg import Registry
+
+    folder = root / "many-codegens"
+    folder.mkdir()
+    sys.path.insert(0, str(folder))
+    target = Target("test")
+    cpu: dict[int, float] = {}
+    samples: dict[int, list[float]] = {}
+    try:
+        for n in sizes:
+            times = []
+            for rep in range(reps + 1):  # the first is a warm-up
+                name = f"bench_many_codegens_{n}_{rep}"
+                (folder / f"{name}.py").write_text(_MANY_CODEGENS.format(n=n))
+                importlib.invalidate_caches()
+                registry = Registry()
+                registry.register_lazy_host_codegen("test", name)
+                start = time.process_time()
+                registry.resolve_host_codegen(target)
+                times.append((time.process_time() - start) * 1e3)
+                sys.modules.pop(name, None)
+            cpu[n], samples[n] = _median(times[1:]), times[1:]
+    finally:
+        sys.path.remove(str(folder))
+    small, large = sizes
+    ratio = cpu[large] / cpu[small]
+    _table("5b. One kind, N codegens from one lazy module (CPU of the first use, in process), ms",
+           ["codegens", "median", "ratio"],
+           [[f"{small:,}", _fmt_ms(cpu[small]), ""],
+            [f"{large:,}", _fmt_ms(cpu[large]), _ratio(cpu[large], cpu[small])]])
+    _guard(f"loading {large:,} codegens of one kind vs {small:,}", ratio, 5.0,
+           [b / a for a, b in zip(samples[small], samples[large], strict=True)],
+           note=f"for {large // small}x the codegens; linear is {large // small}x")
 
 
 # ----------------------------------------------------------------------- 2. import
@@ -874,6 +933,7 @@ def main(argv: list[str] | None = None) -> int:
         bench_build(reps * 2 + 1)
         if args.kinds:
             bench_many_kinds(root, args.kinds, 1 if args.quick else 3)
+        bench_many_codegens(root, (2_000, 8_000), reps)
         bench_startup(root, args.startup_runs or (60 if args.quick else 300), args.editable)
         bench_tilelang(_tilelang_python(args.tilelang_python), 3 if args.quick else 7)
         bench_activation(_tilelang_python(args.tilelang_python), 5 if args.quick else 25)

@@ -256,7 +256,33 @@ def test_fault_is_isolated(env: PluginEnvironment, tmp_path: Path, name: str) ->
     assert out["served_with"] == out["served_without"]
 
 
-@pytest.mark.parametrize("exc", ["KeyboardInterrupt", "SystemExit"])
+def test_system_exit_during_import_is_the_plugins_failure_and_rolled_back(
+        env: PluginEnvironment, tmp_path: Path) -> None:
+    """Only an interrupt propagates: ``sys.exit()`` half-way through a plugin's import
+    breaks that plugin (its half-made registrations rolled back), and the program goes on."""
+    armed = tmp_path / "armed"
+    armed.touch()
+    out = run(env, STATE + dedent("""
+        out["before"] = snapshot()
+        out["first"] = attempt(lambda: resolve("test"))
+        out["after"] = snapshot()
+        out["source"] = [s["state"] for s in sources() if s["distribution"] == "hcgt-f-interrupt"]
+        out["second"] = attempt(lambda: resolve("test"))
+        out["others"] = [resolve("cuda_host"), apply_hooks("cuda")]
+    """), tmp_path / "markers", {**only(GOOD_OTHER, INTERRUPT), "HCG_ARM_FILE": str(armed),
+                                "HCG_ARM_EXC": "SystemExit"})
+    first = out["first"]
+    assert not first["ok"] and first["error"]["type"] == "PluginLoadError"
+    assert first["error"]["cause"]["type"] == "SystemExit"
+    assert "hcgt-f-interrupt" in first["error"]["message"]
+    assert out["after"] == out["before"]  # the half-made registrations are gone
+    assert out["source"] == ["broken", "lazy"]  # its codegen entry point; the hook's is unused
+    assert not out["second"]["ok"]  # not retried until refresh()
+    assert out["others"] == ["other-cuda-host", ["other-cuda"]]
+    assert read_markers(tmp_path / "markers").count("import:hcgt_f_interrupt") == 1
+
+
+@pytest.mark.parametrize("exc", ["KeyboardInterrupt"])
 def test_interrupt_during_import_propagates_and_can_retry(env: PluginEnvironment,
                                                           tmp_path: Path, exc: str) -> None:
     armed = tmp_path / "armed"

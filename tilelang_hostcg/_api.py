@@ -35,8 +35,7 @@ def default_registry() -> Registry:
 
 
 def _current() -> Registry:
-    """Where a call goes: the registry loading a plugin in this thread (or in a thread that
-    such a plugin started and waits for), else the default one."""
+    """Where a call goes: the registry loading a plugin in this thread, else the default one."""
     load = current_load()
     if load is not None:
         registry: Registry = load.loader.registry

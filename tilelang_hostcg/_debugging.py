@@ -127,7 +127,7 @@ def failure_text(info: SourceInfo) -> str:
     elif err is None:
         what = "failed to load"
     elif isinstance(err, SystemExit):
-        what = f"exited while being imported (sys.exit({err.code!r}))"
+        what = f"exited while being imported (sys.exit({err.code!r})){site_text(err, module_of(info.value))}"
     else:
         wrong = wrong_entry_point(info)
         what = (f"failed to load: its entry point is wrong: {wrong}" if wrong is not None else

@@ -5,8 +5,9 @@ imported while a :class:`Load` is current, so its ``register_*`` calls land in t
 registry. A failed load is taken back whole. A source gets what its module's top-level code
 registered (its journal), replayed when it was imported before, so answers never depend on
 who imported a module first. ``refresh()`` bumps a generation; a load of an older one is
-undone. ``KeyboardInterrupt`` and ``SystemExit`` propagate (``catch_exit``: ``SystemExit``
-is the plugin's failure), leaving the source to be retried."""
+undone. Only ``KeyboardInterrupt`` propagates, leaving the source to be retried; any other
+exception a plugin's import raises (``SystemExit``, ``GeneratorExit``,
+``asyncio.CancelledError`` included) is that plugin's failure."""
 
 from __future__ import annotations
 
@@ -15,19 +16,20 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ._names import CODEGEN_GROUP
-from ._sources import BOUNDARY, Load, Source, SourceInfo, begin, current_load, end, import_chain, journal, write_journal
+from ._sources import BOUNDARY, Load, Source, SourceInfo, begin, current_load, end, journal, write_journal
 from ._table import NOUN
 from ._targets import canonical_kind
 from ._types import CODE_ORIGIN, HostCodegen, HostCodegenHook, Origin, SourceState
 from .discovery import Controls, PlannedSource, planned_sources
 
 if TYPE_CHECKING:
-    from ._table import RegistrationTable
+    from ._table import Registration, RegistrationTable
 
-__all__ = ["IndexLoader", "Loader", "Watch"]
+__all__ = ["IndexLoader", "Loader", "Settled", "Watch"]
 
 IndexLoader = Callable[[Controls], Sequence[PlannedSource]]  # the planned sources, by controls
 Watch = Callable[[Origin], AbstractContextManager[object]]  # around each entry point's import
@@ -60,6 +62,17 @@ def _initializing(name: str) -> bool:
 
 
 # ---------------------------------------------------------------------- the loader
+@dataclass(frozen=True, slots=True)
+class Settled:
+    """A kind as loaded in one generation: its registrations in order, its failed sources,
+    the disabled ones and the controls in force."""
+
+    registrations: Sequence[Registration]
+    problems: list[Source]
+    disabled: list[SourceInfo]
+    controls: Controls
+
+
 class Loader:
     """The sources of one registry and their loading (guarded by the table's lock). A thread
     that finds a source loading elsewhere waits for that import, then for the end of the load;
@@ -67,12 +80,11 @@ class Loader:
 
     def __init__(self, table: RegistrationTable, registry: Any, *, discover: bool,
                  controls: Controls | None, index_loader: IndexLoader | None,
-                 catch_exit: bool = False,
                  watch: Watch | None = None) -> None:
         self.table, self.lock, self.registry = table, table.lock, registry
         self.watch = watch
         self.changed = threading.Condition(table.lock)
-        self.discover, self.controls_arg, self.catch_exit = discover, controls, catch_exit
+        self.discover, self.controls_arg = discover, controls
         self.index_loader = index_loader or planned_sources
         self.controls = controls if controls is not None else Controls()
         self.discovered = not discover
@@ -182,9 +194,10 @@ class Loader:
         """Load the kind's lazy sources (each once, in any thread); returns the generation it belongs to."""
         key = (group, kind)
         while True:
-            generation = self.generation
-            if key in self.ready:
-                return generation
+            with self.lock:  # one refresh() or none: its generation with its ready set
+                generation = self.generation
+                if key in self.ready:
+                    return generation
             self.ensure_discovered()
             done: set[Source] = set()  # a plugin may add lazy modules for the kind as it loads
             while self.generation == generation and (pending := [
@@ -194,11 +207,24 @@ class Loader:
                     done.add(source)
                     self._load_or_wait(source, generation)
             with self.lock:
-                if self.generation != generation:
+                if self.generation != generation or not self.discovered:
                     continue  # a refresh() overtook the load: load again
                 if not any(s.state == "loading" or s.transient for s in self.sources.get(key, ())):
                     self.ready.add(key)
                 return generation
+
+    def settled(self, group: str, kind: str) -> Settled:
+        """What the kind's resolution reads, loaded and taken in one generation: a
+        ``refresh()`` between the load and the reading loads again, so an answer never sees
+        a table between a refresh's drop and the reload."""
+        while True:
+            generation = self.ensure_loaded(group, kind)
+            with self.lock:
+                if generation == self.generation:
+                    sources = self.sources.get((group, kind), ())
+                    return Settled(self.table.of(group, kind), self.problems(group, kind),
+                                   [s.info() for s in sources if s.state == "disabled"],
+                                   self.controls)
 
     def load_all(self) -> None:
         """Import every lazy source now."""
@@ -210,7 +236,7 @@ class Loader:
         with self.lock:
             mine = source.state == "lazy" and self.generation == generation
             if mine:
-                source.load = Load(self, source)
+                source.load = Load(self, source, generation)
                 source.state, source.error, source.transient = "loading", None, False
             load = source.load
         if not isinstance(load, Load):
@@ -243,15 +269,14 @@ class Loader:
             if not load.registered:
                 raise LookupError(
                     f"importing it registered no {NOUN[source.group]} for kind "
-                    f"{source.advertised!r}, the kind its entry point advertises")
-        except Exception as exc:
+                    f"{source.advertised!r}, the kind its entry point advertises (what other "
+                    "threads register, even one it starts, is the program's: register from "
+                    "the importing thread)")
+        except KeyboardInterrupt:  # the user's: it propagates, and the source is retried
+            self._finish(load, "lazy", None)
+            raise
+        except BaseException as exc:  # SystemExit, GeneratorExit, CancelledError too: the plugin's
             self._finish(load, "lazy" if isinstance(exc, _TRANSIENT) else "broken", exc)
-        except BaseException as exc:  # KeyboardInterrupt, SystemExit: retried at the next use
-            if self.catch_exit and isinstance(exc, SystemExit):
-                self._finish(load, "broken", exc)
-            else:
-                self._finish(load, "lazy", None)
-                raise
         else:
             self._finish(load, "loaded", None)
         finally:
@@ -262,7 +287,7 @@ class Loader:
         with self.lock:
             current = source in self.sources.get((source.group, source.kind), ())
             if state != "loaded" or not current:  # failed, or dropped by refresh(): undo
-                self.table.rollback(load.undo)
+                self.table.rollback(load.undo, restore_plugins=current)
                 for lazy in load.lazy:
                     self._remove(lazy)
             source.state = state if current else "lazy"
@@ -315,9 +340,7 @@ class Loader:
         """A registration made by code (``obj`` a path: a lazy module): journaled for the
         modules whose top-level code made it, and sent to the load it belongs to, or
         applied as a registration in code."""
-        chain = import_chain()
-        if chain:
-            write_journal(chain, (chain, group, kind, obj, override))
+        chain = write_journal(group, kind, obj, override)
         load = current_load()
         if load is not None and load.loader is self:
             owner = self.owner(chain)
@@ -346,13 +369,16 @@ class Loader:
                 origin = own.origin  # the entry point of this kind, whichever kind came first
         if key == (source.group, source.kind):
             load.registered = True
-        if isinstance(obj, str):
-            self.add_lazy(group, kind, obj, load)
-            return
-        assert isinstance(obj, (HostCodegen, HostCodegenHook))
-        undo = self.table.apply_in_load(group, canon, kind, obj, override, origin)
-        if undo is not None:
-            load.undo.append(undo)
+        with self.lock:
+            if load.generation != self.generation:
+                return  # a refresh() overtook the load: it is undone and loaded again
+            if isinstance(obj, str):
+                self.add_lazy(group, kind, obj, load)
+                return
+            assert isinstance(obj, (HostCodegen, HostCodegenHook))
+            undo = self.table.apply_in_load(group, canon, kind, obj, override, origin)
+            if undo is not None:
+                load.undo.append(undo)
 
 
 BOUNDARY.add(Loader._import_source.__code__)  # what runs inside a load belongs to it

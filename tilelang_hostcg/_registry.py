@@ -38,7 +38,6 @@ if TYPE_CHECKING:
 __all__ = ["Registry"]
 
 _RESOLVE_CACHE_LIMIT = 1024
-_REFRESH_RETRIES = 64  # bound on re-asking when refresh() keeps overtaking a resolution
 
 
 def _check_kind(kind: object) -> None:
@@ -51,18 +50,15 @@ class Registry:
 
     ``Registry()`` is empty; ``Registry(discover=True)`` reads the installed entry points (and
     the ``TILELANG_HOSTCG_*`` controls, unless ``controls`` is given) at first use. Targets may
-    be a ``Target``, a kind name, a dict or JSON text. ``catch_exit=True`` (the command line's)
-    makes a plugin's ``SystemExit`` at import that plugin's failure (state ``broken``).
-    ``watch(origin)``, a context manager, surrounds the import of each entry point (the
-    command line's notes what a plugin prints while it is imported)."""
+    be a ``Target``, a kind name, a dict or JSON text. ``watch(origin)``, a context manager,
+    surrounds the import of each entry point (the command line's notes what a plugin prints
+    while it is imported)."""
 
     def __init__(self, *, discover: bool = False, controls: Controls | None = None,
-                 index_loader: IndexLoader | None = None, catch_exit: bool = False,
-                 watch: Watch | None = None) -> None:
+                 index_loader: IndexLoader | None = None, watch: Watch | None = None) -> None:
         self._table = RegistrationTable()
         self._loader = Loader(self._table, self, discover=discover, controls=controls,
-                              index_loader=index_loader, catch_exit=catch_exit,
-                              watch=watch)
+                              index_loader=index_loader, watch=watch)
 
     # ------------------------------------------------------------------ registration
     def register_host_codegen(self, target_host_kind: str, codegen: HostCodegen, *,
@@ -185,18 +181,10 @@ class Registry:
     def _decide(self, target: Target) -> tuple[Resolution, list[Source]]:
         host = host_of(target)
         kind = canonical_kind(host.kind.name)
-        loader = self._loader
-        for _ in range(_REFRESH_RETRIES):
-            generation = loader.ensure_loaded(CODEGEN_GROUP, kind)
-            problems = loader.problems(CODEGEN_GROUP, kind)
-            disabled = [i for i in loader.infos(CODEGEN_GROUP, kind) if i.state == "disabled"]
-            resolution = decide(kind, host, self._table.of(CODEGEN_GROUP, kind),
-                                [s.info() for s in problems], disabled, loader.controls)
-            # "Nothing matches" across a refresh() may be a table caught between drop and
-            # reload: ask again (a match is true whenever it was seen).
-            if resolution.choice is not None or generation == loader.generation:
-                break
-        return resolution, problems
+        settled = self._loader.settled(CODEGEN_GROUP, kind)
+        resolution = decide(kind, host, settled.registrations, [s.info() for s in settled.problems],
+                            settled.disabled, settled.controls)
+        return resolution, settled.problems
 
     def _warn(self, resolution: Resolution, problems: Sequence[Source], *,
               always: bool = False) -> None:
@@ -248,15 +236,10 @@ class Registry:
         """The kind of device target ``device``, its hooks judged for it, in the order they
         run, and its failed hook providers (odd predicates warn)."""
         kind = canonical_kind(device.kind.name)
-        loader = self._loader
-        for _ in range(_REFRESH_RETRIES):  # as for codegens: ask again across a refresh()
-            generation = loader.ensure_loaded(HOOK_GROUP, kind)
-            regs = self._table.of(HOOK_GROUP, kind)
-            if regs or generation == loader.generation:
-                break
-        out = [Candidate(reg, *judge(reg, device), None) for reg in regs]
+        settled = self._loader.settled(HOOK_GROUP, kind)
+        out = [Candidate(reg, *judge(reg, device), None) for reg in settled.registrations]
         _warn_predicates(out)
-        return kind, out, loader.problems(HOOK_GROUP, kind)
+        return kind, out, settled.problems
 
     def hook_candidates(self, target: TargetLike) -> list[Candidate]:
         """Every hook of device ``target``'s kind, judged for it, in the order they run

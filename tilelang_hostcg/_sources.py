@@ -1,6 +1,6 @@
 """Lazy sources (an entry point, or a lazy module registered in code) and what their imports
-registered. While a source is imported a :class:`Load` is current in the thread (and in the
-threads it starts); every registration made by a module's top-level code is written to that
+registered. While a source is imported a :class:`Load` is current in the importing thread
+(only there); every registration made by a module's top-level code is written to that
 module's journal (and its importers'), for a later load to replay."""
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     from ._table import Undo
     from .discovery import AdvertisedEntryPoint
 
-__all__ = ["ACTIVE", "BOUNDARY", "Load", "Source", "SourceInfo", "begin", "current_load", "end", "import_chain",
-           "journal", "module_of", "write_journal"]
+__all__ = ["ACTIVE", "BOUNDARY", "Load", "Source", "SourceInfo", "begin", "current_load", "end", "journal",
+           "module_of", "write_journal"]
 
 
 def module_of(value: str) -> str:
@@ -73,30 +73,28 @@ class Source:
 # ---------------------------------------------------------------------- load contexts
 @dataclass(eq=False, slots=True)
 class Load:
-    """One source being imported by one registry's loader: what it registered, how to take
-    that back, and the threads alive when it began (one started later, which the plugin
-    waits for, registers here too)."""
+    """One source being imported by one registry's loader, in one thread and generation:
+    what it registered and how to take that back."""
 
     loader: Any
     source: Source
+    generation: int
     undo: list[Undo] = field(default_factory=list)
     lazy: list[Source] = field(default_factory=list)
     stray: dict[tuple[str, str], None] = field(default_factory=dict)
     registered: bool = False
     thread: threading.Thread = field(default_factory=threading.current_thread)
-    threads: frozenset[threading.Thread] = field(
-        default_factory=lambda: frozenset(threading.enumerate()))
 
 
 _LOCAL = threading.local()
 _LOCK = threading.Lock()
 ACTIVE: list[Load] = []
-"""Every load in progress, in any thread (changed in place, under a lock). Empty means no
-load is current here: a thread's own loads are listed before they begin."""
+"""Every load in progress, in any thread (changed in place, under a lock): empty, no load
+is current anywhere (the module-level façades' fast path)."""
 
 
 def begin(load: Load) -> None:
-    """Make ``load`` current in this thread (and in the threads it starts)."""
+    """Make ``load`` current in this thread."""
     _LOCAL.__dict__.setdefault("stack", []).append(load)
     with _LOCK:
         ACTIVE.append(load)
@@ -110,59 +108,112 @@ def end(load: Load) -> None:
 
 
 def current_load() -> Load | None:
-    """The load a registration made now belongs to: this thread's innermost one, or (in a
-    thread started during a load, which the plugin waits for) that load."""
-    if not ACTIVE:
-        return None
+    """The load a registration made now belongs to: this thread's innermost one. A load is
+    current only in the thread that imports the source: what another thread registers is
+    that thread's, whenever it runs (also a thread the plugin starts)."""
     stack: list[Load] | None = getattr(_LOCAL, "stack", None)
-    if stack:
-        return stack[-1]
-    me = threading.current_thread()
-    with _LOCK:
-        return next((load for load in reversed(ACTIVE) if me not in load.threads), None)
+    return stack[-1] if stack else None
 
 
 # ---------------------------------------------------------------------- module journals
 Entry = tuple[tuple[str, ...], str, str, object, bool]  # (chain, group, kind, obj, override)
-_JOURNALS: dict[str, tuple[weakref.ref[Any], list[Entry]]] = {}
+
+
+@dataclass(eq=False, slots=True)
+class _Journal:
+    """What one run of a module's top-level code registered. The run is its import's spec
+    (``__spec__``, which a module replacing itself in ``sys.modules`` hands on to its
+    stand-in), else the module object."""
+
+    spec: object
+    module: weakref.ref[Any] | None
+    entries: list[Entry] = field(default_factory=list)
+
+    def of_run(self, spec: object, module: object) -> bool:
+        """Whether the run of ``spec`` and ``module`` wrote it."""
+        if spec is not None:
+            return spec is self.spec
+        return self.module is not None and self.module() is module
+
+
+_JOURNALS: dict[str, _Journal] = {}
 BOUNDARY: set[CodeType] = set()
 """The loader's frames that end every import chain: what runs inside a load is the load's."""
 
 
-def import_chain() -> tuple[str, ...]:
-    """The modules whose top-level code runs in this thread, innermost first, up to the loader (no ``__main__``)."""
-    frame = sys._getframe(2)
-    names: list[str] = []
+def _run_of(name: str, globs: dict[str, Any]) -> tuple[object, object] | None:
+    """``(spec, module)`` of the module ``name`` whose top-level code runs with ``globs``,
+    ``None`` when no module's does (``exec`` with a made-up ``__name__``)."""
+    module = sys.modules.get(name)
+    if module is not None and getattr(module, "__dict__", None) is globs:
+        return globs.get("__spec__"), module
+    spec = globs.get("__spec__")  # being imported, but no longer in sys.modules: replaced itself
+    if getattr(spec, "name", None) == name and getattr(spec, "_initializing", False):
+        return spec, None
+    return None
+
+
+def _ref(module: object) -> weakref.ref[Any] | None:
+    try:
+        return None if module is None else weakref.ref(module)
+    except TypeError:  # an object that takes no weak reference: its spec says which run
+        return None
+
+
+def _spec_of(module: object) -> object:
+    """The ``__spec__`` of what ``sys.modules`` holds (read as the import system reads it),
+    ``None`` when it has none."""
+    try:
+        return getattr(module, "__spec__", None)
+    except Exception:  # a stand-in's __getattr__
+        return None
+
+
+def _import_frames() -> list[tuple[str, object, object]]:
+    """``(name, spec, module)`` of the modules whose top-level code runs in this thread,
+    innermost first, up to the loader (no ``__main__``)."""
+    frame = sys._getframe(3)
+    found: list[tuple[str, object, object]] = []
     while frame is not None and frame.f_code not in BOUNDARY:
         if frame.f_code.co_name == "<module>":
             globs = frame.f_globals
             name = globs.get("__name__")
-            if isinstance(name, str) and name != "__main__" and (not names or names[-1] != name):
-                module = sys.modules.get(name)
-                if module is not None and getattr(module, "__dict__", None) is globs:
-                    names.append(name)
+            if isinstance(name, str) and name != "__main__" and (not found or found[-1][0] != name):
+                run = _run_of(name, globs)
+                if run is not None:
+                    found.append((name, *run))
         frame = frame.f_back  # type: ignore[assignment]
-    return tuple(names)
+    return found
+
+
+def write_journal(group: str, kind: str, obj: object, override: bool) -> tuple[str, ...]:
+    """Write one registration made now to the journal of every module whose top-level
+    code runs on this thread's stack; returns their names (the import chain)."""
+    frames = _import_frames()
+    chain = tuple(name for name, _, _ in frames)
+    if not chain:
+        return chain
+    entry = (chain, group, kind, obj, override)
+    with _LOCK:
+        for name, spec, module in frames:
+            found = _JOURNALS.get(name)
+            if found is None or not found.of_run(spec, module):  # a new import of it
+                found = _JOURNALS[name] = _Journal(spec, _ref(module))
+            found.entries.append(entry)
+    return chain
 
 
 def journal(name: str) -> list[Entry]:
-    """What the imported module ``name`` registered while its top-level code ran."""
+    """What the imported module ``name`` registered while its top-level code ran: the run
+    that gave what ``sys.modules`` holds now (the module, or the stand-in it put there)."""
     with _LOCK:
         found = _JOURNALS.get(name)
-    module = sys.modules.get(name)
-    if found is None or module is None or found[0]() is not module:
+    current = sys.modules.get(name)
+    if found is None or current is None:
         return []
-    return list(found[1])
-
-
-def write_journal(chain: tuple[str, ...], entry: Entry) -> None:
-    """Write one registration to the journal of every module on ``chain``."""
-    with _LOCK:
-        for name in chain:
-            module = sys.modules.get(name)
-            if module is None:
-                continue
-            found = _JOURNALS.get(name)
-            if found is None or found[0]() is not module:  # a new import of it
-                found = _JOURNALS[name] = (weakref.ref(module), [])
-            found[1].append(entry)
+    if found.module is not None and found.module() is current:
+        return list(found.entries)
+    spec = _spec_of(current)  # by identity: specs of two imports of a module compare equal
+    if found.spec is not None and (spec is found.spec or spec is None):  # a stand-in
+        return list(found.entries)
+    return []

@@ -55,34 +55,74 @@ class Undo:
     new: Registration
 
 
-def _ordered(regs: list[Registration]) -> list[Registration]:
-    """``regs`` by priority, then registration order (one appended to a sorted list sorts in linear time)."""
-    regs.sort(key=lambda reg: (-reg.obj.priority, reg.seq))
-    return regs
+def _in_code(reg: Registration) -> bool:
+    """Whether ``reg`` was registered in code (any ``origin=``), not by an entry point."""
+    return reg.origin.distribution is None or reg.origin.group is None
+
+
+def _order(reg: Registration) -> tuple[int, int]:
+    """Resolution order: by priority, then registration order."""
+    return -reg.obj.priority, reg.seq
+
+
+class _Kind:
+    """One kind's registrations of one group: by name (names are unique in a kind), and
+    the ordered view, made again at the first read after a change (``None`` until then),
+    so that loading n registrations costs O(n), not one sort per registration."""
+
+    __slots__ = ("by_name", "ordered")
+
+    def __init__(self) -> None:
+        self.by_name: dict[str, Registration] = {}
+        self.ordered: tuple[Registration, ...] | None = ()
+
+    def put(self, reg: Registration) -> None:
+        self.by_name[reg.obj.name] = reg
+        self.ordered = None
+
+    def take(self, reg: Registration) -> None:
+        if self.by_name.get(reg.obj.name) is reg:
+            del self.by_name[reg.obj.name]
+            self.ordered = None
 
 
 class RegistrationTable:
     """Registrations by canonical kind, in resolution order. ``lock`` (re-entrant) guards every
-    change; a kind's list is replaced, never changed in place, and every change replaces the
-    caches ``resolved`` and ``by_kind`` with new dicts, so readers keep a consistent view."""
+    change; a kind's ordered view is a tuple, replaced (never changed) after a change, and every
+    change replaces the caches ``resolved`` and ``by_kind`` with new dicts, so readers keep a
+    consistent view."""
 
     def __init__(self) -> None:
         self.lock = threading.RLock()
         self._seq = itertools.count()
-        self._groups: dict[str, dict[str, list[Registration]]] = {
-            CODEGEN_GROUP: {}, HOOK_GROUP: {}}
+        self._groups: dict[str, dict[str, _Kind]] = {CODEGEN_GROUP: {}, HOOK_GROUP: {}}
         self.resolved: dict[Any, HostCodegen] = {}
         self.by_kind: dict[str, HostCodegen] = {}
 
+    def _kind(self, group: str, kind: str) -> _Kind:
+        table = self._groups[group]
+        entry = table.get(kind)
+        if entry is None:
+            entry = table[kind] = _Kind()
+        return entry
+
     def of(self, group: str, kind: str) -> Sequence[Registration]:
         """The registrations of ``group`` for canonical ``kind``, in order (a snapshot)."""
-        return self._groups[group].get(kind, ())
+        entry = self._groups[group].get(kind)
+        if entry is None:
+            return ()
+        ordered = entry.ordered
+        if ordered is None:
+            with self.lock:
+                ordered = entry.ordered
+                if ordered is None:
+                    ordered = entry.ordered = tuple(sorted(entry.by_name.values(), key=_order))
+        return ordered
 
     def all(self, group: str) -> list[Registration]:
         """Every registration of ``group``, by kind, each kind in order."""
-        table = self._groups[group]
         with self.lock:
-            return [r for key in sorted(table) for r in table[key]]
+            return [r for key in sorted(self._groups[group]) for r in self.of(group, key)]
 
     def invalidate(self) -> None:
         """Forget every resolution cached so far."""
@@ -93,8 +133,7 @@ class RegistrationTable:
         """Add one registration, replacing one of the same name when ``override`` (else
         :class:`DuplicateRegistrationError`); returns how to undo it."""
         with self.lock:
-            current = self.of(group, canon)
-            old = next((r for r in current if r.obj.name == obj.name), None)
+            old = self._kind(group, canon).by_name.get(obj.name)
             return self._place(group, canon, kind, obj, override, origin, old, default)
 
     def apply_in_load(self, group: str, canon: str, kind: str,
@@ -104,21 +143,17 @@ class RegistrationTable:
         is counted (``None``: nothing to undo) or, when it was registered in code (its
         module imported by hand), adopted by the plugin; else as :meth:`apply`."""
         with self.lock:
-            current = self.of(group, canon)
-            old = None
-            for reg in current:
-                if reg.obj is obj:
-                    if reg.origin.distribution is None and origin.distribution is not None:
-                        # Ordered as if registered now: the plugin's place in load order.
-                        new = Registration(canon, obj, origin, next(self._seq))
-                        self._groups[group][canon] = _ordered(
-                            [new if r is reg else r for r in current])
-                        self.invalidate()
-                        # Undone, it goes: the plugin's failure takes its objects with it.
-                        return Undo(group, canon, None, new)
-                    return None
-                if old is None and reg.obj.name == obj.name:
-                    old = reg
+            entry = self._kind(group, canon)
+            old = entry.by_name.get(obj.name)
+            if old is not None and old.obj is obj:
+                if old.origin.distribution is None and origin.distribution is not None:
+                    # Ordered as if registered now: the plugin's place in load order.
+                    new = Registration(canon, obj, origin, next(self._seq))
+                    entry.put(new)
+                    self.invalidate()
+                    # Undone, it goes: the plugin's failure takes its objects with it.
+                    return Undo(group, canon, None, new)
+                return None
             return self._place(group, canon, kind, obj, override, origin, old)
 
     def _place(self, group: str, canon: str, kind: str, obj: HostCodegen | HostCodegenHook,
@@ -130,36 +165,38 @@ class RegistrationTable:
                 f"target kind {kind!r} ({old.origin.describe()}); pass override=True to "
                 "replace it, or give the new one another name", kind=kind, name=obj.name)
         new = Registration(canon, obj, origin, next(self._seq), default)
-        self._groups[group][canon] = _ordered(
-            [*(r for r in self.of(group, canon) if r is not old), new])
+        self._kind(group, canon).put(new)  # replaces ``old``, of the same name
         self.invalidate()
         return Undo(group, canon, old, new)
 
     def remove(self, group: str, canon: str, name: str) -> Registration | None:
         """Remove the registration called ``name``; returns it (``None``: there is none)."""
         with self.lock:
-            regs = self.of(group, canon)
-            gone = next((r for r in regs if r.obj.name == name), None)
-            if gone is not None:
-                self._groups[group][canon] = [r for r in regs if r is not gone]
+            entry = self._groups[group].get(canon)
+            gone = entry.by_name.get(name) if entry is not None else None
+            if entry is not None and gone is not None:
+                entry.take(gone)
                 self.invalidate()
             return gone
 
-    def rollback(self, undo: Sequence[Undo]) -> None:
-        """Take back ``undo``'s changes, last first."""
+    def rollback(self, undo: Sequence[Undo], *, restore_plugins: bool = True) -> None:
+        """Take back ``undo``'s changes, last first. ``restore_plugins=False`` (a load that a
+        refresh overtook) puts back only the overridden registrations made in code: the
+        refresh dropped those of distributions."""
         with self.lock:
             for item in reversed(undo):
-                regs = [r for r in self.of(item.group, item.kind) if r is not item.new]
-                if item.old is not None:  # put the overridden one back
-                    regs.append(item.old)
-                self._groups[item.group][item.kind] = _ordered(regs)
+                entry = self._kind(item.group, item.kind)
+                entry.take(item.new)
+                if item.old is not None and (restore_plugins or _in_code(item.old)):
+                    entry.put(item.old)  # put the overridden one back
             self.invalidate()
 
     def drop_distributions(self) -> None:
         """Remove what entry points registered; registrations made in code (any ``origin=``) stay."""
         with self.lock:
             for table in self._groups.values():
-                for kind, regs in list(table.items()):
-                    table[kind] = [r for r in regs
-                                   if r.origin.distribution is None or r.origin.group is None]
+                for entry in table.values():
+                    for reg in list(entry.by_name.values()):
+                        if not _in_code(reg):
+                            entry.take(reg)
             self.invalidate()

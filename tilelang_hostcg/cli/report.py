@@ -65,7 +65,7 @@ class Session:
     def __init__(self) -> None:
         self.index = DiscoveryIndex()
         self.printed: list[tuple[Origin, bytes, bytes]] = []
-        self.registry = Registry(discover=True, index_loader=self._plan, catch_exit=True,
+        self.registry = Registry(discover=True, index_loader=self._plan,
                                  watch=self._watch)
 
     def _watch(self, origin: Origin) -> AbstractContextManager[None]:
