@@ -21,8 +21,8 @@ from tvm.target import Target
 
 import tilelang_hostcg as hostcg
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tests.kernels import gpu_vector_add
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # example_kernels.py, beside this file
+from example_kernels import gpu_vector_add
 
 SM90 = {"kind": "cuda", "arch": "sm_90"}
 

@@ -25,8 +25,9 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-KERNELS = {  # library name -> (kernel in tests/kernels.py, exported function)
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+KERNELS = {  # library name -> (kernel in example_kernels.py, exported function)
     "vector_add": ("gpu_vector_add", "gpu_vector_add"),
     "scale_2d": ("gpu_scale_2d", "gpu_scale_2d"),
 }
@@ -45,8 +46,8 @@ def build(out: Path, arch: str) -> int:
         print("the CUDA plugin is not installed: pip install plugins/tilelang-hostcg-cuda")
         return 1
 
-    sys.path.insert(0, str(ROOT))
-    from tests import kernels
+    sys.path.insert(0, str(HERE))
+    import example_kernels as kernels
 
     target = Target({"kind": "cuda", "arch": arch}, host="cuda_host")
     codegen = hostcg.resolve_host_codegen(target.host)

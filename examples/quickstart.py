@@ -1,9 +1,10 @@
-"""The main job: list the installed host-codegen plugins, then build real kernels.
+"""Build real kernels' host code through the plugin registry.
 
-Builds a vector-add kernel's host code through the plugin registry for an ``llvm``
-host (and runs it), for a ``c`` host (compiles the C with the system compiler and
-runs it), and a GPU kernel for a ``cuda`` device with an ``llvm`` host; with the
-CUDA plugin installed, also for the ``cuda_host`` host (one CUDA C++ translation unit).
+Builds a vector-add kernel for an ``llvm`` host (and runs it), for a ``c`` host
+(compiles the C with the system compiler and runs it), and a GPU kernel for a ``cuda``
+device with an ``llvm`` host; with the CUDA plugin installed, also for the
+``cuda_host`` host (one CUDA C++ translation unit). ``tilelang-hostcg list`` shows the
+installed plugins; ``examples/quickstart.sh`` sets up an environment and runs both.
 """
 
 from __future__ import annotations
@@ -18,16 +19,8 @@ from tvm.target import Target
 
 import tilelang_hostcg as hostcg
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tests.kernels import gpu_vector_add, vector_add
-
-
-def show_plugins() -> None:
-    print("Installed host-codegen entry points:")
-    for info in hostcg.default_registry().sources():
-        origin = info.origin
-        print(f"  {info.group:28} {info.kind:10} {origin.distribution} {origin.version}"
-              f"  {info.value}  [{info.state}]")
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # example_kernels.py, beside this file
+from example_kernels import gpu_vector_add, vector_add
 
 
 def run_on_cpu(module: tvm.runtime.Module, label: str) -> None:
@@ -40,7 +33,6 @@ def run_on_cpu(module: tvm.runtime.Module, label: str) -> None:
 
 
 def main() -> int:
-    show_plugins()
     print("Building host code through the registry:")
     for kind in ("llvm", "c"):
         codegen = hostcg.resolve_host_codegen(Target(kind))
