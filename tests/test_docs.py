@@ -6,10 +6,18 @@ into a throwaway environment. Then the other Python blocks run there in fresh
 interpreters, and every shell command runs there too (an unknown command fails the
 test, so the guide can only show commands that work). ``docs/cli.md`` and
 ``docs/compatibility.md`` are checked against the code they describe.
+
+The README's Python runs and prints what its comments say, its plugin ``pyproject.toml``
+is a first-party plugin's, its callable table gives the constructors' real signatures,
+its CI snippet uses options the command line has, and it stays a first page. Every
+environment variable the package, the tests or CI read is documented, and every relative
+link of the documents resolves. (Its install and set-up commands run in
+``tests/test_install_commands.py``.)
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import re
@@ -25,7 +33,7 @@ from dataclasses import dataclass
 from email.parser import Parser
 from importlib.metadata import version
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 from packaging.requirements import Requirement
@@ -320,3 +328,133 @@ def test_the_tilelang_environment_recipes_are_the_tests_own_and_leave_the_checko
         for folder in made:
             proc = subprocess.run(["git", "check-ignore", "-q", f"{folder.rstrip('/')}/x"], cwd=ROOT)
             assert proc.returncode == 0, f"{name}: {folder} is not ignored by .gitignore"
+
+
+# ------------------------------------------------------------------------------ README
+README = ROOT / "README.md"
+DOCUMENTS = (README, ROOT / "CONTRIBUTING.md", ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").glob("*.md")),
+             *sorted((ROOT / "plugins").glob("*/README.md")))
+PRINTS = re.compile(r"^print\(.*\)\s+# (.+)$", re.MULTILINE)
+
+
+def _user_environ() -> dict[str, str]:
+    """A user's shell: none of this run's controls or paths."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("TILELANG_") and k != "PYTHONPATH"}
+
+
+def test_the_readme_is_a_first_page_and_the_changelog_release_notes() -> None:
+    assert len(README.read_text(encoding="utf-8").splitlines()) <= 150
+    changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    assert len(changelog.splitlines()) <= 80
+    assert f"## Version {version('tilelang-hostcg')}\n" in changelog
+
+
+def test_every_python_block_of_the_readme_runs_and_prints_what_it_says(tmp_path: Path) -> None:
+    blocks = [b for b in _blocks(README) if b.lang == "python"]
+    assert blocks, "the README shows no Python"
+    for block in blocks:
+        proc = subprocess.run([sys.executable, "-c", block.text], capture_output=True, text=True,
+                              cwd=tmp_path, env=_user_environ(), timeout=300)
+        assert proc.returncode == 0, f"README line {block.line}:\n{proc.stdout}\n{proc.stderr}"
+        assert proc.stdout.splitlines() == PRINTS.findall(block.text), (block.line, proc.stdout)
+
+
+def test_the_readmes_pyproject_is_a_first_party_plugins() -> None:
+    (block,) = [b for b in _blocks(README) if b.lang == "toml"]
+    shown = tomllib.loads(block.text)["project"]
+    real = tomllib.loads((ROOT / "plugins" / "tilelang-hostcg-cuda" / "pyproject.toml").read_text())["project"]
+    assert shown["dependencies"] == real["dependencies"]
+    for group, entries in shown["entry-points"].items():
+        assert entries.items() <= real["entry-points"][group].items(), group
+
+
+def _constructor(cls: type) -> str:
+    """``Name(a, b, c=None, *, d=())``, as the README's callable table writes it."""
+    params, keyword_only = [], False
+    for param in inspect.signature(cls).parameters.values():
+        if param.kind is param.KEYWORD_ONLY and not keyword_only:
+            params.append("*")
+            keyword_only = True
+        params.append(param.name if param.default is param.empty else f"{param.name}={param.default!r}")
+    return f"{cls.__name__}({', '.join(params)})"
+
+
+def test_the_readmes_callable_table_matches_the_code() -> None:
+    import tilelang_hostcg as hostcg
+
+    text = README.read_text(encoding="utf-8")
+    for cls in (hostcg.HostCodegen, hostcg.HostCodegenHook):
+        assert f"`{_constructor(cls)}`" in text, _constructor(cls)
+    for alias, arity in (("HostCodegenFunc", 2), ("HostCodegenHookFunc", 3), ("TargetPredicate", 1)):
+        row = re.search(rf"^\| `{alias}` \| `\w+\(([^)]*)\)", text, re.MULTILINE)
+        assert row is not None, alias
+        assert len(row[1].split(",")) == len(get_args(getattr(hostcg, alias))[0]) == arity, alias
+
+
+def test_the_readmes_ci_snippet_uses_options_the_command_line_has() -> None:
+    commands = [shlex.split(line.split("run:", 1)[1], comments=True)
+                for b in _blocks(README) if b.lang == "yaml" for line in b.text.splitlines()
+                if "run: tilelang-hostcg " in line]
+    assert commands, "the README shows no tilelang-hostcg command for CI"
+    for argv in commands:
+        proc = subprocess.run([sys.executable, "-m", "tilelang_hostcg", argv[1], "--help"],
+                              capture_output=True, text=True, env=_user_environ(), timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        for option in (arg for arg in argv[2:] if arg.startswith("--")):
+            assert re.search(rf"(?<![\w-]){option}(?![\w-])", proc.stdout), (option, proc.stdout)
+
+
+def _variables(pattern: str, *paths: Path) -> set[str]:
+    found: set[str] = set()
+    for path in paths:
+        for file in [path] if path.is_file() else sorted(path.rglob("*.py")):
+            found |= set(re.findall(pattern, file.read_text(encoding="utf-8")))
+    return found
+
+
+def test_every_environment_variable_read_is_documented() -> None:
+    user_docs = "".join(path.read_text(encoding="utf-8") for path in (README, *(ROOT / "docs").glob("*.md")))
+    controls = _variables(r"\bTILELANG_HOSTCG_(?!TEST_)[A-Z][A-Z_]*[A-Z]\b",
+                          ROOT / "tilelang_hostcg", ROOT / "_tilelang_hostcg_hook.py")
+    assert {"TILELANG_HOSTCG_DISABLE", "TILELANG_HOSTCG_AUTO_INSTALL"} <= controls, controls
+    assert not [name for name in controls if not _mentions(user_docs, name)]
+    # The README's table lists controls the package reads, and every one a user sets.
+    table = set(re.findall(r"^\| `(TILELANG_HOSTCG_[A-Z_]+)=", README.read_text(encoding="utf-8"), re.MULTILINE))
+    assert table <= controls and len(table) >= 5, table
+    contributing = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    # The tests' own switches (read where the test environments and tools are set up) and CI's.
+    readers = [ROOT / "tests" / name for name in ("conftest.py", "tilelang_env.py", "tvmsuite.py")]
+    ours = _variables(r"\b(?:TILELANG_HOSTCG_TEST|CI)_[A-Z][A-Z_]*[A-Z]\b", *readers, ROOT / ".ci" / "run")
+    assert {"TILELANG_HOSTCG_TEST_ENVS", "CI_PYTHONS"} <= ours, ours
+    assert not [name for name in ours if not _mentions(contributing, name)]
+
+
+def _mentions(text: str, name: str) -> bool:
+    return re.search(rf"\b{name}\b", text) is not None
+
+
+def _slug(heading: str) -> str:
+    """A Markdown heading's anchor, as GitHub makes it."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+PATH = re.compile(r"`((?:docs|examples|plugins|benchmarks|tests|\.ci)/[\w./-]*[\w/])`")
+
+
+def test_every_relative_link_and_path_of_the_documents_resolves() -> None:
+    for document in DOCUMENTS:
+        text = document.read_text(encoding="utf-8")
+        prose = FENCE.sub("", text)
+        for target in LINK.findall(prose):
+            if re.match(r"[a-z]+:", target):
+                continue
+            file, _, anchor = target.partition("#")
+            path = (document.parent / file) if file else document
+            assert path.exists(), f"{document.relative_to(ROOT)}: {target}"
+            if anchor:
+                headings = re.findall(r"^#+ (.+)$", FENCE.sub("", path.read_text(encoding="utf-8")), re.MULTILINE)
+                assert anchor in {_slug(h) for h in headings}, f"{document.relative_to(ROOT)}: {target}"
+        if document.parent == ROOT:  # the README, CONTRIBUTING, the CHANGELOG: paths of the checkout
+            for name in PATH.findall(prose):
+                assert (ROOT / name).exists(), f"{document.relative_to(ROOT)}: {name}"
