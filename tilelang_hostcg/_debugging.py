@@ -69,7 +69,7 @@ def site_text(exc: BaseException | None, module: str | None = None) -> str:
 def plugin_traceback(exc: BaseException | None) -> list[str]:
     """The lines of ``exc``'s traceback as Python prints it (causes and contexts first),
     with our frames and the import system's left out. The text is the plugin's own: escape
-    it with :func:`~tilelang_hostcg._text.shown` to show it. Empty for no exception."""
+    it with :func:`~tilelang_hostcg._errors.shown` to show it. Empty for no exception."""
     if exc is None:
         return []
     import traceback

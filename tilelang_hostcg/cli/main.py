@@ -140,10 +140,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         raise
 
 
-_COMMANDS = ("list", "check", "lock", "explain", "cache")
-CACHE_REMOVED = ("the 'cache' command was removed: discovery keeps no cache between processes "
-                 "any more (it saved about 0.1% of `import tilelang`), so there is nothing to "
-                 "inspect or clear")
+_COMMANDS = ("list", "check", "lock", "explain")
 
 
 def _command_of(argv: Sequence[str]) -> str | None:
@@ -186,8 +183,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(argv) if argv is not None else sys.argv[1:]
     parser = _parser()
     try:
-        if _command_of(args_list) == "cache":
-            raise UsageError(CACHE_REMOVED)
         try:
             args = parser.parse_args(args_list)
         except SystemExit as exc:  # --help and --version print and exit 0

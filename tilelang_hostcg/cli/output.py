@@ -1,5 +1,5 @@
 """What the command line writes: one JSON document, or lines made safe by
-:func:`~tilelang_hostcg._text.shown`; warnings and notes on stderr; and :func:`held_output`,
+:func:`~tilelang_hostcg._errors.shown`; warnings and notes on stderr; and :func:`held_output`,
 which keeps what loading prints off stdout; and the errors of the command line (one line
 on stderr and the exit status)."""
 
