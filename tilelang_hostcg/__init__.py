@@ -52,7 +52,7 @@ if TYPE_CHECKING:
         Origin,
         TargetPredicate,
     )
-    from .discovery.controls import Controls
+    from .discovery._controls import Controls
 
 __all__ = ["AmbiguousHostCodegenError", "Candidate", "Controls", "DeviceAsHostError", "DuplicateRegistrationError",
            "HostCodegen", "HostCodegenError", "HostCodegenFunc", "HostCodegenHook", "HostCodegenHookFunc",
@@ -69,7 +69,7 @@ _WHERE = {
              "build_host", "default_registry", "refresh", "register_host_codegen",
              "register_host_codegen_hook", "register_lazy_host_codegen",
              "register_lazy_host_codegen_hooks", "resolve_host_codegen"),
-    "discovery.controls": ("Controls",),
+    "discovery._controls": ("Controls",),
     "_errors": ("AmbiguousHostCodegenError", "DuplicateRegistrationError", "HostCodegenError",
                 "MissingGlobalFuncError", "NoHostCodegenError", "PluginCallbackError", "PluginLoadError",
                 "PluginWarning", "TargetParseError", "UnsupportedTileLangError", "DeviceAsHostError"),

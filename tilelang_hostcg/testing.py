@@ -152,7 +152,7 @@ def check_plugin(distribution: str, registry: Registry | None = None) -> list[st
     from ._resolution import cannot_build_text, missing_build
     from ._targets import is_host_target, parse_target
     from ._tvm import import_tvm
-    from .discovery import Controls, discover, normalize_name, plan_sources
+    from .discovery._planning import Controls, discover, normalize_name, plan_sources
 
     importlib.invalidate_caches()
     wanted = normalize_name(distribution)

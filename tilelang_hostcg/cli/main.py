@@ -12,15 +12,15 @@ import sys
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from .._names import CORE_DISTRIBUTION
-from .commands import cmd_check, cmd_explain, cmd_list, cmd_lock
-from .output import PROG, CliError, UsageError, document_stream, err, own_stdout, shown, write_json
+from ._commands import cmd_check, cmd_explain, cmd_list, cmd_lock
+from ._output import PROG, CliError, UsageError, document_stream, err, own_stdout, shown, write_json
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from .output import Doc
+    from ._output import Doc
 
-__all__ = ["CliError", "UsageError", "main"]
+__all__ = ["main"]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -155,7 +155,7 @@ def _wants_json(argv: Sequence[str]) -> bool:
 
 def _error_document(argv: Sequence[str], exc: CliError) -> Doc:
     from .. import __version__
-    from .report import SCHEMA
+    from ._report import SCHEMA
 
     return {"schema": SCHEMA, "command": _command_of(argv), "version": __version__, "ok": False,
             "error": {"type": type(exc).__name__, "message": shown(str(exc)),

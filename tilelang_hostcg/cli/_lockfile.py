@@ -14,7 +14,7 @@ from typing import Any
 
 from .. import __version__
 from .._errors import LockFileError
-from ..discovery import normalize_name
+from ..discovery._planning import normalize_name
 
 __all__ = ["LOCK_SCHEMA", "format_lock", "lock_drift", "read_lock", "write_lock"]
 

@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING
 from .._errors import warn_once
 from .._names import CODEGEN_GROUP, CORE_DISTRIBUTION
 from .._targets import kind_spellings
-from .records import CORE_ENTRY_POINTS, normalize_name
+from ._records import CORE_ENTRY_POINTS, normalize_name
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
-    from .records import AdvertisedEntryPoint
+    from ._records import AdvertisedEntryPoint
 
 __all__ = ["ENV_AUTOLOAD_OFF", "ENV_AUTO_INSTALL", "ENV_DISABLE", "ENV_ONLY", "ENV_PREFER",
            "KNOWN_VARIABLES", "RESERVED_PREFIX", "ControlProblem", "Controls",
