@@ -1,3 +1,4 @@
+# isort: skip_file
 """tilelang-hostcg: pip-installable host code generators for TileLang/TVM backends.
 
 Importing it is cheap (no TVM, no ``importlib.metadata``, no entry points read): names load
@@ -11,99 +12,31 @@ __version__ = "0.1.0"  # the distribution's version too (pyproject.toml reads it
 # millisecond, where importing ``typing`` (which imports ``re``) costs several. Type
 # checkers read this name as True.
 TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from ._api import (
-        allowed_host_codegens_for_target as allowed_host_codegens_for_target,
-    )
-    from ._api import (
-        apply_host_codegen_hooks as apply_host_codegen_hooks,
-    )
-    from ._api import (
-        build as build,
-    )
-    from ._api import (
-        build_host as build_host,
-    )
-    from ._api import (
-        default_registry as default_registry,
-    )
-    from ._api import (
-        refresh as refresh,
-    )
-    from ._api import (
-        register_host_codegen as register_host_codegen,
-    )
-    from ._api import (
-        register_host_codegen_hook as register_host_codegen_hook,
-    )
-    from ._api import (
-        register_lazy_host_codegen as register_lazy_host_codegen,
-    )
-    from ._api import (
-        register_lazy_host_codegen_hooks as register_lazy_host_codegen_hooks,
-    )
-    from ._api import (
-        resolve_host_codegen as resolve_host_codegen,
-    )
-    from ._errors import (
-        AmbiguousHostCodegenError as AmbiguousHostCodegenError,
-    )
-    from ._errors import (
-        DeviceAsHostError as DeviceAsHostError,
-    )
-    from ._errors import (
-        DuplicateRegistrationError as DuplicateRegistrationError,
-    )
-    from ._errors import (
-        HostCodegenError as HostCodegenError,
-    )
-    from ._errors import (
-        MissingGlobalFuncError as MissingGlobalFuncError,
-    )
-    from ._errors import (
-        NoHostCodegenError as NoHostCodegenError,
-    )
-    from ._errors import (
-        PluginCallbackError as PluginCallbackError,
-    )
-    from ._errors import (
-        PluginLoadError as PluginLoadError,
-    )
-    from ._errors import (
-        PluginWarning as PluginWarning,
-    )
-    from ._errors import (
-        TargetParseError as TargetParseError,
-    )
-    from ._errors import (
-        UnsupportedTileLangError as UnsupportedTileLangError,
-    )
+if TYPE_CHECKING:  # explicit re-exports, for type checkers
+    from ._api import allowed_host_codegens_for_target as allowed_host_codegens_for_target
+    from ._api import apply_host_codegen_hooks as apply_host_codegen_hooks, build as build, build_host as build_host
+    from ._api import default_registry as default_registry, refresh as refresh
+    from ._api import register_host_codegen as register_host_codegen
+    from ._api import register_host_codegen_hook as register_host_codegen_hook
+    from ._api import register_lazy_host_codegen as register_lazy_host_codegen
+    from ._api import register_lazy_host_codegen_hooks as register_lazy_host_codegen_hooks
+    from ._api import resolve_host_codegen as resolve_host_codegen
+    from ._errors import AmbiguousHostCodegenError as AmbiguousHostCodegenError
+    from ._errors import DeviceAsHostError as DeviceAsHostError
+    from ._errors import DuplicateRegistrationError as DuplicateRegistrationError
+    from ._errors import HostCodegenError as HostCodegenError, MissingGlobalFuncError as MissingGlobalFuncError
+    from ._errors import NoHostCodegenError as NoHostCodegenError, PluginCallbackError as PluginCallbackError
+    from ._errors import PluginLoadError as PluginLoadError, PluginWarning as PluginWarning
+    from ._errors import TargetParseError as TargetParseError, UnsupportedTileLangError as UnsupportedTileLangError
     from ._registry import Registry as Registry
-    from ._resolution import Candidate as Candidate
-    from ._resolution import Resolution as Resolution
+    from ._resolution import Candidate as Candidate, Resolution as Resolution
     from ._sources import SourceInfo as SourceInfo
     from ._table import Registration as Registration
-    from ._targets import global_func_host_codegen as global_func_host_codegen
-    from ._targets import parse_target as parse_target
+    from ._targets import global_func_host_codegen as global_func_host_codegen, parse_target as parse_target
     from ._tvm import TVMNotFoundError as TVMNotFoundError
-    from ._types import (
-        HostCodegen as HostCodegen,
-    )
-    from ._types import (
-        HostCodegenFunc as HostCodegenFunc,
-    )
-    from ._types import (
-        HostCodegenHook as HostCodegenHook,
-    )
-    from ._types import (
-        HostCodegenHookFunc as HostCodegenHookFunc,
-    )
-    from ._types import (
-        Origin as Origin,
-    )
-    from ._types import (
-        TargetPredicate as TargetPredicate,
-    )
+    from ._types import HostCodegen as HostCodegen, HostCodegenFunc as HostCodegenFunc
+    from ._types import HostCodegenHook as HostCodegenHook, HostCodegenHookFunc as HostCodegenHookFunc
+    from ._types import Origin as Origin, TargetPredicate as TargetPredicate
     from .discovery._controls import Controls as Controls
 
 # The one table of the public names (where each lives); the block above says the same to
