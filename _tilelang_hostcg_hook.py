@@ -34,7 +34,7 @@ ENV_AUTO_INSTALL = "TILELANG_HOSTCG_AUTO_INSTALL"
 OFF = ("0", "false", "no", "off")
 """Values of ``TILELANG_HOSTCG_AUTO_INSTALL`` that turn activation off (any case); any
 other value leaves it on (one not understood is warned about by the rule of
-``tilelang_hostcg.discovery.controls``)."""
+``tilelang_hostcg.discovery._controls``)."""
 
 
 class _Finder:

@@ -497,14 +497,16 @@ def bench_resolve(reps: int) -> None:
            [[name, f"{min(values):7.0f}", _ratio(min(values), floor), _ratio(min(values), lookup)]
             for name, values in runs.items()])
     resolve_runs = runs["resolve_host_codegen(target)"]
-    _guard("hot resolve_host_codegen", ours, 1000, resolve_runs, unit=" ns", digits=0)
-    _guard("hot resolve_host_codegen no slower than before", ours, 140, resolve_runs, unit=" ns",
-           digits=0, note="the figure before the first-use work")
+    # Judged against its floor measured in this run (a dict lookup on the Target, resolve's
+    # own hot path), never against an absolute figure from another day or machine: the
+    # cache check around that lookup (the generation and the controls) may cost at most 3.5x.
+    _guard("hot resolve_host_codegen vs its floor, a dict lookup on the Target", ours / floor, 3.5,
+           [a / b for a, b in zip(resolve_runs, runs["dict[target] (the floor)"], strict=True)], digits=2)
     _guard("hot resolve vs TileLang-style registry", ours / tl, 1.0,
            [a / b for a, b in zip(resolve_runs, runs["TileLang-style registry"], strict=True)], digits=2)
-    _info("hot resolve vs its floor, a dict lookup on the Target",
-          f"{ours:.0f} vs {floor:.0f} ns, {ours / floor:.2f}x (and {ours / lookup:.2f}x a dict "
-          f"lookup by target.kind.name, which calls TVM's FFI: {lookup:.0f} ns)")
+    _info("hot resolve in ns",
+          f"{ours:.0f} ns vs its floor {floor:.0f} ns (and {ours / lookup:.2f}x a dict lookup by "
+          f"target.kind.name, which calls TVM's FFI: {lookup:.0f} ns)")
 
 
 # ----------------------------------------------------------------------- 4. build

@@ -13,7 +13,7 @@ from tvm.target import Target
 
 import tilelang_hostcg
 from tilelang_hostcg import Controls, HostCodegen, Registry, global_func_host_codegen
-from tilelang_hostcg.discovery import AdvertisedEntryPoint, plan_sources
+from tilelang_hostcg.discovery._planning import AdvertisedEntryPoint, plan_sources
 
 from .kernels import gpu_vector_add, vector_add
 

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from tilelang_hostcg import Controls, PluginWarning
-from tilelang_hostcg.discovery import AdvertisedEntryPoint
+from tilelang_hostcg.discovery._planning import AdvertisedEntryPoint
 from tilelang_hostcg.testing import PluginEnvironment
 
 from .conftest import Environments
@@ -298,7 +298,7 @@ def test_names_print_on_any_terminal(env: Env, terminal: dict[str, str]) -> None
 
 
 def test_a_suggested_value_keeps_what_is_set() -> None:
-    from tilelang_hostcg.discovery.controls import ENV_DISABLE, ENV_ONLY, ENV_PREFER
+    from tilelang_hostcg.discovery._controls import ENV_DISABLE, ENV_ONLY, ENV_PREFER
 
     controls = Controls.from_environ({"TILELANG_HOSTCG_DISABLE": "Acme_HostCG",
                                       "TILELANG_HOSTCG_ONLY": "hcgt-a",

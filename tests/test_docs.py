@@ -275,7 +275,7 @@ def _merge(meta: dict[str, Any], project: dict[str, Any]) -> str:
 
 
 def test_cli_doc_lists_every_problem_code_check_emits() -> None:
-    from tilelang_hostcg.cli import checks as _checks
+    from tilelang_hostcg.cli import _checks
 
     emitted = set()
     for check in _checks._CHECKS:

@@ -106,12 +106,10 @@ def test_unusable_lock_is_a_usage_error(content: bytes, needle: str, tmp_path: P
     assert len(captured.err) < 2000 and captured.err.count("\n") == 1
 
 
-@pytest.mark.parametrize("kind", ["fifo", "folder", "link-loop", "missing", "dangling"])
+@pytest.mark.parametrize("kind", ["folder", "link-loop", "missing", "dangling"])
 def test_special_files_are_named_never_a_hang(kind: str, tmp_path: Path) -> None:
     path = tmp_path / "lock.json"
-    if kind == "fifo":
-        os.mkfifo(path)
-    elif kind == "folder":
+    if kind == "folder":
         path.mkdir()
     elif kind == "link-loop":
         os.symlink(tmp_path / "b", tmp_path / "a")
@@ -296,27 +294,6 @@ def test_lock_to_dev_stdout(into: str, current_lock: bytes, tmp_path: Path) -> N
 
 
 # ------------------------------------------------------------ bounded input, stdout by any name
-@pytest.mark.parametrize("kind", ["dev-zero", "huge"])
-def test_a_lock_without_end_or_huge_is_a_usage_error(kind: str, tmp_path: Path) -> None:
-    path = Path("/dev/zero")
-    if kind == "huge":
-        path = tmp_path / "huge.lock.json"
-        with open(path, "wb") as stream:  # sparse: 64 MiB of zeros after a lock's start
-            stream.write(b'{"schema": 1, "distributions": [')
-            stream.truncate(64 * 1024 * 1024)
-    for json_flag in ((), ("--json",)):
-        proc = _run("check", "--lock", str(path), *json_flag)
-        assert proc.returncode == 2, proc.stderr[-2000:]
-        assert "Traceback" not in proc.stderr and "MemoryError" not in proc.stderr
-        assert str(path) in proc.stderr and "larger than" in proc.stderr, proc.stderr
-        assert proc.stderr.count("\n") == 1
-        if json_flag:
-            doc = json.loads(proc.stdout)
-            assert doc["error"]["exit_code"] == 2 and str(path) in doc["error"]["message"]
-        else:
-            assert proc.stdout == ""
-
-
 @pytest.mark.parametrize("link_to", ["/dev/stdout", "/proc/self/fd/1", "chain"])
 def test_lock_through_a_link_to_stdout_is_stdout(link_to: str, current_lock: bytes,
                                                  tmp_path: Path) -> None:

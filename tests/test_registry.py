@@ -20,7 +20,7 @@ from tilelang_hostcg import (
     global_func_host_codegen,
 )
 from tilelang_hostcg._names import CODEGEN_GROUP, HOOK_GROUP
-from tilelang_hostcg.discovery import AdvertisedEntryPoint, PlannedSource
+from tilelang_hostcg.discovery._planning import AdvertisedEntryPoint, PlannedSource
 
 LLVM_BUILD = global_func_host_codegen("target.build.llvm")
 C_BUILD = global_func_host_codegen("target.build.c")
@@ -377,7 +377,7 @@ def test_hook_order_across_distributions_is_sorted_by_distribution(modules):
     """)
     items = [(HOOK_GROUP, "cuda", f"{name}:Z", "zeta"), (HOOK_GROUP, "cuda", f"{name}:A", "alpha"),
              (HOOK_GROUP, "cuda", f"{name}:M", "mid")]
-    from tilelang_hostcg.discovery import plan_sources
+    from tilelang_hostcg.discovery._planning import plan_sources
 
     entries = [p.entry for p in planned(*items)]
     registry = Registry(discover=True, controls=Controls(),
@@ -405,7 +405,7 @@ def test_core_entry_points_match_pyproject():
     except ImportError:  # Python 3.10: the same parser, published as tomli (in the test extra)
         import tomli as tomllib
 
-    from tilelang_hostcg.discovery import CORE_ENTRY_POINTS
+    from tilelang_hostcg.discovery._planning import CORE_ENTRY_POINTS
 
     data = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
     declared = data["project"]["entry-points"]["tilelang.host_codegen"]

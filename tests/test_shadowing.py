@@ -3,7 +3,7 @@
 Each test writes real ``*.dist-info``/``*.egg-info`` folders (or pip-installs real
 distributions), runs a fresh interpreter with them on ``sys.path``, and compares,
 in that same process, the entry points of our groups that discovery gives
-(``tilelang_hostcg.discovery.discover``, discovery's interface below the public API:
+(``tilelang_hostcg.discovery._planning.discover``, discovery's interface below the public API:
 these are tests of that layer) with those of ``importlib.metadata.entry_points()``; it
 also checks what is reported as installed twice, and what ``check --strict`` says.
 """
@@ -34,7 +34,7 @@ sys.path[0:0] = sys.argv[1:]
 GROUPS = ("tilelang.host_codegen", "tilelang.host_codegen_hooks")
 theirs = sorted([ep.group, ep.name, ep.value] for group in GROUPS
                 for ep in importlib.metadata.entry_points(group=group))
-from tilelang_hostcg.discovery import Controls, discover
+from tilelang_hostcg.discovery._planning import Controls, discover
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     index = discover(Controls())

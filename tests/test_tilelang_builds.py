@@ -27,7 +27,7 @@ from tilelang_hostcg._tvm import (
     tilelang_distributions,
     tilelang_overlap,
 )
-from tilelang_hostcg.discovery.requirements import check_requirements, other_build_requirements
+from tilelang_hostcg.discovery._requirements import check_requirements, other_build_requirements
 from tilelang_hostcg.testing import PluginEnvironment
 from tilelang_hostcg.tilelang import UnsupportedTileLangError
 from tilelang_hostcg.tilelang.gate import installed_build, mode_of

@@ -194,7 +194,7 @@ def test_with_a_plugin_but_no_tilelang_distribution_nothing_is_installed(fake_ti
     install(env, tmp_path, [Plugin("hook-plugin", codegens={"c": "hcgt_hook"},
                                    files={"hcgt_hook.py": codegen_module("c", "hook-c")})])
     proc = run("import warnings\nwarnings.simplefilter('error')\nimport tilelang\n" + REPORT,
-               fake_tilelang, python=env.python, XDG_CACHE_HOME=str(env.cache_home))
+               fake_tilelang, python=env.python)
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
     out = json.loads(proc.stdout)
     assert out["hook"] == [] and out["installed"] is False  # a plugin, but no TileLang: quiet

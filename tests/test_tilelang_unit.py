@@ -24,7 +24,7 @@ from tilelang_hostcg import (
     global_func_host_codegen,
 )
 from tilelang_hostcg._tvm import tvm_info
-from tilelang_hostcg.discovery.requirements import check_requirements
+from tilelang_hostcg.discovery._requirements import check_requirements
 
 from .kernels import gpu_vector_add
 

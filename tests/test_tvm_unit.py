@@ -14,10 +14,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from packaging.utils import canonicalize_name
 
-import tilelang_hostcg.discovery as discovery
+import tilelang_hostcg.discovery._planning as discovery
 import tilelang_hostcg.tvm as integration
 from tilelang_hostcg import PluginWarning
-from tilelang_hostcg.discovery import normalize_name
+from tilelang_hostcg.discovery._planning import normalize_name
 from tilelang_hostcg.tvm import activation, gate
 
 

@@ -15,7 +15,7 @@ from ._sources import module_of
 
 if TYPE_CHECKING:
     from ._sources import SourceInfo
-    from .discovery import Controls
+    from .discovery._planning import Controls
 
 __all__ = ["advice", "capture", "error_message", "failure_site", "failure_text", "plugin_traceback",
            "reinstall_command", "site_text", "wrong_entry_point"]
@@ -69,7 +69,7 @@ def site_text(exc: BaseException | None, module: str | None = None) -> str:
 def plugin_traceback(exc: BaseException | None) -> list[str]:
     """The lines of ``exc``'s traceback as Python prints it (causes and contexts first),
     with our frames and the import system's left out. The text is the plugin's own: escape
-    it with :func:`~tilelang_hostcg._text.shown` to show it. Empty for no exception."""
+    it with :func:`~tilelang_hostcg._errors.shown` to show it. Empty for no exception."""
     if exc is None:
         return []
     import traceback
@@ -95,7 +95,7 @@ def reinstall_command(distribution: str, location: str | None = None) -> str:
     folder, file or repository) or ``--force-reinstall --no-deps NAME==VERSION`` (an index)."""
     from importlib.metadata import Distribution, PackageNotFoundError
 
-    from .discovery.scan import direct_url, file_url_path, is_editable
+    from .discovery._scan import direct_url, file_url_path, is_editable
 
     reinstall = "pip install --force-reinstall --no-deps"
     try:
@@ -141,8 +141,8 @@ def failure_text(info: SourceInfo) -> str:
 def advice(info: SourceInfo, controls: Controls | None = None) -> str:
     """What to do about a source that failed, is disabled or is incompatible; a ``DISABLE``
     suggestion keeps what ``controls`` (those in force) already skip."""
-    from .discovery import Controls
-    from .discovery.controls import ENV_DISABLE
+    from .discovery._controls import ENV_DISABLE
+    from .discovery._planning import Controls
 
     dist = info.origin.distribution
     if dist is None:
@@ -169,7 +169,7 @@ def wrong_entry_point(info: SourceInfo) -> str | None:
     """What is wrong with a source's value when its failure is the value itself (a module or an
     attribute that does not exist), with the nearest existing name; ``None`` otherwise (the
     plugin's own code failed)."""
-    from .discovery.controls import nearest
+    from .discovery._controls import nearest
 
     err, module = info.error, module_of(info.value)
     attr = info.value.partition(":")[2].partition("[")[0].strip() or None

@@ -21,7 +21,8 @@ __all__ = ["AmbiguousHostCodegenError", "DeviceAsHostError", "DuplicateRegistrat
 
 
 class HostCodegenError(ValueError):
-    """Base of every error raised by ``tilelang_hostcg``."""
+    """The root of every exception class of ``tilelang_hostcg``: each also derives from the
+    standard type it is (``ValueError`` here; ``ImportError``, ``TypeError`` where it is one)."""
 
 
 class NoHostCodegenError(HostCodegenError):
@@ -163,7 +164,7 @@ def add_note(exc: BaseException, note: str) -> None:
         pass
 
 
-class InputError(ValueError):
+class InputError(HostCodegenError):
     """Input given by the user cannot be used (exit status 2 on the command line)."""
 
 

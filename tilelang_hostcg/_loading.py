@@ -24,7 +24,7 @@ from ._sources import BOUNDARY, Load, Source, SourceInfo, begin, current_load, e
 from ._table import NOUN
 from ._targets import canonical_kind
 from ._types import CODE_ORIGIN, HostCodegen, HostCodegenHook, Origin, SourceState
-from .discovery import Controls, PlannedSource, planned_sources
+from .discovery._planning import Controls, PlannedSource, planned_sources
 
 if TYPE_CHECKING:
     from ._table import Registration, RegistrationTable

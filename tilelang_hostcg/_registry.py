@@ -24,7 +24,7 @@ from ._sources import Source, SourceInfo
 from ._table import Registration, RegistrationTable
 from ._targets import canonical_kind, host_of, is_host_target, parse_target
 from ._types import CODE_ORIGIN, HostCodegen, HostCodegenHook, Origin
-from .discovery import Controls
+from .discovery._planning import Controls
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -12,7 +12,7 @@ from ._names import CORE_DISTRIBUTION
 from ._targets import required_global_funcs
 from ._tvm import describe_tvm, get_global_func
 from ._types import HostCodegenHook, Verdict
-from .discovery.controls import ENV_DISABLE, ENV_PREFER
+from .discovery._controls import ENV_DISABLE, ENV_PREFER
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from ._sources import SourceInfo
     from ._table import Registration
     from ._types import HostCodegen, Origin
-    from .discovery import Controls
+    from .discovery._planning import Controls
 
 __all__ = ["Candidate", "Resolution", "ambiguous_error", "bad_build_result", "bad_hook_result",
            "can_build_text", "cannot_build_text", "decide", "judge", "load_error", "missing_build",
@@ -260,7 +260,7 @@ def ambiguous_error(kind: str, priority: int, dists: Mapping[str, Registration],
 
 
 def _controls(controls: Controls | None) -> Controls:
-    from .discovery import Controls
+    from .discovery._planning import Controls
 
     return controls if controls is not None else Controls()
 

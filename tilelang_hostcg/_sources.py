@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from types import CodeType
 
     from ._table import Undo
-    from .discovery import AdvertisedEntryPoint
+    from .discovery._planning import AdvertisedEntryPoint
 
 __all__ = ["ACTIVE", "BOUNDARY", "Load", "Source", "SourceInfo", "begin", "current_load", "end", "journal",
            "module_of", "write_journal"]

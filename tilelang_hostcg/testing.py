@@ -78,7 +78,6 @@ class PluginEnvironment:
                    if os.path.isdir(p)]
         (self.site_packages / "_hostcg_parent_site.pth").write_text(
             "import site; " + "; ".join(f"site.addsitedir({p!r})" for p in parents) + "\n")
-        self.cache_home = self.path / "xdg-cache"
 
     def pip(self, *args: str) -> subprocess.CompletedProcess[str]:
         """Run ``pip`` in this environment; raises with pip's output on failure."""
@@ -99,10 +98,9 @@ class PluginEnvironment:
         self.pip("uninstall", "-q", "-y", *names)
 
     def environ(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
-        """The environment for processes run here: isolated cache, no inherited controls."""
+        """The environment for processes run here: no inherited controls."""
         env = {k: v for k, v in os.environ.items()
                if not k.startswith("TILELANG_HOSTCG_") and k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-        env["XDG_CACHE_HOME"] = str(self.cache_home)
         env["VIRTUAL_ENV"] = str(self.path)
         env["PATH"] = f"{self.bindir}{os.pathsep}{env.get('PATH', '')}"
         env["PYTHONDONTWRITEBYTECODE"] = "1"
@@ -154,7 +152,7 @@ def check_plugin(distribution: str, registry: Registry | None = None) -> list[st
     from ._resolution import cannot_build_text, missing_build
     from ._targets import is_host_target, parse_target
     from ._tvm import import_tvm
-    from .discovery import Controls, discover, normalize_name, plan_sources
+    from .discovery._planning import Controls, discover, normalize_name, plan_sources
 
     importlib.invalidate_caches()
     wanted = normalize_name(distribution)

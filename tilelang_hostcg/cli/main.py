@@ -12,15 +12,15 @@ import sys
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from .._names import CORE_DISTRIBUTION
-from .commands import cmd_check, cmd_explain, cmd_list, cmd_lock
-from .output import PROG, CliError, UsageError, document_stream, err, own_stdout, shown, write_json
+from ._commands import cmd_check, cmd_explain, cmd_list, cmd_lock
+from ._output import PROG, CliError, UsageError, document_stream, err, own_stdout, shown, write_json
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from .output import Doc
+    from ._output import Doc
 
-__all__ = ["CliError", "UsageError", "main"]
+__all__ = ["main"]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -140,10 +140,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         raise
 
 
-_COMMANDS = ("list", "check", "lock", "explain", "cache")
-CACHE_REMOVED = ("the 'cache' command was removed: discovery keeps no cache between processes "
-                 "any more (it saved about 0.1% of `import tilelang`), so there is nothing to "
-                 "inspect or clear")
+_COMMANDS = ("list", "check", "lock", "explain")
 
 
 def _command_of(argv: Sequence[str]) -> str | None:
@@ -158,7 +155,7 @@ def _wants_json(argv: Sequence[str]) -> bool:
 
 def _error_document(argv: Sequence[str], exc: CliError) -> Doc:
     from .. import __version__
-    from .report import SCHEMA
+    from ._report import SCHEMA
 
     return {"schema": SCHEMA, "command": _command_of(argv), "version": __version__, "ok": False,
             "error": {"type": type(exc).__name__, "message": shown(str(exc)),
@@ -186,8 +183,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(argv) if argv is not None else sys.argv[1:]
     parser = _parser()
     try:
-        if _command_of(args_list) == "cache":
-            raise UsageError(CACHE_REMOVED)
         try:
             args = parser.parse_args(args_list)
         except SystemExit as exc:  # --help and --version print and exit 0

@@ -40,7 +40,7 @@ def find_spec(finder: _Finder, name: str, path: Sequence[str] | None,
     """TileLang's spec as the finders after ``finder`` find it, with a loader that runs
     :func:`activate` once TileLang's module has executed (``None``: leave it to them).
     ``finder`` stays on ``sys.meta_path`` until then: a look is not an import."""
-    from ..discovery.controls import auto_install_problem, warn_control_problems
+    from ..discovery._controls import auto_install_problem, warn_control_problems
 
     problem = auto_install_problem(os.environ.get(ENV_AUTO_INSTALL))
     if problem is not None:
@@ -102,7 +102,7 @@ def activate() -> None:
     never raises (but ``KeyboardInterrupt`` and ``SystemExit``). Called once TileLang is
     imported."""
     try:
-        from ..discovery import Controls, third_party_planned
+        from ..discovery._planning import Controls, third_party_planned
 
         # A look at what is advertised, planned by the controls as resolution plans it; the
         # requirement verdicts (and their warnings) come with the registry's own discovery.

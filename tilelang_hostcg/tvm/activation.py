@@ -2,7 +2,7 @@
 
 ``import tvm`` ends with TVM's autoload of that group, which calls :func:`autoload`.
 It calls :func:`tilelang_hostcg.tvm.install` under the rule of TileLang's activation
-(:func:`tilelang_hostcg.discovery.third_party_planned`, the same function): only where a
+(:func:`tilelang_hostcg.discovery._planning.third_party_planned`, the same function): only where a
 distribution other than ``tilelang-hostcg`` advertises our entry points that the controls
 (``TILELANG_HOSTCG_DISABLE_PLUGIN_AUTOLOAD=1``, ``TILELANG_HOSTCG_ONLY``,
 ``TILELANG_HOSTCG_DISABLE``) do not all skip. Otherwise TVM is not touched at all; nor with
@@ -47,8 +47,8 @@ def _activate() -> None:
     tvm = sys.modules.get("tvm")
     if tvm is None or getattr(tvm, "_RUNTIME_ONLY", False) or "tilelang" in sys.modules:
         return
-    from ..discovery import Controls, third_party_planned
-    from ..discovery.controls import auto_install_problem, warn_control_problems
+    from ..discovery._controls import auto_install_problem, warn_control_problems
+    from ..discovery._planning import Controls, third_party_planned
 
     problem = auto_install_problem(value)
     if problem is not None:

@@ -8,8 +8,8 @@ import json
 from typing import TYPE_CHECKING
 
 from .._names import CODEGEN_GROUP, HOOK_GROUP
-from .client import client_text
-from .output import (
+from ._client import client_text
+from ._output import (
     PROG,
     UsageError,
     describe_distribution,
@@ -36,7 +36,7 @@ __all__ = ["cmd_check", "cmd_explain", "cmd_list", "cmd_lock"]
 # ---------------------------------------------------------------------- list
 def cmd_list(args: argparse.Namespace) -> int:
     """``list``: every advertised kind with its entry points (and, with ``--load``, names)."""
-    from .report import describe_state, duplicate_text, list_document
+    from ._report import describe_state, duplicate_text, list_document
 
     if args.traceback and not args.load:
         raise UsageError("--traceback shows the traceback of a plugin that failed to load; "
@@ -74,7 +74,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------- check
 def cmd_check(args: argparse.Namespace) -> int:
     """``check``: load every plugin and report every problem; 1 when there is any."""
-    from .checks import check_document, printed_text
+    from ._checks import check_document, printed_text
 
     _required(args.require, "--require")
     _required(args.require_hook, "--require-hook")
@@ -107,7 +107,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 def _required(values: Sequence[str], option: str) -> list[str]:
     """``values`` of a repeatable, comma-separated option; one that names no kind is a
     usage error (``--require ,`` would otherwise pass while requiring nothing)."""
-    from .checks import split_kinds
+    from ._checks import split_kinds
 
     for value in values:
         if not split_kinds([value]):
@@ -120,8 +120,8 @@ def _required(values: Sequence[str], option: str) -> list[str]:
 # ---------------------------------------------------------------------- lock
 def cmd_lock(args: argparse.Namespace) -> int:
     """``lock``: write the installed plugin set as a lock file (default: stdout)."""
-    from .lockfile import write_lock
-    from .report import format_lock, lock_document
+    from ._lockfile import write_lock
+    from ._report import format_lock, lock_document
 
     doc, notes = quietly(lock_document)
     text = format_lock(doc)
@@ -142,8 +142,8 @@ def cmd_lock(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------- explain
 def cmd_explain(args: argparse.Namespace) -> int:
     """``explain``: the codegen and hooks a target resolves to, and why; 1 when none."""
-    from ..discovery.controls import is_utf8_text
-    from .explain import explain_document
+    from ..discovery._controls import is_utf8_text
+    from ._explain import explain_document
 
     for value, what in ((args.target, "TARGET"), (args.host, "--host")):
         if value is not None and not is_utf8_text(value):

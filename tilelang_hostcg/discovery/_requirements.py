@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from .._names import CORE_DISTRIBUTION as CORE
 from .._names import TILELANG, TILELANG_BUILDS, TVM_PROVIDERS
-from .records import normalize_name
+from ._records import normalize_name
 
 if TYPE_CHECKING:
     from packaging.requirements import Requirement

@@ -1,5 +1,5 @@
 """What the command line writes: one JSON document, or lines made safe by
-:func:`~tilelang_hostcg._text.shown`; warnings and notes on stderr; and :func:`held_output`,
+:func:`~tilelang_hostcg._errors.shown`; warnings and notes on stderr; and :func:`held_output`,
 which keeps what loading prints off stdout; and the errors of the command line (one line
 on stderr and the exit status)."""
 
@@ -13,7 +13,7 @@ import sys
 import tempfile
 from typing import IO, TYPE_CHECKING, Any, TextIO, TypeVar
 
-from .._errors import shown
+from .._errors import HostCodegenError, shown
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
@@ -26,7 +26,7 @@ __all__ = ["CliError", "Doc", "PROG", "UsageError", "describe_distribution", "de
 PROG = "tilelang-hostcg"
 
 
-class CliError(Exception):
+class CliError(HostCodegenError):
     """An error the command line reports as one line on stderr; ``exit_code`` is its status."""
 
     exit_code = 1

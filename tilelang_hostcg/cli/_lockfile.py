@@ -1,7 +1,7 @@
 """Lock files: the document's file format, reading and validating it, writing it, and the
 drift between a lock and what is installed. Only :func:`read_lock` and :func:`write_lock`
 touch the file system: a lock is written as a shell redirect writes it (never renamed over
-anything), and a FIFO with nobody at the other end fails or reads empty, never hangs.
+anything; a FIFO with nobody at the other end fails, never hangs).
 """
 
 from __future__ import annotations
@@ -14,17 +14,12 @@ from typing import Any
 
 from .. import __version__
 from .._errors import LockFileError
-from ..discovery import normalize_name
+from ..discovery._planning import normalize_name
 
 __all__ = ["LOCK_SCHEMA", "format_lock", "lock_drift", "read_lock", "write_lock"]
 
 LOCK_SCHEMA = 1
 """Version of the lock-file format written by ``lock``."""
-
-MAX_LOCK_BYTES = 16 * 1024 * 1024
-"""The largest lock file :func:`read_lock` reads (a lock of thousands of plugins is well
-under a megabyte): a file without end (``/dev/zero``) or a huge one is an error, never
-memory exhausted."""
 
 Doc = dict[str, Any]
 Drift = tuple[str, str, str | None, str | None, str | None]  # code, message, kind, distribution, version
@@ -80,16 +75,11 @@ def read_lock(path: str | Path) -> Doc:
     where = str(path)
     advice = f"regenerate it with `tilelang-hostcg lock -o {where}`"
     try:
-        with open(_open(where, os.O_RDONLY), "rb") as stream:
-            data = stream.read(MAX_LOCK_BYTES + 1)
+        with open(where, "rb") as stream:
+            data = stream.read()
     except OSError as exc:
         raise LockFileError(f"cannot read lock file {where!r}: {exc.strerror or exc}; create it "
                             f"with `tilelang-hostcg lock -o {where}`", path=where) from None
-    if len(data) > MAX_LOCK_BYTES:
-        raise LockFileError(
-            f"lock file {where!r} is larger than {MAX_LOCK_BYTES // (1024 * 1024)} MiB (or has "
-            f"no end, as a device may), so it is not a lock file written by `tilelang-hostcg "
-            f"lock`; {advice}", path=where)
     try:
         doc = json.loads(data.decode("utf-8"))
     except UnicodeDecodeError as exc:

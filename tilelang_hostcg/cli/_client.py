@@ -45,7 +45,7 @@ def _off() -> bool:
 
 
 def _planned() -> bool:
-    from ..discovery import Controls, third_party_planned  # the rule both activations use
+    from ..discovery._planning import Controls, third_party_planned  # the rule both activations use
 
     return third_party_planned(Controls.from_environ())
 

@@ -18,8 +18,8 @@ from urllib.parse import unquote, urlsplit
 from .._errors import warn_once, warn_plugin
 from .._names import APACHE_TVM, CORE_DISTRIBUTION, GROUPS, TILELANG_BUILDS
 from .._tvm import distribution_name, tilelang_distribution
-from .records import AdvertisedEntryPoint, DiscoveryIndex, near_miss_group, normalize_name
-from .requirements import check_requirements, relevant_requires
+from ._records import AdvertisedEntryPoint, DiscoveryIndex, near_miss_group, normalize_name
+from ._requirements import check_requirements, relevant_requires
 
 if TYPE_CHECKING:
     from importlib.metadata import Distribution, EntryPoint, PackageMetadata

@@ -20,7 +20,7 @@ from .._sources import SourceInfo, module_of
 from .._targets import canonical_kind, required_global_funcs
 from .._tvm import TVMNotFoundError, import_tvm, tvm_document
 from .._types import Origin
-from ..discovery import (
+from ..discovery._planning import (
     CORE_ENTRY_POINTS,
     Controls,
     DiscoveryIndex,
@@ -30,8 +30,8 @@ from ..discovery import (
     plan_sources,
 )
 from ..tilelang import UnsupportedTileLangError, add_defaults
-from .lockfile import LOCK_SCHEMA, format_lock
-from .output import printed_while
+from ._lockfile import LOCK_SCHEMA, format_lock
+from ._output import printed_while
 
 if TYPE_CHECKING:
     from .._table import Registration
@@ -48,7 +48,7 @@ Doc = dict[str, Any]
 
 def document(command: str, tvm: Doc, **fields: Any) -> Doc:
     """A ``--json`` document of ``command``: the schema, our version, the TVM in use, ``fields``."""
-    from .client import client_document
+    from ._client import client_document
 
     return {"schema": SCHEMA, "command": command, "version": __version__, "tvm": tvm,
             "client": client_document(tvm), **fields}

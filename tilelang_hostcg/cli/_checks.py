@@ -17,10 +17,10 @@ from .._table import Registration
 from .._targets import canonical_kind, is_host_target, parse_target
 from .._tvm import describe_tvm, distribution_name, import_tvm, tilelang_distribution, tilelang_overlap, tvm_document
 from .._types import Origin
-from ..discovery import ControlProblem, Controls, DiscoveryIndex, declaration_problems, normalize_name
-from ..discovery.requirements import other_build_requirements
-from .lockfile import lock_drift, read_lock
-from .report import Doc, Session, capture, controls_doc, document, duplicate_text, is_core, lock_from
+from ..discovery._planning import ControlProblem, Controls, DiscoveryIndex, declaration_problems, normalize_name
+from ..discovery._requirements import other_build_requirements
+from ._lockfile import lock_drift, read_lock
+from ._report import Doc, Session, capture, controls_doc, document, duplicate_text, is_core, lock_from
 
 __all__ = ["check_document", "printed_text"]
 

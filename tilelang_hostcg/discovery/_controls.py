@@ -15,15 +15,15 @@ from typing import TYPE_CHECKING
 from .._errors import warn_once
 from .._names import CODEGEN_GROUP, CORE_DISTRIBUTION
 from .._targets import kind_spellings
-from .records import CORE_ENTRY_POINTS, normalize_name
+from ._records import CORE_ENTRY_POINTS, normalize_name
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
-    from .records import AdvertisedEntryPoint
+    from ._records import AdvertisedEntryPoint
 
-__all__ = ["ENV_AUTOLOAD_OFF", "ENV_AUTO_INSTALL", "ENV_CACHE", "ENV_DISABLE", "ENV_ONLY", "ENV_PREFER",
-           "KNOWN_VARIABLES", "RESERVED_PREFIX", "REMOVED_VARIABLES", "ControlProblem", "Controls",
+__all__ = ["ENV_AUTOLOAD_OFF", "ENV_AUTO_INSTALL", "ENV_DISABLE", "ENV_ONLY", "ENV_PREFER",
+           "KNOWN_VARIABLES", "RESERVED_PREFIX", "ControlProblem", "Controls",
            "auto_install_problem", "is_utf8_text", "show_text", "warn_control_problems"]
 
 PREFIX = "TILELANG_HOSTCG_"
@@ -33,12 +33,8 @@ ENV_ONLY = "TILELANG_HOSTCG_ONLY"
 ENV_PREFER = "TILELANG_HOSTCG_PREFER"
 ENV_AUTO_INSTALL = "TILELANG_HOSTCG_AUTO_INSTALL"
 """Set to ``0`` (or ``false``, ``no``, ``off``) to turn off the automatic TileLang activation."""
-ENV_CACHE = "TILELANG_HOSTCG_CACHE"
-"""Removed: discovery has no persistent cache any more."""
 
 KNOWN_VARIABLES = (ENV_AUTOLOAD_OFF, ENV_AUTO_INSTALL, ENV_DISABLE, ENV_ONLY, ENV_PREFER)
-REMOVED_VARIABLES = {ENV_CACHE: "removed; discovery has no cache now, unset it"}
-"""Variables of earlier versions that no longer do anything, and what to do."""
 RESERVED_PREFIX = "TILELANG_HOSTCG_TEST_"
 """Variables of the project's own tests (e.g. ``TILELANG_HOSTCG_TEST_ENVS``): not judged."""
 
@@ -114,10 +110,9 @@ def _unknown_variables(env: Mapping[str, str], problems: list[ControlProblem]) -
         if (not variable.startswith(PREFIX) or variable in KNOWN_VARIABLES
                 or variable.startswith(RESERVED_PREFIX)):
             continue
-        message = (f"{variable} is {REMOVED_VARIABLES[variable]}" if variable in REMOVED_VARIABLES
-                   else f"{show_text(variable)} is not a tilelang-hostcg control and has no effect"
-                        f"{nearest(variable, KNOWN_VARIABLES)}; the controls are "
-                        f"{', '.join(KNOWN_VARIABLES)}. Rename or unset it")
+        message = (f"{show_text(variable)} is not a tilelang-hostcg control and has no effect"
+                   f"{nearest(variable, KNOWN_VARIABLES)}; the controls are "
+                   f"{', '.join(KNOWN_VARIABLES)}. Rename or unset it")
         problems.append(ControlProblem(variable, env[variable][:40], message))
 
 

@@ -1,0 +1,118 @@
+"""The shape of the package: one exception root, a small public surface, no import circle,
+modules of a readable size, and one list of the public names."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+import pkgutil
+from pathlib import Path
+
+import tilelang_hostcg
+from tilelang_hostcg import HostCodegenError
+
+ROOT = Path(tilelang_hostcg.__file__).parent
+HOOK = ROOT.parent / "_tilelang_hostcg_hook.py"
+FILES = sorted(ROOT.rglob("*.py"))
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _all_of(path: Path) -> list[str]:
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__"
+                                                for t in node.targets):
+            return list(importlib.import_module(_module_name(path)).__all__)
+    return []
+
+
+def test_every_exception_class_has_one_root_and_keeps_its_standard_type() -> None:
+    found = []
+    for info in pkgutil.walk_packages(tilelang_hostcg.__path__, "tilelang_hostcg."):
+        if info.name.endswith("__main__"):
+            continue
+        module = importlib.import_module(info.name)
+        for _, cls in inspect.getmembers(module, inspect.isclass):
+            if (cls.__module__ == module.__name__ and issubclass(cls, BaseException)
+                    and not issubclass(cls, Warning)):
+                found.append(cls)
+    assert len(found) > 10
+    outside = [cls.__qualname__ for cls in found if not issubclass(cls, HostCodegenError)]
+    assert outside == []
+    # Each is still the standard type it is.
+    assert issubclass(tilelang_hostcg.TVMNotFoundError, ImportError)
+    assert issubclass(tilelang_hostcg.PluginCallbackError, TypeError)
+    assert all(issubclass(cls, ValueError) for cls in found)
+
+
+def test_the_public_surface_is_small() -> None:
+    public = {}
+    for path in FILES:
+        parts = path.relative_to(ROOT.parent).parts
+        if any(p.startswith("_") and p not in ("__init__.py", "__main__.py") for p in parts):
+            continue
+        public[_module_name(path)] = _all_of(path)
+    assert sum(map(len, public.values())) <= 80, public
+    for module in ("tilelang_hostcg", "tilelang_hostcg.tilelang", "tilelang_hostcg.tvm",
+                   "tilelang_hostcg.testing", "tilelang_hostcg.cli.main"):
+        assert public[module], module
+
+
+def test_one_list_of_public_names() -> None:
+    """The type checkers' block of ``__init__`` names exactly the runtime table's names."""
+    tree = ast.parse((ROOT / "__init__.py").read_text())
+    checked = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.If)
+               for stmt in node.body if isinstance(stmt, ast.ImportFrom) for alias in stmt.names}
+    assert checked == set(tilelang_hostcg.__all__) - {"__version__"}
+    for name in tilelang_hostcg.__all__:
+        assert getattr(tilelang_hostcg, name) is not None
+
+
+def _imports(path: Path) -> set[str]:
+    """The package's modules ``path`` imports at module level (not under TYPE_CHECKING, not
+    inside functions: those cannot make a circle at import)."""
+    name = _module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                base = f"{anchor}.{base}" if base else anchor
+            if base.startswith("tilelang_hostcg"):
+                found.add(base)
+                found.update(f"{base}.{a.name}" for a in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("tilelang_hostcg"))
+    return found
+
+
+def test_no_import_circle() -> None:
+    modules = {_module_name(p): p for p in FILES}
+    graph = {name: {m for m in _imports(path) if m in modules and m != name}
+             for name, path in modules.items()}
+    state: dict[str, int] = {}
+
+    def visit(name: str, trail: list[str]) -> None:
+        state[name] = 1
+        for other in sorted(graph[name]):
+            assert state.get(other) != 1, " -> ".join([*trail, name, other])
+            if other not in state:
+                visit(other, [*trail, name])
+        state[name] = 2
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name, [])
+
+
+def test_modules_are_of_a_readable_size() -> None:
+    lengths = {p.relative_to(ROOT.parent).as_posix(): len(p.read_text().splitlines())
+               for p in [*FILES, HOOK]}
+    assert max(lengths.values()) <= 450, max(lengths.items(), key=lambda item: item[1])
+    assert sum(lengths.values()) <= 6000, sum(lengths.values())
