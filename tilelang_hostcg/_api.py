@@ -7,8 +7,8 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
+from ._plugin_sources import ACTIVE, current_load
 from ._registry import Registry
-from ._sources import ACTIVE, current_load
 
 if TYPE_CHECKING:
     from tvm.ir import IRModule

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ._names import CODEGEN_GROUP
-from ._sources import BOUNDARY, Load, Source, SourceInfo, begin, current_load, end, journal, write_journal
+from ._plugin_sources import BOUNDARY, Load, Source, SourceInfo, begin, current_load, end, journal, write_journal
 from ._table import NOUN
 from ._targets import canonical_kind
 from ._types import CODE_ORIGIN, HostCodegen, HostCodegenHook, Origin, SourceState

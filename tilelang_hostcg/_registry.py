@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from ._errors import add_note, warn_once, warn_plugin
 from ._loading import IndexLoader, Loader, Watch
 from ._names import CODEGEN_GROUP, HOOK_GROUP
+from ._plugin_sources import Source, SourceInfo
 from ._resolution import (
     Candidate,
     Resolution,
@@ -20,7 +21,6 @@ from ._resolution import (
     load_error,
     provenance_note,
 )
-from ._sources import Source, SourceInfo
 from ._table import Registration, RegistrationTable
 from ._targets import canonical_kind, host_of, is_host_target, parse_target
 from ._types import CODE_ORIGIN, HostCodegen, HostCodegenHook, Origin

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from tvm.target import Target
 
     from ._errors import HostCodegenError
-    from ._sources import SourceInfo
+    from ._plugin_sources import SourceInfo
     from ._table import Registration
     from ._types import HostCodegen, Origin
     from .discovery._planning import Controls
