@@ -1,16 +1,16 @@
 """Discovery's records (frozen, slotted dataclasses every layer passes around), the core's own
-entry points, names normalized as ``packaging`` does, and the near-miss test of groups."""
+entry points and names normalized as ``packaging`` does."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-from .._names import CODEGEN_GROUP, CORE_DISTRIBUTION, GROUPS
+from .._names import CODEGEN_GROUP, CORE_DISTRIBUTION
 from .._types import PlanState
 
 __all__ = ["CORE_ENTRY_POINTS", "AdvertisedEntryPoint", "DiscoveryIndex", "PlannedSource", "core_entry_points",
-           "near_miss_group", "normalize_name"]
+           "normalize_name"]
 
 # The core's own entry points; pyproject.toml advertises exactly these (a test checks).
 CORE_ENTRY_POINTS: tuple[tuple[str, str, str], ...] = (
@@ -87,33 +87,3 @@ def core_entry_points(version: str) -> tuple[AdvertisedEntryPoint, ...]:
     return tuple(AdvertisedEntryPoint(group, name, value, CORE_DISTRIBUTION, version)
                  for group, name, value in CORE_ENTRY_POINTS)
 
-
-def _squeeze(group: str) -> str:
-    return "".join(ch for ch in group.lower() if ch.isalnum())
-
-
-_SQUEEZED = {_squeeze(group): group for group in GROUPS}
-
-
-def near_miss_group(group: str) -> str | None:
-    """Our group that ``group`` was probably meant to be (a different spelling, case,
-    separator, a letter more or less), or ``None`` when it is ours or unrelated."""
-    if group in GROUPS or "tilelang" not in group.lower():
-        return None
-    squeezed = _squeeze(group)
-    for ours_squeezed, ours in _SQUEEZED.items():
-        if _within_one_edit(squeezed, ours_squeezed):
-            return ours
-    return None
-
-
-def _within_one_edit(a: str, b: str) -> bool:
-    """Whether ``a`` and ``b`` differ by at most one inserted, removed or replaced character."""
-    if len(a) > len(b):
-        a, b = b, a
-    if len(b) - len(a) > 1:
-        return False
-    i = 0
-    while i < len(a) and a[i] == b[i]:
-        i += 1
-    return a[i + (len(a) == len(b)):] == b[i + 1:]
