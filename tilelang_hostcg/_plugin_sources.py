@@ -1,7 +1,6 @@
-"""Lazy sources (an entry point, or a lazy module registered in code) and what their imports
-registered. While a source is imported a :class:`Load` is current in the importing thread
-(only there); every registration made by a module's top-level code is written to that
-module's journal (and its importers'), for a later load to replay."""
+"""Lazy plugin sources (an entry point, or a lazy module registered in code), the load current
+in the importing thread, and import journals: what each module's top-level code registered,
+for a later load to replay."""
 
 from __future__ import annotations
 
@@ -31,9 +30,8 @@ def module_of(value: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class SourceInfo:
-    """A snapshot of one lazy source: ``state`` (see :data:`SourceState`), ``reason`` for
-    ``broken``/``disabled``/``incompatible``, ``error`` the exception that broke it (for a
-    ``lazy`` source, the transient failure of the last attempt)."""
+    """A snapshot of one lazy source: ``reason`` for ``broken``/``disabled``/``incompatible``,
+    ``error`` the exception that broke it (for a ``lazy`` one, the last transient failure)."""
 
     group: str
     kind: str
@@ -46,9 +44,9 @@ class SourceInfo:
 
 
 class Source:
-    """Mutable loading state of one lazy source (changed under the registry's lock): ``load``
-    while ``loading``; ``transient`` marks an error retried at the next use; ``replaceable`` the
-    kind's lazy module registered in code, which a later call replaces."""
+    """The loading state of one lazy source (changed under the registry's lock): ``load`` while
+    ``loading``; ``transient``: retried at the next use; ``replaceable``: the kind's lazy module
+    registered in code, which a later call replaces."""
 
     __slots__ = ("advertised", "entry", "error", "group", "in_code", "kind", "load", "module",
                  "origin", "reason", "replaceable", "state", "transient", "value", "warned")
@@ -70,11 +68,10 @@ class Source:
                           self.reason, self.error, self.entry.location if self.entry else "")
 
 
-# ---------------------------------------------------------------------- load contexts
 @dataclass(eq=False, slots=True)
 class Load:
-    """One source being imported by one registry's loader, in one thread and generation:
-    what it registered and how to take that back."""
+    """One source being imported by one loader, in one thread and generation: what it
+    registered and how to take that back."""
 
     loader: Any
     source: Source
@@ -88,9 +85,7 @@ class Load:
 
 _LOCAL = threading.local()
 _LOCK = threading.Lock()
-ACTIVE: list[Load] = []
-"""Every load in progress, in any thread (changed in place, under a lock): empty, no load
-is current anywhere (the module-level façades' fast path)."""
+ACTIVE: list[Load] = []  # every load in progress, any thread: empty is the façades' fast path
 
 
 def begin(load: Load) -> None:
@@ -108,70 +103,33 @@ def end(load: Load) -> None:
 
 
 def current_load() -> Load | None:
-    """The load a registration made now belongs to: this thread's innermost one. A load is
-    current only in the thread that imports the source: what another thread registers is
-    that thread's, whenever it runs (also a thread the plugin starts)."""
+    """This thread's innermost load: what another thread registers (even one the plugin starts)
+    is that thread's."""
     stack: list[Load] | None = getattr(_LOCAL, "stack", None)
     return stack[-1] if stack else None
 
 
-# ---------------------------------------------------------------------- module journals
 Entry = tuple[tuple[str, ...], str, str, object, bool]  # (chain, group, kind, obj, override)
 
 
 @dataclass(eq=False, slots=True)
 class _Journal:
-    """What one run of a module's top-level code registered. The run is its import's spec
-    (``__spec__``, which a module replacing itself in ``sys.modules`` hands on to its
-    stand-in), else the module object."""
+    """What one run of a module's top-level code registered. The run is told by its import's
+    ``__spec__`` (which a module replacing itself in ``sys.modules`` hands on to its stand-in),
+    else by the module object."""
 
     spec: object
     module: weakref.ref[Any] | None
     entries: list[Entry] = field(default_factory=list)
 
-    def of_run(self, spec: object, module: object) -> bool:
-        """Whether the run of ``spec`` and ``module`` wrote it."""
-        if spec is not None:
-            return spec is self.spec
-        return self.module is not None and self.module() is module
-
 
 _JOURNALS: dict[str, _Journal] = {}
-BOUNDARY: set[CodeType] = set()
-"""The loader's frames that end every import chain: what runs inside a load is the load's."""
-
-
-def _run_of(name: str, globs: dict[str, Any]) -> tuple[object, object] | None:
-    """``(spec, module)`` of the module ``name`` whose top-level code runs with ``globs``,
-    ``None`` when no module's does (``exec`` with a made-up ``__name__``)."""
-    module = sys.modules.get(name)
-    if module is not None and getattr(module, "__dict__", None) is globs:
-        return globs.get("__spec__"), module
-    spec = globs.get("__spec__")  # being imported, but no longer in sys.modules: replaced itself
-    if getattr(spec, "name", None) == name and getattr(spec, "_initializing", False):
-        return spec, None
-    return None
-
-
-def _ref(module: object) -> weakref.ref[Any] | None:
-    try:
-        return None if module is None else weakref.ref(module)
-    except TypeError:  # an object that takes no weak reference: its spec says which run
-        return None
-
-
-def _spec_of(module: object) -> object:
-    """The ``__spec__`` of what ``sys.modules`` holds (read as the import system reads it),
-    ``None`` when it has none."""
-    try:
-        return getattr(module, "__spec__", None)
-    except Exception:  # a stand-in's __getattr__
-        return None
+BOUNDARY: set[CodeType] = set()  # the loader's frames that end every import chain
 
 
 def _import_frames() -> list[tuple[str, object, object]]:
     """``(name, spec, module)`` of the modules whose top-level code runs in this thread,
-    innermost first, up to the loader (no ``__main__``)."""
+    innermost first, up to the loader (no ``__main__``, no ``exec`` with a made-up name)."""
     frame = sys._getframe(3)
     found: list[tuple[str, object, object]] = []
     while frame is not None and frame.f_code not in BOUNDARY:
@@ -179,33 +137,38 @@ def _import_frames() -> list[tuple[str, object, object]]:
             globs = frame.f_globals
             name = globs.get("__name__")
             if isinstance(name, str) and name != "__main__" and (not found or found[-1][0] != name):
-                run = _run_of(name, globs)
-                if run is not None:
-                    found.append((name, *run))
+                module, spec = sys.modules.get(name), globs.get("__spec__")
+                if module is not None and getattr(module, "__dict__", None) is globs:
+                    found.append((name, spec, module))
+                elif getattr(spec, "name", None) == name and getattr(spec, "_initializing", False):
+                    found.append((name, spec, None))  # being imported, replaced itself in sys.modules
         frame = frame.f_back  # type: ignore[assignment]
     return found
 
 
 def write_journal(group: str, kind: str, obj: object, override: bool) -> tuple[str, ...]:
-    """Write one registration made now to the journal of every module whose top-level
-    code runs on this thread's stack; returns their names (the import chain)."""
+    """Write one registration to the journal of every module whose top-level code runs on this
+    thread's stack; returns their names (the import chain)."""
     frames = _import_frames()
     chain = tuple(name for name, _, _ in frames)
-    if not chain:
-        return chain
     entry = (chain, group, kind, obj, override)
     with _LOCK:
         for name, spec, module in frames:
             found = _JOURNALS.get(name)
-            if found is None or not found.of_run(spec, module):  # a new import of it
-                found = _JOURNALS[name] = _Journal(spec, _ref(module))
+            if found is None or not (spec is found.spec if spec is not None else
+                                     found.module is not None and found.module() is module):
+                try:  # a new import of it
+                    ref = None if module is None else weakref.ref(module)
+                except TypeError:  # no weak reference: its spec says which run
+                    ref = None
+                found = _JOURNALS[name] = _Journal(spec, ref)
             found.entries.append(entry)
     return chain
 
 
 def journal(name: str) -> list[Entry]:
-    """What the imported module ``name`` registered while its top-level code ran: the run
-    that gave what ``sys.modules`` holds now (the module, or the stand-in it put there)."""
+    """What module ``name`` registered while its top-level code ran, in the run that gave what
+    ``sys.modules`` holds now (the module, or the stand-in it put there)."""
     with _LOCK:
         found = _JOURNALS.get(name)
     current = sys.modules.get(name)
@@ -213,7 +176,11 @@ def journal(name: str) -> list[Entry]:
         return []
     if found.module is not None and found.module() is current:
         return list(found.entries)
-    spec = _spec_of(current)  # by identity: specs of two imports of a module compare equal
-    if found.spec is not None and (spec is found.spec or spec is None):  # a stand-in
+    try:
+        spec = getattr(current, "__spec__", None)
+    except Exception:  # a stand-in's __getattr__
+        spec = None
+    # By identity: the specs of two imports of a module compare equal.
+    if found.spec is not None and (spec is found.spec or spec is None):
         return list(found.entries)
     return []
