@@ -127,7 +127,8 @@ def parse_target(spec: Any, host: Any = None) -> Target:
 
 class GlobalFuncBuild:
     """A ``HostCodegenFunc`` calling TVM's global function ``global_func_name``, looked up at
-    every call as in TileLang (a later ``register_global_func(..., override=True)`` counts)."""
+    every call as in TileLang (a later ``register_global_func(..., override=True)`` counts);
+    :meth:`exists` checks it without building."""
 
     __slots__ = ("global_func_name",)
 
@@ -145,6 +146,10 @@ class GlobalFuncBuild:
                 "codegen whose build function exists (see `tilelang-hostcg check`)",
                 global_func_name=self.global_func_name)
         return func(mod, target_host)
+
+    def exists(self) -> bool:
+        """Whether the TVM in use provides the function."""
+        return get_global_func(self.global_func_name) is not None
 
     def __repr__(self) -> str:
         return f"global_func_host_codegen({self.global_func_name!r})"
