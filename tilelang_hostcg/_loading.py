@@ -1,13 +1,9 @@
 """Loading plugins: a registry's sources, imported when their kind is first used.
 
-A ``module:attr`` value is imported and what it names registered; a ``module`` value is
-imported while a :class:`Load` is current, so its ``register_*`` calls land in the loading
-registry. A failed load is taken back whole. A source gets what its module's top-level code
-registered (its journal), replayed when it was imported before, so answers never depend on
-who imported a module first. ``refresh()`` bumps a generation; a load of an older one is
-undone. Only ``KeyboardInterrupt`` propagates, leaving the source to be retried; any other
-exception a plugin's import raises (``SystemExit``, ``GeneratorExit``,
-``asyncio.CancelledError`` included) is that plugin's failure."""
+A source gets what its module's top-level code registered (its journal, replayed when it was
+imported before, so answers never depend on who imported it first); a failed load is taken
+back whole; a load that a ``refresh()`` overtook is undone. Only ``KeyboardInterrupt``
+propagates (the source is retried); any other exception of a plugin's import is its failure."""
 
 from __future__ import annotations
 
@@ -15,7 +11,7 @@ import importlib
 import sys
 import threading
 from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +25,7 @@ from .discovery._planning import Controls, PlannedSource, planned_sources
 if TYPE_CHECKING:
     from ._table import Registration, RegistrationTable
 
-__all__ = ["IndexLoader", "Loader", "Settled", "Watch"]
+__all__ = ["IndexLoader", "Loader", "Watch"]
 
 IndexLoader = Callable[[Controls], Sequence[PlannedSource]]  # the planned sources, by controls
 Watch = Callable[[Origin], AbstractContextManager[object]]  # around each entry point's import
@@ -38,22 +34,10 @@ _TRANSIENT = (RecursionError, MemoryError)  # failures of the moment, never "bro
 
 
 def _import(name: str) -> Any:
-    """Import ``name`` through the import statement's path: a module another thread is
-    importing, in a cross-thread cycle, comes back partly initialised, not as a deadlock
-    error (``importlib.import_module`` raises one)."""
+    """Import ``name`` as the import statement does: in a cross-thread import cycle the module
+    comes back partly initialised (``importlib.import_module`` raises a deadlock error)."""
     __import__(name)
     return sys.modules[name]
-
-
-def _parse(value: str) -> tuple[str, str | None]:
-    """``(module, attr)`` of an entry-point value, as ``importlib.metadata`` reads it."""
-    from importlib.metadata import EntryPoint
-
-    match = EntryPoint.pattern.match(value)
-    if match is None:
-        raise ValueError(f"entry point value {value!r} is not 'module' or 'module:attr' "
-                         "(optionally followed by [extras])")
-    return match.group("module"), match.group("attr")
 
 
 def _initializing(name: str) -> bool:
@@ -61,11 +45,9 @@ def _initializing(name: str) -> bool:
     return module is not None and getattr(getattr(module, "__spec__", None), "_initializing", False)
 
 
-# ---------------------------------------------------------------------- the loader
 @dataclass(frozen=True, slots=True)
 class Settled:
-    """A kind as loaded in one generation: its registrations in order, its failed sources,
-    the disabled ones and the controls in force."""
+    """A kind as loaded in one generation: registrations, failed and disabled sources, controls."""
 
     registrations: Sequence[Registration]
     problems: list[Source]
@@ -75,8 +57,7 @@ class Settled:
 
 class Loader:
     """The sources of one registry and their loading (guarded by the table's lock). A thread
-    that finds a source loading elsewhere waits for that import, then for the end of the load;
-    the loading thread itself takes what is there."""
+    that finds a source loading elsewhere waits for it; the loading thread takes what is there."""
 
     def __init__(self, table: RegistrationTable, registry: Any, *, discover: bool,
                  controls: Controls | None, index_loader: IndexLoader | None,
@@ -94,7 +75,6 @@ class Loader:
         self.by_module: dict[str, int] = {}  # how many sources name each module
         self.kinds_of: dict[str, dict[tuple[str, str], Source]] = {}  # advertised, by dist
 
-    # ------------------------------------------------------------ sources
     def _add(self, source: Source) -> None:
         self.sources.setdefault((source.group, source.kind), []).append(source)
         self.by_module[source.module] = self.by_module.get(source.module, 0) + 1
@@ -108,9 +88,8 @@ class Loader:
         self.by_module[source.module] -= 1
 
     def add_lazy(self, group: str, kind: str, path: str, load: Load | None) -> None:
-        """A lazy module registered by ``register_lazy_*``: in code (``load`` is ``None``)
-        it replaces the kind's previous one, as in TileLang; by a plugin being loaded it
-        belongs to the plugin's distribution."""
+        """A lazy module of ``register_lazy_*``: in code (``load`` is ``None``) it replaces the
+        kind's previous one, as in TileLang; by a plugin being loaded it is the plugin's."""
         key = (group, canonical_kind(kind))
         with self.lock:
             sources = self.sources.get(key, [])
@@ -140,19 +119,12 @@ class Loader:
             self.ready.discard(key)
             self.table.invalidate()
 
-    def infos(self, group: str | None = None, kind: str | None = None) -> list[SourceInfo]:
-        """Snapshots of every source (by group and kind), or of one canonical kind's."""
+    def infos(self) -> list[SourceInfo]:
+        """Snapshots of every source, by group and kind."""
         self.ensure_discovered()
         with self.lock:
-            keys = sorted(self.sources) if group is None else [(group, kind)]
-            return [s.info() for key in keys for s in self.sources.get(key, ())]  # type: ignore[arg-type]
+            return [s.info() for key in sorted(self.sources) for s in self.sources[key]]
 
-    def problems(self, group: str, kind: str) -> list[Source]:
-        """Sources of the kind that failed (broken, incompatible, or transiently)."""
-        return [s for s in self.sources.get((group, kind), ())
-                if s.state in ("broken", "incompatible") or s.transient]
-
-    # ------------------------------------------------------------ discovery
     def refresh(self) -> None:
         """Drop what came from distributions and re-read entry points at the next use."""
         with self.lock:
@@ -189,9 +161,8 @@ class Loader:
             self.table.invalidate()
             self.discovered = True
 
-    # ------------------------------------------------------------ loading
     def ensure_loaded(self, group: str, kind: str) -> int:
-        """Load the kind's lazy sources (each once, in any thread); returns the generation it belongs to."""
+        """Load the kind's lazy sources (each once, in any thread); returns the generation."""
         key = (group, kind)
         while True:
             with self.lock:  # one refresh() or none: its generation with its ready set
@@ -214,17 +185,16 @@ class Loader:
                 return generation
 
     def settled(self, group: str, kind: str) -> Settled:
-        """What the kind's resolution reads, loaded and taken in one generation: a
-        ``refresh()`` between the load and the reading loads again, so an answer never sees
-        a table between a refresh's drop and the reload."""
+        """What the kind's resolution reads, loaded and read in one generation (a ``refresh()``
+        in between loads again: an answer never sees the table between its drop and the reload)."""
         while True:
             generation = self.ensure_loaded(group, kind)
             with self.lock:
                 if generation == self.generation:
                     sources = self.sources.get((group, kind), ())
-                    return Settled(self.table.of(group, kind), self.problems(group, kind),
-                                   [s.info() for s in sources if s.state == "disabled"],
-                                   self.controls)
+                    problems = [s for s in sources if s.state in ("broken", "incompatible") or s.transient]
+                    return Settled(self.table.of(group, kind), problems,
+                                   [s.info() for s in sources if s.state == "disabled"], self.controls)
 
     def load_all(self) -> None:
         """Import every lazy source now."""
@@ -258,7 +228,8 @@ class Loader:
         source = load.source
         begin(load)
         try:
-            self._import_watched(load)
+            with self.watch(source.origin) if self.watch is not None else nullcontext():
+                self._import_source(load)
             if load.stray:
                 listed = ", ".join(f"{NOUN[g]} for kind {k!r}" for g, k in load.stray)
                 raise LookupError(
@@ -295,21 +266,17 @@ class Loader:
             source.load = None
             self.changed.notify_all()
 
-    def _import_watched(self, load: Load) -> None:
-        """:meth:`_import_source` inside the ``watch`` given (the command line's, which notes
-        what the plugin prints)."""
-        if self.watch is None:
-            self._import_source(load)
-            return
-        with self.watch(load.source.origin):
-            self._import_source(load)
-
     def _import_source(self, load: Load) -> None:
+        from importlib.metadata import EntryPoint
+
         source = load.source
-        name, attr = _parse(source.value)
+        match = EntryPoint.pattern.match(source.value)
+        if match is None:
+            raise ValueError(f"entry point value {source.value!r} is not 'module' or 'module:attr' "
+                             "(optionally followed by [extras])")
+        name, attr = match.group("module"), match.group("attr")
         module = _import(name)
-        # What the module's top-level code registered, for this source or the entry points
-        # of its distribution (also when it was imported before, elsewhere).
+        # What the module's top-level code registered (also when imported before, elsewhere).
         for chain, group, kind, made, override in journal(name):
             if self.owner(chain) == name:
                 self.admit(load, group, kind, made, override)
@@ -337,25 +304,23 @@ class Loader:
 
     def register(self, group: str, kind: str, obj: HostCodegen | HostCodegenHook | str,
                  override: bool, default: bool = False) -> None:
-        """A registration made by code (``obj`` a path: a lazy module): journaled for the
-        modules whose top-level code made it, and sent to the load it belongs to, or
-        applied as a registration in code."""
+        """A registration made by code (``obj`` a path: a lazy module): journaled, and sent to
+        the load it belongs to or applied as a registration in code."""
         chain = write_journal(group, kind, obj, override)
         load = current_load()
         if load is not None and load.loader is self:
             owner = self.owner(chain)
             if owner is None or owner == load.source.module:
                 self.admit(load, group, kind, obj, override)
-            # Otherwise the module that made it is another entry point's: that one gets it
-            # (from the journal) when its kind is used.
+            # Else it is another entry point's module's: that one replays it from the journal.
         elif isinstance(obj, str):
             self.add_lazy(group, kind, obj, None)
         else:
             self.table.apply(group, canonical_kind(kind), kind, obj, override, CODE_ORIGIN, default)
 
     def admit(self, load: Load, group: str, kind: str, obj: object, override: bool) -> None:
-        """Apply one registration of ``load``'s source (dropped where a control disabled that
-        kind of the distribution; noted as stray where the distribution does not advertise it)."""
+        """Apply one registration of ``load``'s source (dropped where a control disabled that kind
+        of the distribution; stray where the distribution does not advertise it)."""
         source, canon = load.source, canonical_kind(kind)
         key, origin = (group, canon), source.origin
         if origin.distribution is not None:
