@@ -1,6 +1,5 @@
-"""The commands ``list``, ``check``, ``lock`` and ``explain``: each ``cmd_*`` takes the parsed
-arguments, formats what :mod:`.report`, :mod:`.checks` or :mod:`.explain` returns (imported
-when the command runs) and returns the exit status."""
+"""The commands ``list``, ``check``, ``lock`` and ``explain``: each formats the document its
+module builds (imported when the command runs) and returns the exit status."""
 
 from __future__ import annotations
 
@@ -28,12 +27,10 @@ from ._output import (
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Sequence
 
 __all__ = ["cmd_check", "cmd_explain", "cmd_list", "cmd_lock"]
 
 
-# ---------------------------------------------------------------------- list
 def cmd_list(args: argparse.Namespace) -> int:
     """``list``: every advertised kind with its entry points (and, with ``--load``, names)."""
     from ._report import describe_state, duplicate_text, list_document
@@ -53,8 +50,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         if not doc[key]:
             out("  (none)")
         for kind in doc[key]:
-            out(f"  {kind['kind']}" + ("  [overrides/extends core]" if kind["extends_core"]
-                                        else ""))
+            out(f"  {kind['kind']}" + ("  [overrides/extends core]" if kind["extends_core"] else ""))
             for entry in kind["entry_points"]:
                 out(f"    {describe_distribution(entry)}  {entry['entry_point']}  "
                     f"{describe_state(entry)}{describe_flags(entry)}")
@@ -71,13 +67,16 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
-# ---------------------------------------------------------------------- check
 def cmd_check(args: argparse.Namespace) -> int:
     """``check``: load every plugin and report every problem; 1 when there is any."""
-    from ._checks import check_document, printed_text
+    from ._checks import check_document, printed_text, split_kinds
 
-    _required(args.require, "--require")
-    _required(args.require_hook, "--require-hook")
+    for values, option in ((args.require, "--require"), (args.require_hook, "--require-hook")):
+        for value in values:  # ``--require ,`` would otherwise pass while requiring nothing
+            if not split_kinds([value]):
+                raise UsageError(f"{option} {value!r} names no kind; give a kind name such as "
+                                 f"{'llvm' if option == '--require' else 'cuda'} (see '{PROG} check "
+                                 "--help')", prog=f"{PROG} check")
     doc = quietly(check_document, require=args.require, require_hooks=args.require_hook,
                   lock=args.lock, strict=args.strict)
     if args.json:
@@ -104,24 +103,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 1
 
 
-def _required(values: Sequence[str], option: str) -> list[str]:
-    """``values`` of a repeatable, comma-separated option; one that names no kind is a
-    usage error (``--require ,`` would otherwise pass while requiring nothing)."""
-    from ._checks import split_kinds
-
-    for value in values:
-        if not split_kinds([value]):
-            raise UsageError(f"{option} {value!r} names no kind; give a kind name such as "
-                             f"{'llvm' if option == '--require' else 'cuda'} (see '{PROG} check "
-                             "--help')", prog=f"{PROG} check")
-    return list(values)
-
-
-# ---------------------------------------------------------------------- lock
 def cmd_lock(args: argparse.Namespace) -> int:
     """``lock``: write the installed plugin set as a lock file (default: stdout)."""
-    from ._lockfile import write_lock
-    from ._report import format_lock, lock_document
+    from ._lockfile import format_lock, write_lock
+    from ._report import lock_document
 
     doc, notes = quietly(lock_document)
     text = format_lock(doc)
@@ -139,7 +124,6 @@ def cmd_lock(args: argparse.Namespace) -> int:
     return 0
 
 
-# ---------------------------------------------------------------------- explain
 def cmd_explain(args: argparse.Namespace) -> int:
     """``explain``: the codegen and hooks a target resolves to, and why; 1 when none."""
     from ..discovery._controls import is_utf8_text
@@ -203,16 +187,14 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return 0 if chosen is not None else 1
 
 
+
 def _host_needs_device_target(target: str, host: str) -> None:
-    """``--host`` serves a device TARGET only: a host target is its own host, so a
-    ``--host`` beside it would be ignored; say so (exit 2) instead."""
+    """A ``--host`` beside a host target (its own host) would be ignored: a usage error."""
     from .._targets import is_host_target, parse_target
 
     parsed = quietly(parse_target, target)
     if is_host_target(parsed):
-        kind = parsed.kind.name
         raise UsageError(
-            f"--host {host!r} given for {kind!r}, a host target: a host target builds its own "
+            f"--host {host!r} given for {parsed.kind.name!r}, a host target: a host target builds its own "
             f"host code, so --host applies only to a device TARGET (e.g. `explain cuda --host "
-            f"{host}`); to see how {host!r} resolves, run `explain {host}`",
-            prog=f"{PROG} explain")
+            f"{host}`); to see how {host!r} resolves, run `explain {host}`", prog=f"{PROG} explain")
