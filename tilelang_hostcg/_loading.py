@@ -1,8 +1,6 @@
-"""Loading plugins: a registry's sources, imported when their kind is first used.
-
-A source gets what its module's top-level code registered (its journal, replayed when it was
-imported before, so answers never depend on who imported it first); a failed load is taken
-back whole; a load that a ``refresh()`` overtook is undone. Only ``KeyboardInterrupt``
+"""Loading plugins: a registry's sources, imported when their kind is first used. A source gets
+what its module's top-level code registered (its journal, replayed when it was imported before);
+a failed load, or one a ``refresh()`` overtook, is taken back whole. Only ``KeyboardInterrupt``
 propagates (the source is retried); any other exception of a plugin's import is its failure."""
 
 from __future__ import annotations
@@ -16,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ._names import CODEGEN_GROUP
-from ._plugin_sources import BOUNDARY, Load, Source, SourceInfo, begin, current_load, end, journal, write_journal
+from ._plugin_sources import BOUNDARY, Load, Source, SourceInfo, current, current_load, journal, write_journal
 from ._table import NOUN
 from ._targets import canonical_kind
 from ._types import CODE_ORIGIN, HostCodegen, HostCodegenHook, Origin, SourceState
@@ -59,11 +57,9 @@ class Loader:
     """The sources of one registry and their loading (guarded by the table's lock). A thread
     that finds a source loading elsewhere waits for it; the loading thread takes what is there."""
 
-    def __init__(self, table: RegistrationTable, registry: Any, *, discover: bool,
-                 controls: Controls | None, index_loader: IndexLoader | None,
-                 watch: Watch | None = None) -> None:
-        self.table, self.lock, self.registry = table, table.lock, registry
-        self.watch = watch
+    def __init__(self, table: RegistrationTable, registry: Any, *, discover: bool, controls: Controls | None,
+                 index_loader: IndexLoader | None, watch: Watch | None = None) -> None:
+        self.table, self.lock, self.registry, self.watch = table, table.lock, registry, watch
         self.changed = threading.Condition(table.lock)
         self.discover, self.controls_arg = discover, controls
         self.index_loader = index_loader or planned_sources
@@ -102,16 +98,14 @@ class Loader:
                         old.replaceable = False
                         if old.state in ("lazy", "broken"):  # never imported: dropped
                             self._remove(old)
-                source = same or Source(group, kind, path, Origin(None, None, group,
-                                                                  f"{kind} = {path}"), in_code=True)
+                source = same or Source(group, kind, path, Origin(None, None, group, f"{kind} = {path}"), in_code=True)
                 source.replaceable = True
             else:
                 parent = load.source.origin
-                if any(s.origin.distribution == parent.distribution and s.value == path
-                       for s in sources):
+                if any(s.origin.distribution == parent.distribution and s.value == path for s in sources):
                     return
-                source = Source(group, kind, path, Origin(parent.distribution, parent.version,
-                                                          group, f"{kind} = {path}"), in_code=True)
+                source = Source(group, kind, path, Origin(parent.distribution, parent.version, group,
+                                                          f"{kind} = {path}"), in_code=True)
                 load.lazy.append(source)
                 same = None
             if same is None:
@@ -129,13 +123,11 @@ class Loader:
         """Drop what came from distributions and re-read entry points at the next use."""
         with self.lock:
             self.table.drop_distributions()
-            kept = [s for sources in self.sources.values() for s in sources
-                    if s.origin.distribution is None]
+            kept = [s for sources in self.sources.values() for s in sources if s.origin.distribution is None]
             self.sources, self.by_module, self.kinds_of = {}, {}, {}
             for source in kept:
                 if source.state == "broken" or source.transient:
-                    source.state, source.error, source.warned, source.transient = (
-                        "lazy", None, False, False)
+                    source.state, source.error, source.warned, source.transient = "lazy", None, False, False
                 self._add(source)
             self.ready.clear()
             self.generation += 1
@@ -155,8 +147,7 @@ class Loader:
             for planned in self.index_loader(self.controls):
                 entry = planned.entry
                 origin = Origin(entry.distribution, entry.version, entry.group, entry.spec)
-                self._add(Source(entry.group, entry.name, entry.value, origin, planned.state,
-                                 planned.reason, entry))
+                self._add(Source(entry.group, entry.name, entry.value, origin, planned.state, planned.reason, entry))
             self.ready.clear()
             self.table.invalidate()
             self.discovered = True
@@ -172,8 +163,7 @@ class Loader:
             self.ensure_discovered()
             done: set[Source] = set()  # a plugin may add lazy modules for the kind as it loads
             while self.generation == generation and (pending := [
-                    s for s in self.sources.get(key, ()) if s not in done
-                    and s.state in ("lazy", "loading")]):
+                    s for s in self.sources.get(key, ()) if s not in done and s.state in ("lazy", "loading")]):
                 for source in pending:
                     done.add(source)
                     self._load_or_wait(source, generation)
@@ -226,32 +216,28 @@ class Loader:
 
     def _load(self, load: Load) -> None:
         source = load.source
-        begin(load)
-        try:
-            with self.watch(source.origin) if self.watch is not None else nullcontext():
-                self._import_source(load)
-            if load.stray:
-                listed = ", ".join(f"{NOUN[g]} for kind {k!r}" for g, k in load.stray)
-                raise LookupError(
-                    f"importing it registered {listed}, which distribution "
-                    f"{source.origin.distribution!r} does not advertise; a plugin registers "
-                    "only for the kinds of its entry points: add an entry point for each kind "
-                    "it serves")
-            if not load.registered:
-                raise LookupError(
-                    f"importing it registered no {NOUN[source.group]} for kind "
-                    f"{source.advertised!r}, the kind its entry point advertises (what other "
-                    "threads register, even one it starts, is the program's: register from "
-                    "the importing thread)")
-        except KeyboardInterrupt:  # the user's: it propagates, and the source is retried
-            self._finish(load, "lazy", None)
-            raise
-        except BaseException as exc:  # SystemExit, GeneratorExit, CancelledError too: the plugin's
-            self._finish(load, "lazy" if isinstance(exc, _TRANSIENT) else "broken", exc)
-        else:
-            self._finish(load, "loaded", None)
-        finally:
-            end(load)
+        with current(load):
+            try:
+                with self.watch(source.origin) if self.watch is not None else nullcontext():
+                    self._import_source(load)
+                if load.stray:
+                    listed = ", ".join(f"{NOUN[g]} for kind {k!r}" for g, k in load.stray)
+                    raise LookupError(
+                        f"importing it registered {listed}, which distribution {source.origin.distribution!r} "
+                        "does not advertise; a plugin registers only for the kinds of its entry points: add an "
+                        "entry point for each kind it serves")
+                if not load.registered:
+                    raise LookupError(
+                        f"importing it registered no {NOUN[source.group]} for kind {source.advertised!r}, the "
+                        "kind its entry point advertises (what other threads register, even one it starts, is "
+                        "the program's: register from the importing thread)")
+            except KeyboardInterrupt:  # the user's: it propagates, and the source is retried
+                self._finish(load, "lazy", None)
+                raise
+            except BaseException as exc:  # SystemExit, GeneratorExit, CancelledError too: the plugin's
+                self._finish(load, "lazy" if isinstance(exc, _TRANSIENT) else "broken", exc)
+            else:
+                self._finish(load, "loaded", None)
 
     def _finish(self, load: Load, state: SourceState, failure: BaseException | None) -> None:
         source = load.source
@@ -272,8 +258,8 @@ class Loader:
         source = load.source
         match = EntryPoint.pattern.match(source.value)
         if match is None:
-            raise ValueError(f"entry point value {source.value!r} is not 'module' or 'module:attr' "
-                             "(optionally followed by [extras])")
+            raise ValueError(f"entry point value {source.value!r} is not 'module' or 'module:attr' (optionally "
+                             "followed by [extras])")
         name, attr = match.group("module"), match.group("attr")
         module = _import(name)
         # What the module's top-level code registered (also when imported before, elsewhere).
@@ -291,10 +277,9 @@ class Loader:
         items: Any = [obj] if isinstance(obj, expected) else obj
         if isinstance(items, (str, bytes)) or not isinstance(items, Sequence) or not items or not all(
                 isinstance(item, expected) for item in items):
-            raise TypeError(
-                f"{source.value!r} gave {type(obj).__name__} {obj!r:.80}; it must name a "
-                f"{expected.__name__}, a non-empty sequence of them, or a zero-argument "
-                "callable returning either")
+            raise TypeError(f"{source.value!r} gave {type(obj).__name__} {obj!r:.80}; it must name a "
+                            f"{expected.__name__}, a non-empty sequence of them, or a zero-argument callable "
+                            "returning either")
         for item in items:
             self.admit(load, source.group, source.advertised, item, False)
 
@@ -302,8 +287,8 @@ class Loader:
         """The module, nearest on ``chain``, that a source of this registry names."""
         return next((name for name in chain if self.by_module.get(name)), None)
 
-    def register(self, group: str, kind: str, obj: HostCodegen | HostCodegenHook | str,
-                 override: bool, default: bool = False) -> None:
+    def register(self, group: str, kind: str, obj: HostCodegen | HostCodegenHook | str, override: bool,
+                 default: bool = False) -> None:
         """A registration made by code (``obj`` a path: a lazy module): journaled, and sent to
         the load it belongs to or applied as a registration in code."""
         chain = write_journal(group, kind, obj, override)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import sys
 import threading
 import weakref
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -14,13 +15,14 @@ from ._targets import canonical_kind
 from ._types import Origin, SourceState
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from types import CodeType
 
     from ._table import Undo
     from .discovery._planning import AdvertisedEntryPoint
 
-__all__ = ["ACTIVE", "BOUNDARY", "Load", "Source", "SourceInfo", "begin", "current_load", "end", "journal",
-           "module_of", "write_journal"]
+__all__ = ["ACTIVE", "BOUNDARY", "Load", "Source", "SourceInfo", "current", "current_load", "journal", "module_of",
+           "write_journal"]
 
 
 def module_of(value: str) -> str:
@@ -88,18 +90,19 @@ _LOCK = threading.Lock()
 ACTIVE: list[Load] = []  # every load in progress, any thread: empty is the façades' fast path
 
 
-def begin(load: Load) -> None:
-    """Make ``load`` current in this thread."""
-    _LOCAL.__dict__.setdefault("stack", []).append(load)
+@contextmanager
+def current(load: Load) -> Iterator[None]:
+    """Make ``load`` current in this thread while the block runs."""
+    stack = _LOCAL.__dict__.setdefault("stack", [])
+    stack.append(load)
     with _LOCK:
         ACTIVE.append(load)
-
-
-def end(load: Load) -> None:
-    """End ``load``, begun in this thread."""
-    _LOCAL.stack.pop()
-    with _LOCK:
-        ACTIVE.remove(load)
+    try:
+        yield
+    finally:
+        stack.pop()
+        with _LOCK:
+            ACTIVE.remove(load)
 
 
 def current_load() -> Load | None:
