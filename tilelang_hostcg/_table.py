@@ -53,10 +53,6 @@ class Undo:
     new: Registration
 
 
-def _in_code(reg: Registration) -> bool:
-    return reg.origin.distribution is None or reg.origin.group is None
-
-
 @dataclass(slots=True)
 class _Kind:
     """One kind's registrations of one group by name, and the ordered view (``None`` after a
@@ -171,7 +167,7 @@ class RegistrationTable:
             for item in reversed(undo):
                 entry = self._kind(item.group, item.kind)
                 entry.take(item.new)
-                if item.old is not None and (restore_plugins or _in_code(item.old)):
+                if item.old is not None and (restore_plugins or item.old.origin.in_code):
                     entry.put(item.old)
             self.invalidate()
 
@@ -180,6 +176,6 @@ class RegistrationTable:
         with self.lock:
             for table in self._groups.values():
                 for entry in table.values():
-                    for reg in [r for r in entry.by_name.values() if not _in_code(r)]:
+                    for reg in [r for r in entry.by_name.values() if not r.origin.in_code]:
                         entry.take(reg)
             self.invalidate()

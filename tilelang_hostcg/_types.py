@@ -116,6 +116,11 @@ class Origin:
     group: str | None = None
     entry_point: str | None = None
 
+    @property
+    def in_code(self) -> bool:
+        """Whether the registration was made in code (any ``origin=``), not by an entry point."""
+        return self.distribution is None or self.group is None
+
     def describe(self) -> str:
         """One phrase, e.g. ``distribution 'x' 1.0, entry point 'k = m' in group 'g'``."""
         if self.distribution is None:
