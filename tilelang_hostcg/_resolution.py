@@ -264,7 +264,7 @@ def provenance_note(reg: Registration, alternatives: Sequence[str], controls: Co
     what = f"host codegen hook {reg.name!r}" if is_hook else f"host codegen {reg.name!r}"
     note = f"raised by {what} for target kind {reg.kind!r} ({reg.origin.describe()})"
     dist = reg.origin.distribution
-    if reg.origin.in_code:
+    if dist is None or reg.origin.in_code:
         return note + "; it was registered in code, not by a plugin"
     note += (f". Skip it with {controls.suggest(ENV_DISABLE, f'{dist}:{reg.kind}')} (that entry point) or "
              f"{controls.suggest(ENV_DISABLE, dist)} (the distribution)")
