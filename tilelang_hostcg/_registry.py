@@ -47,10 +47,9 @@ def _check_kind(kind: object) -> None:
 class Registry:
     """Host codegens and hooks by target kind, with lazy plugin loading; thread-safe.
 
-    ``Registry()`` is empty; ``Registry(discover=True)`` reads the installed entry points (and
-    the ``TILELANG_HOSTCG_*`` controls, unless ``controls`` is given) at first use. Targets may
-    be a ``Target``, a kind name, a dict or JSON text. ``watch(origin)``, a context manager,
-    surrounds the import of each entry point."""
+    ``Registry()`` is empty; ``Registry(discover=True)`` reads the installed entry points (and the
+    ``TILELANG_HOSTCG_*`` controls, unless ``controls`` is given) at first use. Targets may be a
+    ``Target``, a kind name, a dict or JSON text. ``watch(origin)`` surrounds each plugin's import."""
 
     def __init__(self, *, discover: bool = False, controls: Controls | None = None,
                  index_loader: IndexLoader | None = None, watch: Watch | None = None) -> None:
@@ -58,22 +57,18 @@ class Registry:
         self._loader = Loader(self._table, self, discover=discover, controls=controls,
                               index_loader=index_loader, watch=watch)
 
-    def register_host_codegen(self, target_host_kind: str, codegen: HostCodegen, *,
-                              override: bool = False, origin: Origin | None = None,
-                              default: bool = False) -> HostCodegen:
-        """Register ``codegen`` for a host kind and return it; a duplicate name raises unless
-        ``override`` (remove the old one, append the new, as TileLang does). For client
-        integrations: ``origin`` says where a registration made in code comes from;
-        ``default=True`` serves only when nothing else of the kind matches (superseding the core's
-        codegen of the kind). Both survive :meth:`refresh`."""
+    def register_host_codegen(self, target_host_kind: str, codegen: HostCodegen, *, override: bool = False,
+                              origin: Origin | None = None, default: bool = False) -> HostCodegen:
+        """Register ``codegen`` for a host kind and return it; a duplicate name raises unless ``override``
+        (remove the old one, append the new, as TileLang does). For client integrations: ``origin``
+        says where it comes from; ``default=True`` serves only when nothing else of the kind matches."""
         if not isinstance(codegen, HostCodegen):
             raise TypeError(f"register_host_codegen expects a HostCodegen, got {codegen!r}")
         self._register(CODEGEN_GROUP, target_host_kind, codegen, override, origin, default)
         return codegen
 
-    def register_host_codegen_hook(self, target_kind: str, hook: HostCodegenHook, *,
-                                   override: bool = False, origin: Origin | None = None,
-                                   ) -> HostCodegenHook:
+    def register_host_codegen_hook(self, target_kind: str, hook: HostCodegenHook, *, override: bool = False,
+                                   origin: Origin | None = None) -> HostCodegenHook:
         """Register ``hook`` for a device kind and return it; as :meth:`register_host_codegen`."""
         if not isinstance(hook, HostCodegenHook):
             raise TypeError(f"register_host_codegen_hook expects a HostCodegenHook, got {hook!r}")
@@ -103,21 +98,20 @@ class Registry:
             raise TypeError(f"import_path must be a non-empty module path, got {import_path!r}")
         self._loader.register(group, kind, import_path, False)
 
-    def _register(self, group: str, kind: str, obj: HostCodegen | HostCodegenHook,
-                  override: bool, origin: Origin | None, default: bool = False) -> None:
+    def _register(self, group: str, kind: str, obj: HostCodegen | HostCodegenHook, override: bool,
+                  origin: Origin | None, default: bool = False) -> None:
         _check_kind(kind)
-        if origin is not None and origin.group is not None:
+        if origin is None:
+            self._loader.register(group, kind, obj, override, default)
+        elif origin.group is not None:
             raise ValueError("origin= describes a registration made in code: its group must be None "
                              "(entry-point origins are recorded by discovery)")
-        if origin is not None:  # it belongs there, even when a plugin being imported registers it
+        else:  # it belongs there, even when a plugin being imported registers it
             self._table.apply(group, canonical_kind(kind), kind, obj, override, origin, default)
-            return
-        self._loader.register(group, kind, obj, override, default)
 
     def refresh(self) -> None:
-        """Re-read the installed entry points (after ``pip install`` in a running process): what
-        came from distributions is dropped, failed plugins are retried, registrations made in
-        code stay. Safe at any moment, from any thread or plugin."""
+        """Re-read the installed entry points (after ``pip install``): what came from distributions is
+        dropped, failed plugins are retried, registrations made in code stay. Safe at any moment."""
         self._loader.refresh()
 
     def load_all(self) -> None:
@@ -164,8 +158,8 @@ class Registry:
         host = host_of(target)
         kind = canonical_kind(host.kind.name)
         settled = self._loader.settled(CODEGEN_GROUP, kind)
-        resolution = decide(kind, host, settled.registrations, [s.info() for s in settled.problems],
-                            settled.disabled, settled.controls)
+        resolution = decide(kind, host, settled.registrations, [s.info() for s in settled.problems], settled.disabled,
+                            settled.controls)
         return resolution, settled.problems
 
     def _warn(self, resolution: Resolution, problems: Sequence[Source], *, always: bool = False) -> None:
@@ -230,8 +224,8 @@ class Registry:
         """The hooks that apply to device ``target``, in the order they run."""
         return [c.registration for c in self.hook_candidates(target) if c.matches]
 
-    def apply_host_codegen_hooks(self, mod: IRModule, target_host: TargetLike | None,
-                                 target: TargetLike | None) -> IRModule:
+    def apply_host_codegen_hooks(self, mod: IRModule, target_host: TargetLike | None, target: TargetLike | None,
+                                 ) -> IRModule:
         """Run the hooks of ``target``'s kind on ``mod``; ``target=None`` returns ``mod``. Raises
         :class:`PluginLoadError` when the kind's hook providers all failed and nothing else
         serves it, :class:`PluginCallbackError` for a result that is not an ``IRModule``; a hook's
@@ -243,8 +237,8 @@ class Registry:
         host = parse_target(target_host) if target_host is not None else None
         kind, candidates, problems = self._hooks(device)
         if problems and not candidates:
-            raise load_error(f"No host codegen hook for target {kind!r} can run", kind,
-                             problems[0].info(), self.controls)
+            raise load_error(f"No host codegen hook for target {kind!r} can run", kind, problems[0].info(),
+                             self.controls)
         _warn_skipped(problems, f"hooks of kind {kind!r}", self.controls)
         regs = [c.registration for c in candidates if c.matches]
         if not regs:
@@ -263,8 +257,7 @@ class Registry:
             mod = result
         return mod
 
-    def build_host(self, host_mod: IRModule, target_host: TargetLike,
-                   target: TargetLike | None = None) -> Module:
+    def build_host(self, host_mod: IRModule, target_host: TargetLike, target: TargetLike | None = None) -> Module:
         """Apply hooks, resolve the host codegen and build ``host_mod``. A result that is not a
         runtime ``Module`` raises :class:`PluginCallbackError`; a build's exception gains a note
         naming the codegen, its origin and the control that skips it."""
@@ -272,15 +265,13 @@ class Registry:
         host_mod = self.apply_host_codegen_hooks(host_mod, host, target)
         codegen = self.resolve_host_codegen(host)
         kind = canonical_kind(host_of(host).kind.name)
-        regs = self._table.of(CODEGEN_GROUP, kind)
-        reg = next((r for r in regs if r.obj is codegen), None)
+        reg = next((r for r in self._table.of(CODEGEN_GROUP, kind) if r.obj is codegen), None)
         try:
             result = codegen.lower(host_mod, host)
         except Exception as exc:
             if reg is not None:  # a PREFER suggestion names what serves the target and can build
                 matching = self._decide(host_of(host))[0].matching
-                add_note(exc, provenance_note(reg, [c.registration.name for c in matching],
-                                              self.controls))
+                add_note(exc, provenance_note(reg, [c.registration.name for c in matching], self.controls))
             raise
         from tvm.runtime import Module as RuntimeModule  # here: TVM is in use once built
 

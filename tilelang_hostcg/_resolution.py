@@ -31,8 +31,7 @@ __all__ = ["Candidate", "Resolution", "bad_build_result", "bad_hook_result", "ca
 def missing_build(obj: object) -> str | None:
     """The first TVM global function codegen ``obj`` needs that the TVM in use lacks, else
     ``None``: the one "can build" rule."""
-    return next((name for name in required_global_funcs(obj) if get_global_func(name) is None),
-                None)
+    return next((name for name in required_global_funcs(obj) if get_global_func(name) is None), None)
 
 
 def judge(reg: Registration, target: Target) -> tuple[Verdict, str | None]:
@@ -102,8 +101,7 @@ class Resolution:
     @property
     def matching(self) -> list[Candidate]:
         """The candidates that match, best first (as ``allowed_host_codegens_for_target``)."""
-        found = sorted((c for c in self.candidates if c.matches),
-                       key=lambda c: c.tier or 0)  # stable: resolution order within a tier
+        found = sorted((c for c in self.candidates if c.matches), key=lambda c: c.tier or 0)  # stable
         if self.choice is not None and self.why == "preferred":
             found.remove(self.choice)
             found.insert(0, self.choice)
@@ -118,9 +116,8 @@ def _tier(reg: Registration, superseding: bool) -> int:
     return 0
 
 
-def decide(kind: str, host: Target, regs: Sequence[Registration],
-           failed: Sequence[SourceInfo], disabled: Sequence[SourceInfo],
-           controls: Controls) -> Resolution:
+def decide(kind: str, host: Target, regs: Sequence[Registration], failed: Sequence[SourceInfo],
+           disabled: Sequence[SourceInfo], controls: Controls) -> Resolution:
     """Judge ``regs`` (the kind's registrations, in order) for ``host`` and choose."""
     preferred = controls.prefer.get(kind)
     superseding = any(r.default for r in regs)
@@ -144,11 +141,8 @@ def decide(kind: str, host: Target, regs: Sequence[Registration],
             best = min(c.tier or 0 for c in matching)
             tiered = [c for c in matching if c.tier == best]
             top = [c for c in tiered if c.registration.priority == tiered[0].registration.priority]
-            dists: dict[str, Registration] = {}
-            for c in top:
-                dist = c.registration.origin.distribution
-                if dist is not None:
-                    dists.setdefault(dist, c.registration)
+            dists = {d: c.registration for c in reversed(top)  # each distribution's first
+                     if (d := c.registration.origin.distribution) is not None}
             if len(dists) > 1:
                 error = _ambiguous_error(kind, tiered[0].registration.priority, dists, controls)
             else:
@@ -171,13 +165,12 @@ def _no_codegen_error(kind: str, host: Target, candidates: Sequence[Candidate],
     message = (f"No host codegen registered for target host '{kind}'. "
                f"Available: {', '.join(names) if names else '<none>'}. ")
     if names:
-        message += (f"None of them supports target {_short(host)}: use a target one of "
-                    "them supports, or install a plugin for this variant")
+        message += (f"None of them supports target {_short(host)}: use a target one of them supports, or "
+                    "install a plugin for this variant")
     else:
         hint = _FIRST_PARTY.get(kind)
         install = f"`pip install {hint}`" if hint else "a plugin that provides it"
-        message += (f"Install {install} (see `tilelang-hostcg list`), or register one "
-                    "with register_host_codegen()")
+        message += f"Install {install} (see `tilelang-hostcg list`), or register one with register_host_codegen()"
     for info in disabled:
         message += f". Distribution {info.origin.distribution!r} provides it but {info.reason}"
     message += "".join(f". {c.registration.name!r} {cannot_build_text(str(c.detail))}"
@@ -231,29 +224,25 @@ def _ambiguous_error(kind: str, priority: int, dists: Mapping[str, Registration]
     pairs = [(r.obj.name, d) for d, r in sorted(dists.items())]
     listed = " and ".join(f"{n!r} from {d!r}" for n, d in pairs)
     return AmbiguousHostCodegenError(
-        f"Ambiguous host codegen for target host {kind!r}: {listed} match with equal "
-        f"priority {priority}. Choose one with "
-        f"{controls.suggest(ENV_PREFER, f'{kind}={pairs[0][0]}')}, or uninstall one of the "
-        "distributions", kind=kind, candidates=pairs)
+        f"Ambiguous host codegen for target host {kind!r}: {listed} match with equal priority {priority}. Choose one "
+        f"with {controls.suggest(ENV_PREFER, f'{kind}={pairs[0][0]}')}, or uninstall one of the distributions",
+        kind=kind, candidates=pairs)
 
 
 def bad_hook_result(reg: Registration, result: object, kind: str) -> PluginCallbackError:
     """The error for a hook that returned ``result`` instead of an ``IRModule``."""
     return PluginCallbackError(
-        f"Host codegen hook {reg.obj.name!r} ({reg.origin.describe()}) returned "
-        f"{_what(result)} instead of an IRModule for target {kind!r}; a hook must "
-        "return the (possibly new) host module. Fix the hook, or skip its "
-        "distribution with TILELANG_HOSTCG_DISABLE", name=reg.obj.name,
-        origin=reg.origin)
+        f"Host codegen hook {reg.obj.name!r} ({reg.origin.describe()}) returned {_what(result)} instead of an "
+        f"IRModule for target {kind!r}; a hook must return the (possibly new) host module. Fix the hook, or skip "
+        "its distribution with TILELANG_HOSTCG_DISABLE", name=reg.obj.name, origin=reg.origin)
 
 
 def bad_build_result(codegen: HostCodegen, origin: Origin, result: object, kind: str) -> PluginCallbackError:
     """The error for a build that returned ``result`` instead of a runtime Module."""
     return PluginCallbackError(
-        f"Host codegen {codegen.name!r} ({origin.describe()}) returned {_what(result)} "
-        f"instead of a runtime Module for target host {kind!r}; its build must return "
-        "the built module. Fix the codegen, or choose another with "
-        "TILELANG_HOSTCG_PREFER", name=codegen.name, origin=origin)
+        f"Host codegen {codegen.name!r} ({origin.describe()}) returned {_what(result)} instead of a runtime "
+        f"Module for target host {kind!r}; its build must return the built module. Fix the codegen, or choose "
+        "another with TILELANG_HOSTCG_PREFER", name=codegen.name, origin=origin)
 
 
 def provenance_note(reg: Registration, alternatives: Sequence[str], controls: Controls) -> str:
