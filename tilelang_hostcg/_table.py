@@ -22,9 +22,8 @@ NOUN = {CODEGEN_GROUP: "host codegen", HOOK_GROUP: "host codegen hook"}  # in me
 
 @dataclass(frozen=True, slots=True)
 class Registration:
-    """A codegen or hook registered under a kind, with its origin. ``seq`` is the registration
-    order (an ``override`` registers anew, as in TileLang); ``default`` marks a client's own
-    codegen, serving only when no other registration matches."""
+    """A codegen or hook registered under a kind: ``seq``, the registration order (an ``override``
+    registers anew, as in TileLang); ``default``, a client's own codegen, serving only when no other matches."""
 
     kind: str
     obj: HostCodegen | HostCodegenHook
@@ -55,8 +54,8 @@ class Undo:
 
 @dataclass(slots=True)
 class _Kind:
-    """One kind's registrations of one group by name, and the ordered view (``None`` after a
-    change, sorted again at the next read: loading n registrations costs one sort)."""
+    """One kind's registrations by name, and the ordered view (``None`` after a change: loading n
+    registrations costs one sort, at the next read)."""
 
     by_name: dict[str, Registration] = field(default_factory=dict)
     ordered: tuple[Registration, ...] | None = ()
@@ -72,10 +71,9 @@ class _Kind:
 
 
 class RegistrationTable:
-    """Registrations by canonical kind, in resolution order (priority, then registration).
-    ``lock`` (re-entrant) guards every change; a change replaces a kind's ordered tuple and the
-    caches ``resolved`` and ``by_kind`` (never changes them in place), so readers see a
-    consistent view."""
+    """Registrations by canonical kind, in resolution order (priority, then registration). ``lock``
+    guards every change; a change replaces (never mutates) a kind's ordered tuple and the caches
+    ``resolved`` and ``by_kind``, so readers see a consistent view."""
 
     def __init__(self) -> None:
         self.lock = threading.RLock()
@@ -100,8 +98,7 @@ class RegistrationTable:
             with self.lock:
                 ordered = entry.ordered
                 if ordered is None:
-                    ordered = entry.ordered = tuple(sorted(entry.by_name.values(),
-                                                           key=lambda r: (-r.obj.priority, r.seq)))
+                    ordered = entry.ordered = tuple(sorted(entry.by_name.values(), key=lambda r: (-r.priority, r.seq)))
         return ordered
 
     def all(self, group: str) -> list[Registration]:

@@ -33,8 +33,7 @@ def kind_spellings(kind: str) -> tuple[str, ...]:
 
 
 def is_host_target(target: Target) -> bool:
-    """Whether TVM reports ``target``'s device type as CPU, per target (``{"kind": "c",
-    "target_device_type": 2}`` is a device target)."""
+    """Whether TVM reports ``target``'s device type as CPU (per target, not per kind)."""
     return int(target.get_target_device_type()) == 1  # DLDeviceType.kDLCPU
 
 
@@ -52,7 +51,7 @@ def host_of(target: Target) -> Target:
     """``target`` itself for a host target, else ``target.host`` or :func:`default_host`."""
     if is_host_target(target):
         return target
-    return target.host if target.host is not None else default_host()
+    return host if (host := target.host) is not None else default_host()
 
 
 def _shown_spec(spec: Any) -> str:

@@ -23,16 +23,9 @@ HostCodegenHookFunc: TypeAlias = Callable[["IRModule", "Target", "Target"], "IRM
 TargetPredicate: TypeAlias = Callable[["Target"], bool]
 """Decide whether a codegen or hook serves a given target."""
 
-SourceState = Literal["lazy", "loading", "loaded", "broken", "disabled", "incompatible"]
-"""A lazy source: not imported yet (or failed transiently), importing, loaded, failed,
-skipped by a control, or not compatible with the installed versions."""
-
-PlanState = Literal["lazy", "disabled", "incompatible"]
-"""The states discovery gives an entry point before anything is loaded."""
-
-Verdict = Literal["match", "no-match", "raised", "not-bool", "missing-build"]
-"""A candidate for a target: it serves; its predicate returned ``False``, raised or returned
-a non-bool; its TVM build function is missing."""
+SourceState = Literal["lazy", "loading", "loaded", "broken", "disabled", "incompatible"]  # lazy: or failed transiently
+PlanState = Literal["lazy", "disabled", "incompatible"]  # what discovery plans, before any load
+Verdict = Literal["match", "no-match", "raised", "not-bool", "missing-build"]  # of a candidate for a target
 
 
 def _check_fields(cls_name: str, name: object, func: object, func_field: str, priority: object,
@@ -49,11 +42,10 @@ def _check_fields(cls_name: str, name: object, func: object, func_field: str, pr
 
 @dataclass(frozen=True, slots=True)
 class HostCodegen:
-    """A host code generator: ``build(mod, target_host)`` makes the runtime module;
-    ``supports_target`` narrows it to some targets of its kind (``None``: all); the highest
-    ``priority`` among matches wins. ``global_funcs`` (keyword-only) declares TVM global
-    functions ``build`` calls that cannot be seen from outside: while the TVM in use lacks one,
-    the codegen cannot build. Bad fields raise ``TypeError``."""
+    """A host code generator: ``build(mod, target_host)`` makes the runtime module; ``supports_target``
+    narrows it to some targets of its kind (``None``: all); the highest ``priority`` among matches wins.
+    ``global_funcs`` declares TVM global functions ``build`` calls that cannot be seen from outside
+    (while the TVM in use lacks one, it cannot build). Bad fields raise ``TypeError``."""
 
     name: str
     build: HostCodegenFunc
@@ -85,9 +77,8 @@ class HostCodegen:
 
 @dataclass(frozen=True, slots=True)
 class HostCodegenHook:
-    """A device backend's preparation of the host module: ``apply(mod, target_host, target)``
-    returns the (possibly new) module. Hooks of a kind run by ``priority``, highest first, then
-    in registration order. Bad fields raise ``TypeError``."""
+    """A device backend's preparation of the host module: ``apply(mod, target_host, target)`` returns
+    the (possibly new) module. Hooks run by ``priority``, highest first, then in registration order."""
 
     name: str
     apply: HostCodegenHookFunc
@@ -108,8 +99,8 @@ class HostCodegenHook:
 
 @dataclass(frozen=True, slots=True)
 class Origin:
-    """Where a registration came from: ``distribution`` is ``None`` for one made in code;
-    ``entry_point`` is written ``kind = value``; ``group`` is the entry-point group."""
+    """Where a registration came from: ``distribution`` ``None`` for one made in code; ``entry_point``
+    written ``kind = value``; ``group``, the entry-point group."""
 
     distribution: str | None = None
     version: str | None = None
