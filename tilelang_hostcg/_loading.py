@@ -114,7 +114,6 @@ class Loader:
             self.table.invalidate()
 
     def infos(self) -> list[SourceInfo]:
-        """Snapshots of every source, by group and kind."""
         self.ensure_discovered()
         with self.lock:
             return [s.info() for key in sorted(self.sources) for s in self.sources[key]]
@@ -137,7 +136,6 @@ class Loader:
             self.changed.notify_all()
 
     def ensure_discovered(self) -> None:
-        """Read the entry points (once, at first use)."""
         if self.discovered:
             return
         with self.lock:
@@ -187,7 +185,6 @@ class Loader:
                                    [s.info() for s in sources if s.state == "disabled"], self.controls)
 
     def load_all(self) -> None:
-        """Import every lazy source now."""
         self.ensure_discovered()
         for group, kind in sorted(self.sources):
             self.ensure_loaded(group, kind)

@@ -65,7 +65,6 @@ class Source:
         self.entry, self.in_code = entry, in_code
 
     def info(self) -> SourceInfo:
-        """A snapshot of it."""
         return SourceInfo(self.group, self.advertised, self.value, self.origin, self.state,
                           self.reason, self.error, self.entry.location if self.entry else "")
 

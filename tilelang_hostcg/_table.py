@@ -102,12 +102,10 @@ class RegistrationTable:
         return ordered
 
     def all(self, group: str) -> list[Registration]:
-        """Every registration of ``group``, by kind, each kind in order."""
         with self.lock:
             return [r for key in sorted(self._groups[group]) for r in self.of(group, key)]
 
     def invalidate(self) -> None:
-        """Forget every resolution cached so far."""
         self.resolved, self.by_kind = {}, {}
 
     def apply(self, group: str, canon: str, kind: str, obj: HostCodegen | HostCodegenHook,
