@@ -13,9 +13,8 @@ from ._registry import Registry
 if TYPE_CHECKING:
     from tvm.ir import IRModule
     from tvm.runtime import Module
-    from tvm.target import Target
 
-    from ._types import HostCodegen, HostCodegenHook
+    from ._types import HostCodegen, HostCodegenHook, TargetLike
 
 __all__ = ["allowed_host_codegens_for_target", "apply_host_codegen_hooks", "build", "build_host", "default_registry",
            "refresh", "register_host_codegen", "register_host_codegen_hook", "register_lazy_host_codegen",
@@ -40,20 +39,19 @@ def _current() -> Registry:
     return load.loader.registry if load is not None else default_registry()
 
 
-def resolve_host_codegen(target_host: Target | str | dict[str, Any]) -> HostCodegen:
+def resolve_host_codegen(target_host: TargetLike) -> HostCodegen:
     """Resolve the host codegen for ``target_host`` (see :meth:`Registry.resolve_host_codegen`)."""
     if _default and not ACTIVE:  # the hot path: no plugin is being loaded anywhere
         return _default[0].resolve_host_codegen(target_host)
     return _current().resolve_host_codegen(target_host)
 
 
-def allowed_host_codegens_for_target(target_host: Target | str | dict[str, Any]) -> list[str]:
+def allowed_host_codegens_for_target(target_host: TargetLike) -> list[str]:
     """Names of the codegens matching ``target_host``, best first."""
     return _current().allowed_host_codegens_for_target(target_host)
 
 
-def apply_host_codegen_hooks(mod: IRModule, target_host: Target | str | dict[str, Any],
-                             target: Target | str | dict[str, Any] | None) -> IRModule:
+def apply_host_codegen_hooks(mod: IRModule, target_host: TargetLike, target: TargetLike | None) -> IRModule:
     """Run the device kind's hooks on ``mod``; ``target=None`` returns ``mod`` unchanged."""
     return _current().apply_host_codegen_hooks(mod, target_host, target)
 
@@ -83,8 +81,7 @@ def refresh() -> None:
     default_registry().refresh()
 
 
-def build_host(host_mod: IRModule, target_host: Target | str | dict[str, Any],
-               target: Target | str | dict[str, Any] | None = None) -> Module:
+def build_host(host_mod: IRModule, target_host: TargetLike, target: TargetLike | None = None) -> Module:
     """Apply hooks, resolve the host codegen and build ``host_mod``."""
     return _current().build_host(host_mod, target_host, target)
 

@@ -4,7 +4,7 @@ that code and its plugin loader fill."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any
 
 from ._errors import add_note, warn_once, warn_plugin
 from ._loading import IndexLoader, Loader, Watch
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from tvm.runtime import Module
     from tvm.target import Target
 
-    TargetLike: TypeAlias = Target | str | dict[str, Any]
+    from ._types import TargetLike
 
 __all__ = ["Registry"]
 
@@ -224,8 +224,8 @@ class Registry:
         """The hooks that apply to device ``target``, in the order they run."""
         return [c.registration for c in self.hook_candidates(target) if c.matches]
 
-    def apply_host_codegen_hooks(self, mod: IRModule, target_host: TargetLike | None, target: TargetLike | None,
-                                 ) -> IRModule:
+    def apply_host_codegen_hooks(self, mod: IRModule, target_host: TargetLike | None,
+                                 target: TargetLike | None) -> IRModule:
         """Run the hooks of ``target``'s kind on ``mod``; ``target=None`` returns ``mod``. Raises
         :class:`PluginLoadError` when the kind's hook providers all failed and nothing else
         serves it, :class:`PluginCallbackError` for a result that is not an ``IRModule``; a hook's

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import KW_ONLY, dataclass
-from typing import TYPE_CHECKING, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 if TYPE_CHECKING:
     from tvm.ir import IRModule
     from tvm.runtime import Module
     from tvm.target import Target
+
+    TargetLike: TypeAlias = Target | str | dict[str, Any]  # a Target, kind name, dict or JSON text
 
 __all__ = ["CODE_ORIGIN", "HostCodegen", "HostCodegenFunc", "HostCodegenHook", "HostCodegenHookFunc", "Origin",
            "PlanState", "SourceState", "TargetPredicate", "Verdict"]
