@@ -153,6 +153,8 @@ def write_journal(group: str, kind: str, obj: object, override: bool) -> tuple[s
     thread's stack; returns their names (the import chain)."""
     frames = _import_frames()
     chain = tuple(name for name, _, _ in frames)
+    if not chain:
+        return chain
     entry = (chain, group, kind, obj, override)
     with _LOCK:
         for name, spec, module in frames:
