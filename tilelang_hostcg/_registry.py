@@ -202,8 +202,7 @@ class Registry:
 
     def allowed_host_codegens_for_target(self, target_host: TargetLike) -> list[str]:
         """Names of the codegens matching ``target_host``, best first; broken plugins warn."""
-        resolution = self.resolution(target_host)
-        return [c.registration.name for c in resolution.matching]
+        return [c.registration.name for c in self.resolution(target_host).matching]
 
     def _hooks(self, device: Target) -> tuple[str, list[Candidate], list[Source]]:
         """The device kind, its hooks judged for ``device`` in the order they run, and its
