@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # explicit re-exports, for type checkers
     from ._errors import TargetParseError as TargetParseError, UnsupportedTileLangError as UnsupportedTileLangError
     from ._registry import Registry as Registry
     from ._resolution import Candidate as Candidate, Resolution as Resolution
-    from ._sources import SourceInfo as SourceInfo
+    from ._plugin_sources import SourceInfo as SourceInfo
     from ._table import Registration as Registration
     from ._targets import global_func_host_codegen as global_func_host_codegen, parse_target as parse_target
     from ._tvm import TVMNotFoundError as TVMNotFoundError
@@ -52,7 +52,7 @@ _WHERE = {
                 "PluginLoadError", "PluginWarning", "TargetParseError", "UnsupportedTileLangError"),
     "_registry": ("Registry",),
     "_resolution": ("Candidate", "Resolution"),
-    "_sources": ("SourceInfo",),
+    "_plugin_sources": ("SourceInfo",),
     "_table": ("Registration",),
     "_targets": ("global_func_host_codegen", "parse_target"),
     "_tvm": ("TVMNotFoundError",),

@@ -1,21 +1,20 @@
-"""Module-level façades over the default :class:`Registry`. While a registry imports a
-plugin module, they act on that registry, so a plugin's top-level ``register_*`` calls land
-in the registry that loads it (an isolated test registry included)."""
+"""Module-level façades over the default :class:`Registry`. While a registry imports a plugin,
+they act on that registry, so a plugin's top-level ``register_*`` calls land in the registry
+that loads it."""
 
 from __future__ import annotations
 
 import threading
 from typing import TYPE_CHECKING, Any
 
+from ._plugin_sources import ACTIVE, current_load
 from ._registry import Registry
-from ._sources import ACTIVE, current_load
 
 if TYPE_CHECKING:
     from tvm.ir import IRModule
     from tvm.runtime import Module
-    from tvm.target import Target
 
-    from ._types import HostCodegen, HostCodegenHook
+    from ._types import HostCodegen, HostCodegenHook, TargetLike
 
 __all__ = ["allowed_host_codegens_for_target", "apply_host_codegen_hooks", "build", "build_host", "default_registry",
            "refresh", "register_host_codegen", "register_host_codegen_hook", "register_lazy_host_codegen",
@@ -35,35 +34,29 @@ def default_registry() -> Registry:
 
 
 def _current() -> Registry:
-    """Where a call goes: the registry loading a plugin in this thread, else the default one."""
+    """The registry loading a plugin in this thread, else the default one."""
     load = current_load()
-    if load is not None:
-        registry: Registry = load.loader.registry
-        return registry
-    return _default[0] if _default else default_registry()
+    return load.loader.registry if load is not None else default_registry()
 
 
-def resolve_host_codegen(target_host: Target | str | dict[str, Any]) -> HostCodegen:
-    """Resolve the host codegen for ``target_host`` (a ``Target``, kind name, dict or JSON
-    text; see :meth:`Registry.resolve_host_codegen`)."""
+def resolve_host_codegen(target_host: TargetLike) -> HostCodegen:
+    """Resolve the host codegen for ``target_host`` (see :meth:`Registry.resolve_host_codegen`)."""
     if _default and not ACTIVE:  # the hot path: no plugin is being loaded anywhere
         return _default[0].resolve_host_codegen(target_host)
     return _current().resolve_host_codegen(target_host)
 
 
-def allowed_host_codegens_for_target(target_host: Target | str | dict[str, Any]) -> list[str]:
+def allowed_host_codegens_for_target(target_host: TargetLike) -> list[str]:
     """Names of the codegens matching ``target_host``, best first."""
     return _current().allowed_host_codegens_for_target(target_host)
 
 
-def apply_host_codegen_hooks(mod: IRModule, target_host: Target | str | dict[str, Any],
-                             target: Target | str | dict[str, Any] | None) -> IRModule:
+def apply_host_codegen_hooks(mod: IRModule, target_host: TargetLike, target: TargetLike | None) -> IRModule:
     """Run the device kind's hooks on ``mod``; ``target=None`` returns ``mod`` unchanged."""
     return _current().apply_host_codegen_hooks(mod, target_host, target)
 
 
-def register_host_codegen(target_host_kind: str, codegen: HostCodegen, *,
-                          override: bool = False) -> HostCodegen:
+def register_host_codegen(target_host_kind: str, codegen: HostCodegen, *, override: bool = False) -> HostCodegen:
     """Register ``codegen`` for a host kind; duplicate names raise unless ``override``."""
     return _current().register_host_codegen(target_host_kind, codegen, override=override)
 
@@ -73,8 +66,7 @@ def register_lazy_host_codegen(target_host_kind: str, import_path: str) -> None:
     _current().register_lazy_host_codegen(target_host_kind, import_path)
 
 
-def register_host_codegen_hook(target_kind: str, hook: HostCodegenHook, *,
-                               override: bool = False) -> HostCodegenHook:
+def register_host_codegen_hook(target_kind: str, hook: HostCodegenHook, *, override: bool = False) -> HostCodegenHook:
     """Register ``hook`` for a device kind; duplicate names raise unless ``override``."""
     return _current().register_host_codegen_hook(target_kind, hook, override=override)
 
@@ -89,9 +81,8 @@ def refresh() -> None:
     default_registry().refresh()
 
 
-def build_host(host_mod: IRModule, target_host: Target | str | dict[str, Any],
-               target: Target | str | dict[str, Any] | None = None) -> Module:
-    """Apply hooks, resolve the host codegen and build ``host_mod`` (default registry)."""
+def build_host(host_mod: IRModule, target_host: TargetLike, target: TargetLike | None = None) -> Module:
+    """Apply hooks, resolve the host codegen and build ``host_mod``."""
     return _current().build_host(host_mod, target_host, target)
 
 
@@ -99,8 +90,6 @@ def build(func_or_mod: Any, target: Any = None, pipeline: Any = "default", *,
           registry: Registry | None = None) -> Module:
     """Compile like ``tvm.tirx.build`` (``target``: a ``Target``, kind name or JSON form),
     building host code through ``registry`` (default: the default registry)."""
-    # Here: the driver (and its input errors) would add to every first resolution, which
-    # never needs it.
-    from ._build import build as drive
+    from ._build import build as drive  # here: the first resolution never needs the driver
 
     return drive(registry or _current(), func_or_mod, target, pipeline)

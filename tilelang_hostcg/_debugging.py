@@ -11,10 +11,10 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from ._errors import PluginWarning, text_of
-from ._sources import module_of
+from ._plugin_sources import module_of
 
 if TYPE_CHECKING:
-    from ._sources import SourceInfo
+    from ._plugin_sources import SourceInfo
     from .discovery._planning import Controls
 
 __all__ = ["advice", "capture", "error_message", "failure_site", "failure_text", "plugin_traceback",

@@ -1,13 +1,7 @@
-"""Loading plugins: a registry's sources, imported when their kind is first used.
-
-A ``module:attr`` value is imported and what it names registered; a ``module`` value is
-imported while a :class:`Load` is current, so its ``register_*`` calls land in the loading
-registry. A failed load is taken back whole. A source gets what its module's top-level code
-registered (its journal), replayed when it was imported before, so answers never depend on
-who imported a module first. ``refresh()`` bumps a generation; a load of an older one is
-undone. Only ``KeyboardInterrupt`` propagates, leaving the source to be retried; any other
-exception a plugin's import raises (``SystemExit``, ``GeneratorExit``,
-``asyncio.CancelledError`` included) is that plugin's failure."""
+"""Loading plugins: a registry's sources, imported when their kind is first used. A source gets
+what its module's top-level code registered (its journal, replayed when it was imported before);
+a failed load, or one a ``refresh()`` overtook, is taken back whole. Only ``KeyboardInterrupt``
+propagates (the source is retried); any other exception of a plugin's import is its failure."""
 
 from __future__ import annotations
 
@@ -15,12 +9,12 @@ import importlib
 import sys
 import threading
 from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ._names import CODEGEN_GROUP
-from ._sources import BOUNDARY, Load, Source, SourceInfo, begin, current_load, end, journal, write_journal
+from ._plugin_sources import BOUNDARY, Load, Source, SourceInfo, current, current_load, journal, write_journal
 from ._table import NOUN
 from ._targets import canonical_kind
 from ._types import CODE_ORIGIN, HostCodegen, HostCodegenHook, Origin, SourceState
@@ -29,7 +23,7 @@ from .discovery._planning import Controls, PlannedSource, planned_sources
 if TYPE_CHECKING:
     from ._table import Registration, RegistrationTable
 
-__all__ = ["IndexLoader", "Loader", "Settled", "Watch"]
+__all__ = ["IndexLoader", "Loader", "Watch"]
 
 IndexLoader = Callable[[Controls], Sequence[PlannedSource]]  # the planned sources, by controls
 Watch = Callable[[Origin], AbstractContextManager[object]]  # around each entry point's import
@@ -38,22 +32,10 @@ _TRANSIENT = (RecursionError, MemoryError)  # failures of the moment, never "bro
 
 
 def _import(name: str) -> Any:
-    """Import ``name`` through the import statement's path: a module another thread is
-    importing, in a cross-thread cycle, comes back partly initialised, not as a deadlock
-    error (``importlib.import_module`` raises one)."""
+    """Import ``name`` as the import statement does: in a cross-thread import cycle the module
+    comes back partly initialised (``importlib.import_module`` raises a deadlock error)."""
     __import__(name)
     return sys.modules[name]
-
-
-def _parse(value: str) -> tuple[str, str | None]:
-    """``(module, attr)`` of an entry-point value, as ``importlib.metadata`` reads it."""
-    from importlib.metadata import EntryPoint
-
-    match = EntryPoint.pattern.match(value)
-    if match is None:
-        raise ValueError(f"entry point value {value!r} is not 'module' or 'module:attr' "
-                         "(optionally followed by [extras])")
-    return match.group("module"), match.group("attr")
 
 
 def _initializing(name: str) -> bool:
@@ -61,11 +43,9 @@ def _initializing(name: str) -> bool:
     return module is not None and getattr(getattr(module, "__spec__", None), "_initializing", False)
 
 
-# ---------------------------------------------------------------------- the loader
 @dataclass(frozen=True, slots=True)
 class Settled:
-    """A kind as loaded in one generation: its registrations in order, its failed sources,
-    the disabled ones and the controls in force."""
+    """A kind as loaded in one generation: registrations, failed and disabled sources, controls."""
 
     registrations: Sequence[Registration]
     problems: list[Source]
@@ -75,14 +55,11 @@ class Settled:
 
 class Loader:
     """The sources of one registry and their loading (guarded by the table's lock). A thread
-    that finds a source loading elsewhere waits for that import, then for the end of the load;
-    the loading thread itself takes what is there."""
+    that finds a source loading elsewhere waits for it; the loading thread takes what is there."""
 
-    def __init__(self, table: RegistrationTable, registry: Any, *, discover: bool,
-                 controls: Controls | None, index_loader: IndexLoader | None,
-                 watch: Watch | None = None) -> None:
-        self.table, self.lock, self.registry = table, table.lock, registry
-        self.watch = watch
+    def __init__(self, table: RegistrationTable, registry: Any, *, discover: bool, controls: Controls | None,
+                 index_loader: IndexLoader | None, watch: Watch | None = None) -> None:
+        self.table, self.lock, self.registry, self.watch = table, table.lock, registry, watch
         self.changed = threading.Condition(table.lock)
         self.discover, self.controls_arg = discover, controls
         self.index_loader = index_loader or planned_sources
@@ -94,7 +71,6 @@ class Loader:
         self.by_module: dict[str, int] = {}  # how many sources name each module
         self.kinds_of: dict[str, dict[tuple[str, str], Source]] = {}  # advertised, by dist
 
-    # ------------------------------------------------------------ sources
     def _add(self, source: Source) -> None:
         self.sources.setdefault((source.group, source.kind), []).append(source)
         self.by_module[source.module] = self.by_module.get(source.module, 0) + 1
@@ -108,9 +84,8 @@ class Loader:
         self.by_module[source.module] -= 1
 
     def add_lazy(self, group: str, kind: str, path: str, load: Load | None) -> None:
-        """A lazy module registered by ``register_lazy_*``: in code (``load`` is ``None``)
-        it replaces the kind's previous one, as in TileLang; by a plugin being loaded it
-        belongs to the plugin's distribution."""
+        """A lazy module of ``register_lazy_*``: in code (``load`` is ``None``) it replaces the
+        kind's previous one, as in TileLang; by a plugin being loaded it is the plugin's."""
         key = (group, canonical_kind(kind))
         with self.lock:
             sources = self.sources.get(key, [])
@@ -123,16 +98,14 @@ class Loader:
                         old.replaceable = False
                         if old.state in ("lazy", "broken"):  # never imported: dropped
                             self._remove(old)
-                source = same or Source(group, kind, path, Origin(None, None, group,
-                                                                  f"{kind} = {path}"), in_code=True)
+                source = same or Source(group, kind, path, Origin(None, None, group, f"{kind} = {path}"), in_code=True)
                 source.replaceable = True
             else:
                 parent = load.source.origin
-                if any(s.origin.distribution == parent.distribution and s.value == path
-                       for s in sources):
+                if any(s.origin.distribution == parent.distribution and s.value == path for s in sources):
                     return
-                source = Source(group, kind, path, Origin(parent.distribution, parent.version,
-                                                          group, f"{kind} = {path}"), in_code=True)
+                source = Source(group, kind, path, Origin(parent.distribution, parent.version, group,
+                                                          f"{kind} = {path}"), in_code=True)
                 load.lazy.append(source)
                 same = None
             if same is None:
@@ -140,30 +113,20 @@ class Loader:
             self.ready.discard(key)
             self.table.invalidate()
 
-    def infos(self, group: str | None = None, kind: str | None = None) -> list[SourceInfo]:
-        """Snapshots of every source (by group and kind), or of one canonical kind's."""
+    def infos(self) -> list[SourceInfo]:
         self.ensure_discovered()
         with self.lock:
-            keys = sorted(self.sources) if group is None else [(group, kind)]
-            return [s.info() for key in keys for s in self.sources.get(key, ())]  # type: ignore[arg-type]
+            return [s.info() for key in sorted(self.sources) for s in self.sources[key]]
 
-    def problems(self, group: str, kind: str) -> list[Source]:
-        """Sources of the kind that failed (broken, incompatible, or transiently)."""
-        return [s for s in self.sources.get((group, kind), ())
-                if s.state in ("broken", "incompatible") or s.transient]
-
-    # ------------------------------------------------------------ discovery
     def refresh(self) -> None:
         """Drop what came from distributions and re-read entry points at the next use."""
         with self.lock:
             self.table.drop_distributions()
-            kept = [s for sources in self.sources.values() for s in sources
-                    if s.origin.distribution is None]
+            kept = [s for sources in self.sources.values() for s in sources if s.origin.distribution is None]
             self.sources, self.by_module, self.kinds_of = {}, {}, {}
             for source in kept:
                 if source.state == "broken" or source.transient:
-                    source.state, source.error, source.warned, source.transient = (
-                        "lazy", None, False, False)
+                    source.state, source.error, source.warned, source.transient = "lazy", None, False, False
                 self._add(source)
             self.ready.clear()
             self.generation += 1
@@ -173,7 +136,6 @@ class Loader:
             self.changed.notify_all()
 
     def ensure_discovered(self) -> None:
-        """Read the entry points (once, at first use)."""
         if self.discovered:
             return
         with self.lock:
@@ -183,15 +145,13 @@ class Loader:
             for planned in self.index_loader(self.controls):
                 entry = planned.entry
                 origin = Origin(entry.distribution, entry.version, entry.group, entry.spec)
-                self._add(Source(entry.group, entry.name, entry.value, origin, planned.state,
-                                 planned.reason, entry))
+                self._add(Source(entry.group, entry.name, entry.value, origin, planned.state, planned.reason, entry))
             self.ready.clear()
             self.table.invalidate()
             self.discovered = True
 
-    # ------------------------------------------------------------ loading
     def ensure_loaded(self, group: str, kind: str) -> int:
-        """Load the kind's lazy sources (each once, in any thread); returns the generation it belongs to."""
+        """Load the kind's lazy sources (each once, in any thread); returns the generation."""
         key = (group, kind)
         while True:
             with self.lock:  # one refresh() or none: its generation with its ready set
@@ -201,8 +161,7 @@ class Loader:
             self.ensure_discovered()
             done: set[Source] = set()  # a plugin may add lazy modules for the kind as it loads
             while self.generation == generation and (pending := [
-                    s for s in self.sources.get(key, ()) if s not in done
-                    and s.state in ("lazy", "loading")]):
+                    s for s in self.sources.get(key, ()) if s not in done and s.state in ("lazy", "loading")]):
                 for source in pending:
                     done.add(source)
                     self._load_or_wait(source, generation)
@@ -214,20 +173,18 @@ class Loader:
                 return generation
 
     def settled(self, group: str, kind: str) -> Settled:
-        """What the kind's resolution reads, loaded and taken in one generation: a
-        ``refresh()`` between the load and the reading loads again, so an answer never sees
-        a table between a refresh's drop and the reload."""
+        """What the kind's resolution reads, loaded and read in one generation (a ``refresh()``
+        in between loads again: an answer never sees the table between its drop and the reload)."""
         while True:
             generation = self.ensure_loaded(group, kind)
             with self.lock:
                 if generation == self.generation:
                     sources = self.sources.get((group, kind), ())
-                    return Settled(self.table.of(group, kind), self.problems(group, kind),
-                                   [s.info() for s in sources if s.state == "disabled"],
-                                   self.controls)
+                    problems = [s for s in sources if s.state in ("broken", "incompatible") or s.transient]
+                    return Settled(self.table.of(group, kind), problems,
+                                   [s.info() for s in sources if s.state == "disabled"], self.controls)
 
     def load_all(self) -> None:
-        """Import every lazy source now."""
         self.ensure_discovered()
         for group, kind in sorted(self.sources):
             self.ensure_loaded(group, kind)
@@ -256,31 +213,28 @@ class Loader:
 
     def _load(self, load: Load) -> None:
         source = load.source
-        begin(load)
-        try:
-            self._import_watched(load)
-            if load.stray:
-                listed = ", ".join(f"{NOUN[g]} for kind {k!r}" for g, k in load.stray)
-                raise LookupError(
-                    f"importing it registered {listed}, which distribution "
-                    f"{source.origin.distribution!r} does not advertise; a plugin registers "
-                    "only for the kinds of its entry points: add an entry point for each kind "
-                    "it serves")
-            if not load.registered:
-                raise LookupError(
-                    f"importing it registered no {NOUN[source.group]} for kind "
-                    f"{source.advertised!r}, the kind its entry point advertises (what other "
-                    "threads register, even one it starts, is the program's: register from "
-                    "the importing thread)")
-        except KeyboardInterrupt:  # the user's: it propagates, and the source is retried
-            self._finish(load, "lazy", None)
-            raise
-        except BaseException as exc:  # SystemExit, GeneratorExit, CancelledError too: the plugin's
-            self._finish(load, "lazy" if isinstance(exc, _TRANSIENT) else "broken", exc)
-        else:
-            self._finish(load, "loaded", None)
-        finally:
-            end(load)
+        with current(load):
+            try:
+                with self.watch(source.origin) if self.watch is not None else nullcontext():
+                    self._import_source(load)
+                if load.stray:
+                    listed = ", ".join(f"{NOUN[g]} for kind {k!r}" for g, k in load.stray)
+                    raise LookupError(
+                        f"importing it registered {listed}, which distribution {source.origin.distribution!r} "
+                        "does not advertise; a plugin registers only for the kinds of its entry points: add an "
+                        "entry point for each kind it serves")
+                if not load.registered:
+                    raise LookupError(
+                        f"importing it registered no {NOUN[source.group]} for kind {source.advertised!r}, the "
+                        "kind its entry point advertises (what other threads register, even one it starts, is "
+                        "the program's: register from the importing thread)")
+            except KeyboardInterrupt:  # the user's: it propagates, and the source is retried
+                self._finish(load, "lazy", None)
+                raise
+            except BaseException as exc:  # SystemExit, GeneratorExit, CancelledError too: the plugin's
+                self._finish(load, "lazy" if isinstance(exc, _TRANSIENT) else "broken", exc)
+            else:
+                self._finish(load, "loaded", None)
 
     def _finish(self, load: Load, state: SourceState, failure: BaseException | None) -> None:
         source = load.source
@@ -295,21 +249,17 @@ class Loader:
             source.load = None
             self.changed.notify_all()
 
-    def _import_watched(self, load: Load) -> None:
-        """:meth:`_import_source` inside the ``watch`` given (the command line's, which notes
-        what the plugin prints)."""
-        if self.watch is None:
-            self._import_source(load)
-            return
-        with self.watch(load.source.origin):
-            self._import_source(load)
-
     def _import_source(self, load: Load) -> None:
+        from importlib.metadata import EntryPoint
+
         source = load.source
-        name, attr = _parse(source.value)
+        match = EntryPoint.pattern.match(source.value)
+        if match is None:
+            raise ValueError(f"entry point value {source.value!r} is not 'module' or 'module:attr' (optionally "
+                             "followed by [extras])")
+        name, attr = match.group("module"), match.group("attr")
         module = _import(name)
-        # What the module's top-level code registered, for this source or the entry points
-        # of its distribution (also when it was imported before, elsewhere).
+        # What the module's top-level code registered (also when imported before, elsewhere).
         for chain, group, kind, made, override in journal(name):
             if self.owner(chain) == name:
                 self.admit(load, group, kind, made, override)
@@ -324,10 +274,9 @@ class Loader:
         items: Any = [obj] if isinstance(obj, expected) else obj
         if isinstance(items, (str, bytes)) or not isinstance(items, Sequence) or not items or not all(
                 isinstance(item, expected) for item in items):
-            raise TypeError(
-                f"{source.value!r} gave {type(obj).__name__} {obj!r:.80}; it must name a "
-                f"{expected.__name__}, a non-empty sequence of them, or a zero-argument "
-                "callable returning either")
+            raise TypeError(f"{source.value!r} gave {type(obj).__name__} {obj!r:.80}; it must name a "
+                            f"{expected.__name__}, a non-empty sequence of them, or a zero-argument callable "
+                            "returning either")
         for item in items:
             self.admit(load, source.group, source.advertised, item, False)
 
@@ -335,27 +284,25 @@ class Loader:
         """The module, nearest on ``chain``, that a source of this registry names."""
         return next((name for name in chain if self.by_module.get(name)), None)
 
-    def register(self, group: str, kind: str, obj: HostCodegen | HostCodegenHook | str,
-                 override: bool, default: bool = False) -> None:
-        """A registration made by code (``obj`` a path: a lazy module): journaled for the
-        modules whose top-level code made it, and sent to the load it belongs to, or
-        applied as a registration in code."""
+    def register(self, group: str, kind: str, obj: HostCodegen | HostCodegenHook | str, override: bool,
+                 default: bool = False) -> None:
+        """A registration made by code (``obj`` a path: a lazy module): journaled, and sent to
+        the load it belongs to or applied as a registration in code."""
         chain = write_journal(group, kind, obj, override)
         load = current_load()
         if load is not None and load.loader is self:
             owner = self.owner(chain)
             if owner is None or owner == load.source.module:
                 self.admit(load, group, kind, obj, override)
-            # Otherwise the module that made it is another entry point's: that one gets it
-            # (from the journal) when its kind is used.
+            # Else it is another entry point's module's: that one replays it from the journal.
         elif isinstance(obj, str):
             self.add_lazy(group, kind, obj, None)
         else:
             self.table.apply(group, canonical_kind(kind), kind, obj, override, CODE_ORIGIN, default)
 
     def admit(self, load: Load, group: str, kind: str, obj: object, override: bool) -> None:
-        """Apply one registration of ``load``'s source (dropped where a control disabled that
-        kind of the distribution; noted as stray where the distribution does not advertise it)."""
+        """Apply one registration of ``load``'s source (dropped where a control disabled that kind
+        of the distribution; stray where the distribution does not advertise it)."""
         source, canon = load.source, canonical_kind(kind)
         key, origin = (group, canon), source.origin
         if origin.distribution is not None:

@@ -1,15 +1,15 @@
-"""The registry object: registrations made in code, resolution and hooks. Its state is a
-:class:`~tilelang_hostcg._table.RegistrationTable`, filled in code and by its
-:class:`~tilelang_hostcg._loading.Loader`; :func:`~tilelang_hostcg._resolution.decide` decides."""
+"""The registry object: registration, resolution, hooks and builds over a registration table
+that code and its plugin loader fill."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any
 
 from ._errors import add_note, warn_once, warn_plugin
 from ._loading import IndexLoader, Loader, Watch
 from ._names import CODEGEN_GROUP, HOOK_GROUP
+from ._plugin_sources import Source, SourceInfo
 from ._resolution import (
     Candidate,
     Resolution,
@@ -20,7 +20,6 @@ from ._resolution import (
     load_error,
     provenance_note,
 )
-from ._sources import Source, SourceInfo
 from ._table import Registration, RegistrationTable
 from ._targets import canonical_kind, host_of, is_host_target, parse_target
 from ._types import CODE_ORIGIN, HostCodegen, HostCodegenHook, Origin
@@ -33,7 +32,7 @@ if TYPE_CHECKING:
     from tvm.runtime import Module
     from tvm.target import Target
 
-    TargetLike: TypeAlias = Target | str | dict[str, Any]
+    from ._types import TargetLike
 
 __all__ = ["Registry"]
 
@@ -48,11 +47,9 @@ def _check_kind(kind: object) -> None:
 class Registry:
     """Host codegens and hooks by target kind, with lazy plugin loading; thread-safe.
 
-    ``Registry()`` is empty; ``Registry(discover=True)`` reads the installed entry points (and
-    the ``TILELANG_HOSTCG_*`` controls, unless ``controls`` is given) at first use. Targets may
-    be a ``Target``, a kind name, a dict or JSON text. ``watch(origin)``, a context manager,
-    surrounds the import of each entry point (the command line's notes what a plugin prints
-    while it is imported)."""
+    ``Registry()`` is empty; ``Registry(discover=True)`` reads the installed entry points (and the
+    ``TILELANG_HOSTCG_*`` controls, unless ``controls`` is given) at first use. Targets may be a
+    ``Target``, a kind name, a dict or JSON text. ``watch(origin)`` surrounds each plugin's import."""
 
     def __init__(self, *, discover: bool = False, controls: Controls | None = None,
                  index_loader: IndexLoader | None = None, watch: Watch | None = None) -> None:
@@ -60,35 +57,26 @@ class Registry:
         self._loader = Loader(self._table, self, discover=discover, controls=controls,
                               index_loader=index_loader, watch=watch)
 
-    # ------------------------------------------------------------------ registration
-    def register_host_codegen(self, target_host_kind: str, codegen: HostCodegen, *,
-                              override: bool = False, origin: Origin | None = None,
-                              default: bool = False) -> HostCodegen:
-        """Register ``codegen`` for a host kind and return it; a duplicate name raises unless
-        ``override`` (remove the old one, append the new, as TileLang does).
-
-        For client integrations: ``origin`` records where a registration made in code comes from;
-        ``default=True`` makes it serve only when nothing else of the kind matches (superseding the
-        core's codegen of the kind). Both survive :meth:`refresh`."""
+    def register_host_codegen(self, target_host_kind: str, codegen: HostCodegen, *, override: bool = False,
+                              origin: Origin | None = None, default: bool = False) -> HostCodegen:
+        """Register ``codegen`` for a host kind and return it; a duplicate name raises unless ``override``
+        (remove the old one, append the new, as TileLang does). For client integrations: ``origin``
+        says where it comes from; ``default=True`` serves only when nothing else of the kind matches."""
         if not isinstance(codegen, HostCodegen):
             raise TypeError(f"register_host_codegen expects a HostCodegen, got {codegen!r}")
         self._register(CODEGEN_GROUP, target_host_kind, codegen, override, origin, default)
         return codegen
 
-    def register_host_codegen_hook(self, target_kind: str, hook: HostCodegenHook, *,
-                                   override: bool = False, origin: Origin | None = None,
-                                   ) -> HostCodegenHook:
-        """Register ``hook`` for a device kind (``hip`` and ``rocm`` are one kind);
-        a duplicate name raises unless ``override`` (remove, then append). ``origin`` as
-        for :meth:`register_host_codegen`. Returns ``hook``."""
+    def register_host_codegen_hook(self, target_kind: str, hook: HostCodegenHook, *, override: bool = False,
+                                   origin: Origin | None = None) -> HostCodegenHook:
+        """Register ``hook`` for a device kind and return it; as :meth:`register_host_codegen`."""
         if not isinstance(hook, HostCodegenHook):
             raise TypeError(f"register_host_codegen_hook expects a HostCodegenHook, got {hook!r}")
         self._register(HOOK_GROUP, target_kind, hook, override, origin)
         return hook
 
     def unregister_host_codegen(self, target_host_kind: str, name: str) -> Registration | None:
-        """Remove the codegen called ``name`` from a host kind; returns its registration,
-        or ``None`` when there is none (for integrations that undo what they registered)."""
+        """Remove the codegen called ``name`` from a host kind; returns its registration or ``None``."""
         return self._table.remove(CODEGEN_GROUP, canonical_kind(target_host_kind), name)
 
     def unregister_host_codegen_hook(self, target_kind: str, name: str) -> Registration | None:
@@ -96,14 +84,12 @@ class Registry:
         return self._table.remove(HOOK_GROUP, canonical_kind(target_kind), name)
 
     def register_lazy_host_codegen(self, target_host_kind: str, import_path: str) -> None:
-        """Import ``import_path`` the first time ``target_host_kind`` is used; the module
-        registers its codegens on import. Called again in code for the same kind, the new
-        path replaces the old one (never imported unless it already was), as in TileLang."""
+        """Import ``import_path`` (which registers codegens) the first time ``target_host_kind`` is
+        used. A second call in code for the kind replaces the path, as in TileLang."""
         self._register_lazy(CODEGEN_GROUP, target_host_kind, import_path)
 
     def register_lazy_host_codegen_hooks(self, target_kind: str, import_path: str) -> None:
-        """Import ``import_path`` before hooks of ``target_kind`` are first applied (one lazy
-        module per kind registered in code: a second call replaces the path)."""
+        """Import ``import_path`` before hooks of ``target_kind`` are first applied (as above)."""
         self._register_lazy(HOOK_GROUP, target_kind, import_path)
 
     def _register_lazy(self, group: str, kind: str, import_path: str) -> None:
@@ -112,38 +98,31 @@ class Registry:
             raise TypeError(f"import_path must be a non-empty module path, got {import_path!r}")
         self._loader.register(group, kind, import_path, False)
 
-    def _register(self, group: str, kind: str, obj: HostCodegen | HostCodegenHook,
-                  override: bool, origin: Origin | None, default: bool = False) -> None:
+    def _register(self, group: str, kind: str, obj: HostCodegen | HostCodegenHook, override: bool,
+                  origin: Origin | None, default: bool = False) -> None:
         _check_kind(kind)
-        if origin is not None and origin.group is not None:
+        if origin is None:
+            self._loader.register(group, kind, obj, override, default)
+        elif origin.group is not None:
             raise ValueError("origin= describes a registration made in code: its group must be None "
                              "(entry-point origins are recorded by discovery)")
-        if origin is not None:
-            # It names where it comes from (a client's own, e.g. TileLang's defaults): it
-            # belongs there whoever registers it, even a plugin being imported (not journaled).
+        else:  # it belongs there, even when a plugin being imported registers it
             self._table.apply(group, canonical_kind(kind), kind, obj, override, origin, default)
-            return
-        self._loader.register(group, kind, obj, override, default)
 
-    # ------------------------------------------------------------------ discovery
     def refresh(self) -> None:
-        """Re-read the installed entry points (after ``pip install`` in a running process): what
-        came from distributions is dropped, failed plugins are retried, registrations made in code
-        stay. Safe at any moment, from any thread or plugin: the next call loads again."""
+        """Re-read the installed entry points (after ``pip install``): what came from distributions is
+        dropped, failed plugins are retried, registrations made in code stay. Safe at any moment."""
         self._loader.refresh()
 
     def load_all(self) -> None:
-        """Import every lazy source now (for ``check`` and ``list --load``); never raises
-        for a broken plugin."""
+        """Import every lazy source now; never raises for a broken plugin."""
         self._loader.load_all()
 
-    # ------------------------------------------------------------------ introspection
     def sources(self) -> list[SourceInfo]:
         """Every lazy source known to this registry, discovered or registered in code."""
         return self._loader.infos()
 
-    def registrations(self, group: str = CODEGEN_GROUP, kind: str | None = None,
-                      ) -> list[Registration]:
+    def registrations(self, group: str = CODEGEN_GROUP, kind: str | None = None) -> list[Registration]:
         """Current registrations of a group, for one kind or all, without loading anything."""
         if kind is not None:
             return list(self._table.of(group, canonical_kind(kind)))
@@ -158,12 +137,10 @@ class Registry:
     def __iter__(self) -> Iterator[Registration]:
         return iter(self.registrations(CODEGEN_GROUP) + self.registrations(HOOK_GROUP))
 
-    # ------------------------------------------------------------------ resolution
     def resolve_host_codegen(self, target_host: TargetLike) -> HostCodegen:
-        """The host codegen for ``target_host`` (a host target, or a device target whose host is
-        used). Raises :class:`NoHostCodegenError` when nothing matches,
-        :class:`AmbiguousHostCodegenError` on a tie across distributions, and
-        :class:`PluginLoadError` when the kind's only providers failed to load."""
+        """The host codegen for ``target_host`` (or for a device target's host). Raises
+        :class:`NoHostCodegenError` when nothing matches, :class:`AmbiguousHostCodegenError` on a
+        tie across distributions, :class:`PluginLoadError` when the only providers failed."""
         try:
             hit = self._table.resolved.get(target_host)
         except TypeError:  # a dict: the slow path parses it
@@ -171,9 +148,8 @@ class Registry:
         return hit if hit is not None else self._resolve(target_host)
 
     def resolution(self, target_host: TargetLike) -> Resolution:
-        """How ``target_host`` resolves, as a record: every candidate with its verdict, the
-        failed and skipped sources, and the choice or the error (what ``explain`` shows).
-        Loads the kind's plugins; warns as resolution does; never raises for a plugin."""
+        """How ``target_host`` resolves, as a record (what ``explain`` shows); loads the kind's
+        plugins and warns as resolution does, never raises for a plugin."""
         resolution, problems = self._decide(parse_target(target_host))
         self._warn(resolution, problems, always=True)
         return resolution
@@ -182,15 +158,13 @@ class Registry:
         host = host_of(target)
         kind = canonical_kind(host.kind.name)
         settled = self._loader.settled(CODEGEN_GROUP, kind)
-        resolution = decide(kind, host, settled.registrations, [s.info() for s in settled.problems],
-                            settled.disabled, settled.controls)
+        resolution = decide(kind, host, settled.registrations, [s.info() for s in settled.problems], settled.disabled,
+                            settled.controls)
         return resolution, settled.problems
 
-    def _warn(self, resolution: Resolution, problems: Sequence[Source], *,
-              always: bool = False) -> None:
-        """Warn about what resolution passed over: a PREFER naming nothing, odd predicates,
-        and (``always``, or when something matched and no load error is raised) failed
-        plugins."""
+    def _warn(self, resolution: Resolution, problems: Sequence[Source], *, always: bool = False) -> None:
+        """Warn of a PREFER naming nothing, odd predicates and (``always``, or when something
+        matched: no load error is raised) failed plugins."""
         if resolution.preference_problem is not None:
             warn_once(resolution.preference_problem)
         _warn_predicates(resolution.candidates)
@@ -228,13 +202,11 @@ class Registry:
 
     def allowed_host_codegens_for_target(self, target_host: TargetLike) -> list[str]:
         """Names of the codegens matching ``target_host``, best first; broken plugins warn."""
-        resolution = self.resolution(target_host)
-        return [c.registration.name for c in resolution.matching]
+        return [c.registration.name for c in self.resolution(target_host).matching]
 
-    # ------------------------------------------------------------------ hooks
     def _hooks(self, device: Target) -> tuple[str, list[Candidate], list[Source]]:
-        """The kind of device target ``device``, its hooks judged for it, in the order they
-        run, and its failed hook providers (odd predicates warn)."""
+        """The device kind, its hooks judged for ``device`` in the order they run, and its
+        failed hook providers (odd predicates warn)."""
         kind = canonical_kind(device.kind.name)
         settled = self._loader.settled(HOOK_GROUP, kind)
         out = [Candidate(reg, *judge(reg, device), None) for reg in settled.registrations]
@@ -242,34 +214,30 @@ class Registry:
         return kind, out, settled.problems
 
     def hook_candidates(self, target: TargetLike) -> list[Candidate]:
-        """Every hook of device ``target``'s kind, judged for it, in the order they run
-        (loads the kind's hook providers; broken ones warn)."""
+        """Every hook of device ``target``'s kind, judged for it, in the order they run."""
         kind, candidates, problems = self._hooks(parse_target(target))
         _warn_skipped(problems, f"hooks of kind {kind!r}", self.controls)
         return candidates
 
     def matching_hooks(self, target: TargetLike) -> list[Registration]:
-        """The hooks that apply to device ``target``, in the order they run (broken hook
-        providers warn)."""
+        """The hooks that apply to device ``target``, in the order they run."""
         return [c.registration for c in self.hook_candidates(target) if c.matches]
 
     def apply_host_codegen_hooks(self, mod: IRModule, target_host: TargetLike | None,
                                  target: TargetLike | None) -> IRModule:
-        """Run the hooks of ``target``'s kind on ``mod``; ``target=None`` returns ``mod``.
-
-        When the kind's hook providers all failed and nothing else serves it, raises
-        :class:`PluginLoadError` (else the failed ones warn). A hook returning anything but an
-        ``IRModule`` raises :class:`PluginCallbackError`; a hook's exception gains a note naming it
-        and the control that skips it."""
+        """Run the hooks of ``target``'s kind on ``mod``; ``target=None`` returns ``mod``. Raises
+        :class:`PluginLoadError` when the kind's hook providers all failed and nothing else
+        serves it, :class:`PluginCallbackError` for a result that is not an ``IRModule``; a hook's
+        exception gains a note naming it and the control that skips it."""
         if target is None:
             return mod
         device = parse_target(target)
-        # Passed to the hooks as given when None (a hook may then use target.host), as TileLang does.
+        # None is passed on as given (a hook may then use target.host), as TileLang does.
         host = parse_target(target_host) if target_host is not None else None
         kind, candidates, problems = self._hooks(device)
         if problems and not candidates:
-            raise load_error(f"No host codegen hook for target {kind!r} can run", kind,
-                             problems[0].info(), self.controls)
+            raise load_error(f"No host codegen hook for target {kind!r} can run", kind, problems[0].info(),
+                             self.controls)
         _warn_skipped(problems, f"hooks of kind {kind!r}", self.controls)
         regs = [c.registration for c in candidates if c.matches]
         if not regs:
@@ -288,25 +256,21 @@ class Registry:
             mod = result
         return mod
 
-    # ------------------------------------------------------------------ building
-    def build_host(self, host_mod: IRModule, target_host: TargetLike,
-                   target: TargetLike | None = None) -> Module:
-        """Apply hooks, resolve the host codegen and build ``host_mod`` with this registry. A build
-        returning anything but a runtime ``Module`` raises :class:`PluginCallbackError`; a build's
-        exception gains a note naming the codegen, its origin and the control that skips it."""
+    def build_host(self, host_mod: IRModule, target_host: TargetLike, target: TargetLike | None = None) -> Module:
+        """Apply hooks, resolve the host codegen and build ``host_mod``. A result that is not a
+        runtime ``Module`` raises :class:`PluginCallbackError`; a build's exception gains a note
+        naming the codegen, its origin and the control that skips it."""
         host = parse_target(target_host)
         host_mod = self.apply_host_codegen_hooks(host_mod, host, target)
         codegen = self.resolve_host_codegen(host)
         kind = canonical_kind(host_of(host).kind.name)
-        regs = self._table.of(CODEGEN_GROUP, kind)
-        reg = next((r for r in regs if r.obj is codegen), None)
+        reg = next((r for r in self._table.of(CODEGEN_GROUP, kind) if r.obj is codegen), None)
         try:
             result = codegen.lower(host_mod, host)
         except Exception as exc:
             if reg is not None:  # a PREFER suggestion names what serves the target and can build
                 matching = self._decide(host_of(host))[0].matching
-                add_note(exc, provenance_note(reg, [c.registration.name for c in matching],
-                                              self.controls))
+                add_note(exc, provenance_note(reg, [c.registration.name for c in matching], self.controls))
             raise
         from tvm.runtime import Module as RuntimeModule  # here: TVM is in use once built
 

@@ -1,6 +1,5 @@
 """Resolution as a record of its reasoning: the one place that decides "matches", "can build
-with the TVM in use" and "chosen". :func:`decide` returns a :class:`Resolution`, which
-resolution raises or returns and ``explain``, ``check`` and the errors below format."""
+with the TVM in use" and "chosen", and words the errors; ``explain`` and ``check`` format it."""
 
 from __future__ import annotations
 
@@ -20,32 +19,24 @@ if TYPE_CHECKING:
     from tvm.target import Target
 
     from ._errors import HostCodegenError
-    from ._sources import SourceInfo
+    from ._plugin_sources import SourceInfo
     from ._table import Registration
     from ._types import HostCodegen, Origin
     from .discovery._planning import Controls
 
-__all__ = ["Candidate", "Resolution", "ambiguous_error", "bad_build_result", "bad_hook_result",
-           "can_build_text", "cannot_build_text", "decide", "judge", "load_error", "missing_build",
-           "missing_build_note", "no_codegen_error", "provenance_note"]
-
-TIERS = ("first", "default", "superseded")
-"""The tiers resolution tries in turn: registrations that are neither client defaults nor
-superseded; then client defaults; then the core's own codegens, which a client default
-registered for the kind supersedes."""
+__all__ = ["Candidate", "Resolution", "bad_build_result", "bad_hook_result", "can_build_text",
+           "cannot_build_text", "decide", "judge", "load_error", "missing_build", "provenance_note"]
 
 
 def missing_build(obj: object) -> str | None:
-    """The first TVM global function codegen ``obj`` needs (:func:`required_global_funcs`:
-    declared, or seen in its build) that the TVM in use lacks, else ``None``: the one "can
-    build" rule of resolution, ``list``, ``check``, ``explain`` and ``--require``."""
-    return next((name for name in required_global_funcs(obj) if get_global_func(name) is None),
-                None)
+    """The first TVM global function codegen ``obj`` needs that the TVM in use lacks, else
+    ``None``: the one "can build" rule."""
+    return next((name for name in required_global_funcs(obj) if get_global_func(name) is None), None)
 
 
 def judge(reg: Registration, target: Target) -> tuple[Verdict, str | None]:
     """The verdict on ``reg`` for ``target`` and its detail (the missing function, the
-    predicate's exception or odd value). Only a predicate returning ``True`` matches."""
+    predicate's exception or odd value); only a predicate returning ``True`` matches."""
     missing = missing_build(reg.obj)
     if missing is not None:
         return "missing-build", missing
@@ -69,9 +60,9 @@ def judge(reg: Registration, target: Target) -> tuple[Verdict, str | None]:
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
-    """One registration judged for one target: its ``verdict``, a ``detail`` (the missing
-    function, the exception, the odd value) and ``tier``, the index in :data:`TIERS` of a
-    matching codegen (``None`` when it does not match)."""
+    """One registration judged for one target: ``verdict``, ``detail`` (see :func:`judge`) and
+    the ``tier`` of a matching codegen (0: first, 1: a client default, 2: the core's codegen a
+    client default supersedes; ``None``: it does not match)."""
 
     registration: Registration
     verdict: Verdict
@@ -91,12 +82,9 @@ class Candidate:
 
 @dataclass(frozen=True, slots=True)
 class Resolution:
-    """How a host target resolves: the record resolution, ``explain``, ``check`` and the errors share.
-
-    ``kind``/``host``: the canonical host kind and target judged; ``candidates``: every
-    registration of the kind in resolution order; ``failed``/``disabled``: sources that failed
-    or a control skipped; ``preferred``/``preference_problem``: the ``PREFER`` name and what is
-    wrong with it; ``choice`` and ``why`` (``preferred``, ``default``, ``only``, ``order``,
+    """How a host target resolves: ``candidates`` in resolution order, the sources that
+    ``failed`` or a control ``disabled``, the ``preferred`` name (and ``preference_problem``),
+    then ``choice`` and ``why`` (``preferred``, ``default``, ``only``, ``order``,
     ``priority``), else ``error``."""
 
     kind: str
@@ -113,8 +101,7 @@ class Resolution:
     @property
     def matching(self) -> list[Candidate]:
         """The candidates that match, best first (as ``allowed_host_codegens_for_target``)."""
-        found = sorted((c for c in self.candidates if c.matches),
-                       key=lambda c: c.tier or 0)  # stable: resolution order within a tier
+        found = sorted((c for c in self.candidates if c.matches), key=lambda c: c.tier or 0)  # stable
         if self.choice is not None and self.why == "preferred":
             found.remove(self.choice)
             found.insert(0, self.choice)
@@ -129,11 +116,9 @@ def _tier(reg: Registration, superseding: bool) -> int:
     return 0
 
 
-def decide(kind: str, host: Target, regs: Sequence[Registration],
-           failed: Sequence[SourceInfo], disabled: Sequence[SourceInfo],
-           controls: Controls) -> Resolution:
-    """Judge ``regs`` (the kind's registrations, in order) for ``host`` and choose, with
-    ``controls``' preference for the kind."""
+def decide(kind: str, host: Target, regs: Sequence[Registration], failed: Sequence[SourceInfo],
+           disabled: Sequence[SourceInfo], controls: Controls) -> Resolution:
+    """Judge ``regs`` (the kind's registrations, in order) for ``host`` and choose."""
     preferred = controls.prefer.get(kind)
     superseding = any(r.default for r in regs)
     candidates = []
@@ -147,7 +132,7 @@ def decide(kind: str, host: Target, regs: Sequence[Registration],
     error: HostCodegenError | None = None
     if not matching:
         error = (load_error(f"No host codegen for target host {kind!r}", kind, failed[0], controls)
-                 if failed else no_codegen_error(kind, host, candidates, disabled))
+                 if failed else _no_codegen_error(kind, host, candidates, disabled))
     else:
         choice = next((c for c in matching if c.registration.name == preferred), None)
         if choice is not None:
@@ -156,13 +141,10 @@ def decide(kind: str, host: Target, regs: Sequence[Registration],
             best = min(c.tier or 0 for c in matching)
             tiered = [c for c in matching if c.tier == best]
             top = [c for c in tiered if c.registration.priority == tiered[0].registration.priority]
-            dists: dict[str, Registration] = {}
-            for c in top:
-                dist = c.registration.origin.distribution
-                if dist is not None:
-                    dists.setdefault(dist, c.registration)
+            dists = {d: c.registration for c in reversed(top)  # each distribution's first
+                     if (d := c.registration.origin.distribution) is not None}
             if len(dists) > 1:
-                error = ambiguous_error(kind, tiered[0].registration.priority, dists, controls)
+                error = _ambiguous_error(kind, tiered[0].registration.priority, dists, controls)
             else:
                 choice = top[0]
                 why = ("default" if best == 1 else "only" if len(matching) == 1
@@ -173,28 +155,26 @@ def decide(kind: str, host: Target, regs: Sequence[Registration],
                       choice, why, error, problem.message if problem is not None else None)
 
 
-# First-party plugins named in "nothing found" messages.
 _FIRST_PARTY = {"cuda_host": "tilelang-hostcg-cuda"}
 
 
-def no_codegen_error(kind: str, host: Target, candidates: Sequence[Candidate],
-                     disabled: Sequence[SourceInfo]) -> NoHostCodegenError:
-    """The error for a host kind none of whose ``candidates`` matches: TileLang's sentence,
-    what is registered, what was skipped and what to do."""
+def _no_codegen_error(kind: str, host: Target, candidates: Sequence[Candidate],
+                      disabled: Sequence[SourceInfo]) -> NoHostCodegenError:
+    """TileLang's sentence, what is registered, what was skipped and what to do."""
     names = [c.registration.name for c in candidates]
     message = (f"No host codegen registered for target host '{kind}'. "
                f"Available: {', '.join(names) if names else '<none>'}. ")
     if names:
-        message += (f"None of them supports target {_short(host)}: use a target one of "
-                    "them supports, or install a plugin for this variant")
+        message += (f"None of them supports target {_short(host)}: use a target one of them supports, or "
+                    "install a plugin for this variant")
     else:
         hint = _FIRST_PARTY.get(kind)
         install = f"`pip install {hint}`" if hint else "a plugin that provides it"
-        message += (f"Install {install} (see `tilelang-hostcg list`), or register one "
-                    "with register_host_codegen()")
+        message += f"Install {install} (see `tilelang-hostcg list`), or register one with register_host_codegen()"
     for info in disabled:
         message += f". Distribution {info.origin.distribution!r} provides it but {info.reason}"
-    message += missing_build_note(candidates)
+    message += "".join(f". {c.registration.name!r} {cannot_build_text(str(c.detail))}"
+                       for c in candidates if not c.buildable)
     return NoHostCodegenError(message + ".", kind=kind, available=names)
 
 
@@ -204,22 +184,14 @@ def cannot_build_text(function: str) -> str:
 
 
 def can_build_text(obj: object) -> str:
-    """That a codegen can build (:func:`missing_build` found nothing missing), and with what."""
+    """That a codegen can build, and with what."""
     names = required_global_funcs(obj)
     found = f" (TVM global function {', '.join(map(repr, names))} found)" if names else ""
     return f"can build with {describe_tvm()}{found}"
 
 
-def missing_build_note(candidates: Sequence[Candidate]) -> str:
-    """A sentence naming the candidates whose TVM build function is missing."""
-    return "".join(f". {c.registration.name!r} {cannot_build_text(str(c.detail))}"
-                   for c in candidates if not c.buildable)
-
-
-def load_error(what: str, kind: str, source: SourceInfo, controls: Controls | None = None,
-               ) -> PluginLoadError:
-    """``what`` as a :class:`PluginLoadError` caused by ``source``'s failure to load (the
-    advice keeps what ``controls`` already set)."""
+def load_error(what: str, kind: str, source: SourceInfo, controls: Controls) -> PluginLoadError:
+    """``what`` as a :class:`PluginLoadError` caused by ``source``'s failure to load."""
     from ._debugging import advice, failure_text  # on failure only
 
     err = PluginLoadError(f"{what}: {failure_text(source)}. {advice(source, controls)}", kind=kind,
@@ -229,7 +201,7 @@ def load_error(what: str, kind: str, source: SourceInfo, controls: Controls | No
 
 
 def _what(value: object) -> str:
-    """A one-line description of a callback's result."""
+    """A callback's result in a few words."""
     if value is None:
         return "None"
     try:
@@ -246,66 +218,51 @@ def _short(target: Target) -> str:
     return text if len(text) <= 120 else text[:117] + "..."
 
 
-def ambiguous_error(kind: str, priority: int, dists: Mapping[str, Registration],
-                    controls: Controls | None = None) -> AmbiguousHostCodegenError:
-    """The error for codegens of several distributions tied at the top ``priority`` (the
-    suggested preference keeps those ``controls`` set for other kinds)."""
+def _ambiguous_error(kind: str, priority: int, dists: Mapping[str, Registration],
+                     controls: Controls) -> AmbiguousHostCodegenError:
+    """Codegens of several distributions tied at the top ``priority``."""
     pairs = [(r.obj.name, d) for d, r in sorted(dists.items())]
     listed = " and ".join(f"{n!r} from {d!r}" for n, d in pairs)
     return AmbiguousHostCodegenError(
-        f"Ambiguous host codegen for target host {kind!r}: {listed} match with equal "
-        f"priority {priority}. Choose one with "
-        f"{_controls(controls).suggest(ENV_PREFER, f'{kind}={pairs[0][0]}')}, or uninstall one of the "
-        "distributions", kind=kind, candidates=pairs)
-
-
-def _controls(controls: Controls | None) -> Controls:
-    from .discovery._planning import Controls
-
-    return controls if controls is not None else Controls()
+        f"Ambiguous host codegen for target host {kind!r}: {listed} match with equal priority {priority}. Choose one "
+        f"with {controls.suggest(ENV_PREFER, f'{kind}={pairs[0][0]}')}, or uninstall one of the distributions",
+        kind=kind, candidates=pairs)
 
 
 def bad_hook_result(reg: Registration, result: object, kind: str) -> PluginCallbackError:
     """The error for a hook that returned ``result`` instead of an ``IRModule``."""
     return PluginCallbackError(
-        f"Host codegen hook {reg.obj.name!r} ({reg.origin.describe()}) returned "
-        f"{_what(result)} instead of an IRModule for target {kind!r}; a hook must "
-        "return the (possibly new) host module. Fix the hook, or skip its "
-        "distribution with TILELANG_HOSTCG_DISABLE", name=reg.obj.name,
-        origin=reg.origin)
+        f"Host codegen hook {reg.obj.name!r} ({reg.origin.describe()}) returned {_what(result)} instead of an "
+        f"IRModule for target {kind!r}; a hook must return the (possibly new) host module. Fix the hook, or skip "
+        "its distribution with TILELANG_HOSTCG_DISABLE", name=reg.obj.name, origin=reg.origin)
 
 
-def bad_build_result(codegen: HostCodegen, origin: Origin, result: object, kind: str,
-                     ) -> PluginCallbackError:
-    """The error for a codegen whose build returned ``result`` instead of a runtime Module."""
+def bad_build_result(codegen: HostCodegen, origin: Origin, result: object, kind: str) -> PluginCallbackError:
+    """The error for a build that returned ``result`` instead of a runtime Module."""
     return PluginCallbackError(
-        f"Host codegen {codegen.name!r} ({origin.describe()}) returned {_what(result)} "
-        f"instead of a runtime Module for target host {kind!r}; its build must return "
-        "the built module. Fix the codegen, or choose another with "
-        "TILELANG_HOSTCG_PREFER", name=codegen.name, origin=origin)
+        f"Host codegen {codegen.name!r} ({origin.describe()}) returned {_what(result)} instead of a runtime "
+        f"Module for target host {kind!r}; its build must return the built module. Fix the codegen, or choose "
+        "another with TILELANG_HOSTCG_PREFER", name=codegen.name, origin=origin)
 
 
-def provenance_note(reg: Registration, alternatives: Sequence[str],
-                    controls: Controls | None = None) -> str:
-    """The note an exception raised by ``reg``'s codegen or hook gains: what raised it,
-    where it comes from, and the control that skips it. ``alternatives``: the other codegens
-    that serve the target and can build (``Resolution.matching``), the only ones a ``PREFER``
-    suggestion names; suggested values keep what ``controls`` already set."""
+def provenance_note(reg: Registration, alternatives: Sequence[str], controls: Controls) -> str:
+    """The note an exception of ``reg``'s codegen or hook gains: what raised it, where it comes
+    from, the control that skips it; ``PREFER`` suggestions name only ``alternatives`` (the
+    codegens that serve the target and can build)."""
     is_hook = isinstance(reg.obj, HostCodegenHook)
     what = f"host codegen hook {reg.name!r}" if is_hook else f"host codegen {reg.name!r}"
     note = f"raised by {what} for target kind {reg.kind!r} ({reg.origin.describe()})"
     dist = reg.origin.distribution
-    if dist is None or reg.origin.group is None:
+    if dist is None or reg.origin.in_code:
         return note + "; it was registered in code, not by a plugin"
-    ctl = _controls(controls)
-    note += (f". Skip it with {ctl.suggest(ENV_DISABLE, f'{dist}:{reg.kind}')} (that entry point) or "
-             f"{ctl.suggest(ENV_DISABLE, dist)} (the distribution)")
+    note += (f". Skip it with {controls.suggest(ENV_DISABLE, f'{dist}:{reg.kind}')} (that entry point) or "
+             f"{controls.suggest(ENV_DISABLE, dist)} (the distribution)")
     if is_hook:
         return note
     others = [name for name in dict.fromkeys(alternatives) if name != reg.name]
     if others:
         note += ", or choose another codegen with " + " or ".join(
-            ctl.suggest(ENV_PREFER, f"{reg.kind}={name}") for name in others)
+            controls.suggest(ENV_PREFER, f"{reg.kind}={name}") for name in others)
     else:
         note += (f"; no other codegen of kind {reg.kind!r} serves this target and can build with "
                  f"{describe_tvm()}, so {ENV_PREFER} cannot help here")

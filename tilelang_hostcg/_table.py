@@ -1,12 +1,11 @@
-"""The registration table: what is registered under each kind, with its lock. The registry
-and the loader write only through its methods: apply (returning an :class:`Undo`), roll
-back, drop what came from distributions, invalidate the resolution caches."""
+"""The registration table: what is registered under each kind, with its lock and the
+resolution caches. The registry and the loader change it only through its methods."""
 
 from __future__ import annotations
 
 import itertools
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ._errors import DuplicateRegistrationError
@@ -18,15 +17,13 @@ if TYPE_CHECKING:
 
 __all__ = ["NOUN", "Registration", "RegistrationTable", "Undo"]
 
-NOUN = {CODEGEN_GROUP: "host codegen", HOOK_GROUP: "host codegen hook"}
-"""What a registration of each group is called in messages."""
+NOUN = {CODEGEN_GROUP: "host codegen", HOOK_GROUP: "host codegen hook"}  # in messages
 
 
 @dataclass(frozen=True, slots=True)
 class Registration:
-    """A codegen or hook registered under a kind, with its origin. ``seq`` is the registration
-    order (an ``override`` registers anew, as in TileLang); ``default`` marks a client's own
-    codegen (TileLang's), serving only when no other registration matches."""
+    """A codegen or hook registered under a kind: ``seq``, the registration order (an ``override``
+    registers anew, as in TileLang); ``default``, a client's own codegen, serving only when no other matches."""
 
     kind: str
     obj: HostCodegen | HostCodegenHook
@@ -47,7 +44,7 @@ class Registration:
 
 @dataclass(frozen=True, slots=True)
 class Undo:
-    """How to take back one change: remove ``new`` from the kind's ``group`` and put ``old`` back (if any)."""
+    """How to take back one change: remove ``new`` from the kind and put ``old`` back (if any)."""
 
     group: str
     kind: str
@@ -55,26 +52,13 @@ class Undo:
     new: Registration
 
 
-def _in_code(reg: Registration) -> bool:
-    """Whether ``reg`` was registered in code (any ``origin=``), not by an entry point."""
-    return reg.origin.distribution is None or reg.origin.group is None
-
-
-def _order(reg: Registration) -> tuple[int, int]:
-    """Resolution order: by priority, then registration order."""
-    return -reg.obj.priority, reg.seq
-
-
+@dataclass(slots=True)
 class _Kind:
-    """One kind's registrations of one group: by name (names are unique in a kind), and
-    the ordered view, made again at the first read after a change (``None`` until then),
-    so that loading n registrations costs O(n), not one sort per registration."""
+    """One kind's registrations by name, and the ordered view (``None`` after a change: loading n
+    registrations costs one sort, at the next read)."""
 
-    __slots__ = ("by_name", "ordered")
-
-    def __init__(self) -> None:
-        self.by_name: dict[str, Registration] = {}
-        self.ordered: tuple[Registration, ...] | None = ()
+    by_name: dict[str, Registration] = field(default_factory=dict)
+    ordered: tuple[Registration, ...] | None = ()
 
     def put(self, reg: Registration) -> None:
         self.by_name[reg.obj.name] = reg
@@ -87,10 +71,9 @@ class _Kind:
 
 
 class RegistrationTable:
-    """Registrations by canonical kind, in resolution order. ``lock`` (re-entrant) guards every
-    change; a kind's ordered view is a tuple, replaced (never changed) after a change, and every
-    change replaces the caches ``resolved`` and ``by_kind`` with new dicts, so readers keep a
-    consistent view."""
+    """Registrations by canonical kind, in resolution order (priority, then registration). ``lock``
+    guards every change; a change replaces (never mutates) a kind's ordered tuple and the caches
+    ``resolved`` and ``by_kind``, so readers see a consistent view."""
 
     def __init__(self) -> None:
         self.lock = threading.RLock()
@@ -100,10 +83,9 @@ class RegistrationTable:
         self.by_kind: dict[str, HostCodegen] = {}
 
     def _kind(self, group: str, kind: str) -> _Kind:
-        table = self._groups[group]
-        entry = table.get(kind)
+        entry = self._groups[group].get(kind)
         if entry is None:
-            entry = table[kind] = _Kind()
+            entry = self._groups[group][kind] = _Kind()
         return entry
 
     def of(self, group: str, kind: str) -> Sequence[Registration]:
@@ -116,16 +98,14 @@ class RegistrationTable:
             with self.lock:
                 ordered = entry.ordered
                 if ordered is None:
-                    ordered = entry.ordered = tuple(sorted(entry.by_name.values(), key=_order))
+                    ordered = entry.ordered = tuple(sorted(entry.by_name.values(), key=lambda r: (-r.priority, r.seq)))
         return ordered
 
     def all(self, group: str) -> list[Registration]:
-        """Every registration of ``group``, by kind, each kind in order."""
         with self.lock:
             return [r for key in sorted(self._groups[group]) for r in self.of(group, key)]
 
     def invalidate(self) -> None:
-        """Forget every resolution cached so far."""
         self.resolved, self.by_kind = {}, {}
 
     def apply(self, group: str, canon: str, kind: str, obj: HostCodegen | HostCodegenHook,
@@ -136,29 +116,25 @@ class RegistrationTable:
             old = self._kind(group, canon).by_name.get(obj.name)
             return self._place(group, canon, kind, obj, override, origin, old, default)
 
-    def apply_in_load(self, group: str, canon: str, kind: str,
-                      obj: HostCodegen | HostCodegenHook, override: bool,
-                      origin: Origin) -> Undo | None:
-        """Apply a registration a plugin's load makes. The very object registered already
-        is counted (``None``: nothing to undo) or, when it was registered in code (its
-        module imported by hand), adopted by the plugin; else as :meth:`apply`."""
+    def apply_in_load(self, group: str, canon: str, kind: str, obj: HostCodegen | HostCodegenHook,
+                      override: bool, origin: Origin) -> Undo | None:
+        """:meth:`apply` for a plugin's load; the very object registered already is kept
+        (``None``), or adopted by the plugin when it was registered in code."""
         with self.lock:
             entry = self._kind(group, canon)
             old = entry.by_name.get(obj.name)
             if old is not None and old.obj is obj:
                 if old.origin.distribution is None and origin.distribution is not None:
-                    # Ordered as if registered now: the plugin's place in load order.
+                    # Placed as if registered now; undone, it goes with the plugin's failure.
                     new = Registration(canon, obj, origin, next(self._seq))
                     entry.put(new)
                     self.invalidate()
-                    # Undone, it goes: the plugin's failure takes its objects with it.
                     return Undo(group, canon, None, new)
                 return None
             return self._place(group, canon, kind, obj, override, origin, old)
 
     def _place(self, group: str, canon: str, kind: str, obj: HostCodegen | HostCodegenHook,
-               override: bool, origin: Origin, old: Registration | None,
-               default: bool = False) -> Undo:
+               override: bool, origin: Origin, old: Registration | None, default: bool = False) -> Undo:
         if old is not None and not override:
             raise DuplicateRegistrationError(
                 f"{NOUN[group].capitalize()} {obj.name!r} is already registered for "
@@ -180,23 +156,21 @@ class RegistrationTable:
             return gone
 
     def rollback(self, undo: Sequence[Undo], *, restore_plugins: bool = True) -> None:
-        """Take back ``undo``'s changes, last first. ``restore_plugins=False`` (a load that a
-        refresh overtook) puts back only the overridden registrations made in code: the
-        refresh dropped those of distributions."""
+        """Take back ``undo``'s changes, last first; ``restore_plugins=False`` (a load a refresh
+        overtook) puts back only the overridden registrations made in code."""
         with self.lock:
             for item in reversed(undo):
                 entry = self._kind(item.group, item.kind)
                 entry.take(item.new)
-                if item.old is not None and (restore_plugins or _in_code(item.old)):
-                    entry.put(item.old)  # put the overridden one back
+                if item.old is not None and (restore_plugins or item.old.origin.in_code):
+                    entry.put(item.old)
             self.invalidate()
 
     def drop_distributions(self) -> None:
-        """Remove what entry points registered; registrations made in code (any ``origin=``) stay."""
+        """Remove what entry points registered; registrations made in code stay."""
         with self.lock:
             for table in self._groups.values():
                 for entry in table.values():
-                    for reg in list(entry.by_name.values()):
-                        if not _in_code(reg):
-                            entry.take(reg)
+                    for reg in [r for r in entry.by_name.values() if not r.origin.in_code]:
+                        entry.take(reg)
             self.invalidate()

@@ -1,6 +1,5 @@
-"""TVM target helpers: kind aliases, the host/device rule, parsing targets given as text, and
-build callbacks backed by TVM global functions (TVM is imported inside the functions, never
-at module import)."""
+"""TVM targets: kind aliases, the host/device rule, parsing targets given as text, and build
+callbacks backed by TVM global functions (TVM is imported inside the functions)."""
 
 from __future__ import annotations
 
@@ -14,14 +13,11 @@ if TYPE_CHECKING:
     from tvm.ir import IRModule
     from tvm.target import Target
 
-__all__ = ["GlobalFuncBuild", "KIND_ALIASES", "canonical_kind", "default_host", "global_func_host_codegen",
-           "host_of", "is_host_target", "kind_spellings", "parse_target", "required_global_func",
-           "required_global_funcs"]
+__all__ = ["GlobalFuncBuild", "canonical_kind", "default_host", "global_func_host_codegen", "host_of",
+           "is_host_target", "kind_spellings", "parse_target", "required_global_funcs"]
 
-KIND_ALIASES: dict[str, str] = {"hip": "rocm"}
-"""Kind names that mean the same device: TileLang says ``hip``, TVM 0.27 says ``rocm``."""
-
-_CPU_DEVICE_TYPE = 1  # DLDeviceType.kDLCPU
+KIND_ALIASES = {"hip": "rocm"}  # one device: TileLang says hip, TVM 0.27 says rocm
+MAX_TARGET_DEPTH = 32  # deeper JSON is a TargetParseError, never a RecursionError
 _default_host: list[Target] = []
 
 
@@ -37,9 +33,8 @@ def kind_spellings(kind: str) -> tuple[str, ...]:
 
 
 def is_host_target(target: Target) -> bool:
-    """Whether TVM reports ``target``'s device type as CPU (``llvm``, ``c``, ``cuda_host``...),
-    per target: ``{"kind": "c", "target_device_type": 2}`` is a device target."""
-    return int(target.get_target_device_type()) == _CPU_DEVICE_TYPE
+    """Whether TVM reports ``target``'s device type as CPU (per target, not per kind)."""
+    return int(target.get_target_device_type()) == 1  # DLDeviceType.kDLCPU
 
 
 def default_host() -> Target:
@@ -53,20 +48,14 @@ def default_host() -> Target:
 
 
 def host_of(target: Target) -> Target:
-    """The host target for ``target``: itself for a host target, else ``target.host`` or
-    :func:`default_host`."""
+    """``target`` itself for a host target, else ``target.host`` or :func:`default_host`."""
     if is_host_target(target):
         return target
-    host = target.host
-    return host if host is not None else default_host()
-
-MAX_TARGET_DEPTH = 32
-"""How deeply a target's JSON form may nest (TVM's targets nest a few levels: a host, a
-list of keys); deeper is a :class:`TargetParseError`, never a ``RecursionError``."""
+    return host if (host := target.host) is not None else default_host()
 
 
 def _shown_spec(spec: Any) -> str:
-    """``repr(spec)`` for a message, cut to one screen line (a dict at a few levels)."""
+    """``repr(spec)`` cut to one screen line."""
     if not isinstance(spec, str):
         import reprlib
 
@@ -77,17 +66,16 @@ def _shown_spec(spec: Any) -> str:
     return text if len(text) <= 120 else f"{text[:100]}... ({len(text)} characters)"
 
 
-def _depth(value: Any, limit: int) -> int:
-    """How deeply ``value`` (lists and dicts) nests, counted iteratively up to ``limit + 1``."""
-    deepest, stack = 0, [(value, 1)]
+def _too_deep(value: Any) -> bool:
+    """Whether lists and dicts in ``value`` nest deeper than :data:`MAX_TARGET_DEPTH` (iteratively)."""
+    stack = [(value, 1)]
     while stack:
         item, depth = stack.pop()
         if isinstance(item, (dict, list, tuple)):
-            deepest = max(deepest, depth)
-            if deepest > limit:
-                break
+            if depth > MAX_TARGET_DEPTH:
+                return True
             stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
-    return deepest
+    return False
 
 
 def parse_target(spec: Any, host: Any = None) -> Target:
@@ -116,20 +104,20 @@ def parse_target(spec: Any, host: Any = None) -> Target:
     elif not isinstance(spec, (dict, Target)):
         raise TargetParseError(f"target {_shown_spec(spec)} must be a kind name, a JSON string or a dict, "
                                f"not {type(spec).__name__}")
-    if too_deep or (isinstance(value, dict) and _depth(value, MAX_TARGET_DEPTH) > MAX_TARGET_DEPTH):
+    if too_deep or (isinstance(value, dict) and _too_deep(value)):
         raise TargetParseError(f"target {_shown_spec(spec)} nests more than {MAX_TARGET_DEPTH} levels deep; a "
                                "target's JSON form nests a few (e.g. '{\"kind\": \"cuda\", \"host\": "
                                "{\"kind\": \"llvm\"}}')")
-    if isinstance(value, str):  # TileLang's device kind 'hip' is TVM 0.27's 'rocm'
-        value = KIND_ALIASES.get(value, value)
+    if isinstance(value, str):
+        value = canonical_kind(value)
     elif isinstance(value, dict) and isinstance(value.get("kind"), str) and value["kind"] in KIND_ALIASES:
         value = {**value, "kind": KIND_ALIASES[value["kind"]]}
     host_value = None if host is None else parse_target(host)
     try:
         return Target(value, host=host_value) if host_value is not None else Target(value)
     except Exception as exc:  # TVM reports parse problems with several exception types
-        first_line = str(exc).strip().splitlines()
-        reason = first_line[-1] if first_line else type(exc).__name__
+        lines = str(exc).strip().splitlines()
+        reason = lines[-1] if lines else type(exc).__name__
         if len(reason) > 200:
             reason = reason[:180] + "..."
         raise TargetParseError(f"TVM cannot parse target {_shown_spec(spec)}: {reason}. Use a kind name TVM "
@@ -138,8 +126,8 @@ def parse_target(spec: Any, host: Any = None) -> Target:
 
 class GlobalFuncBuild:
     """A ``HostCodegenFunc`` calling TVM's global function ``global_func_name``, looked up at
-    every call as in TileLang (a later ``register_global_func(..., override=True)`` counts).
-    Creating one imports no TVM; :meth:`exists` checks the function without building."""
+    every call as in TileLang (a later ``register_global_func(..., override=True)`` counts);
+    :meth:`exists` checks it without building."""
 
     __slots__ = ("global_func_name",)
 
@@ -148,8 +136,7 @@ class GlobalFuncBuild:
             raise TypeError(f"global_func_name must be a non-empty string, got {global_func_name!r}")
         self.global_func_name = global_func_name
 
-    def lookup(self) -> Any:
-        """The TVM function; raises :class:`MissingGlobalFuncError` naming it and the TVM in use."""
+    def __call__(self, mod: IRModule, target_host: Target) -> Any:
         func = get_global_func(self.global_func_name)
         if func is None:
             raise MissingGlobalFuncError(
@@ -157,14 +144,11 @@ class GlobalFuncBuild:
                 f"use ({describe_tvm()}); install a TVM build that provides it, or choose a host "
                 "codegen whose build function exists (see `tilelang-hostcg check`)",
                 global_func_name=self.global_func_name)
-        return func
+        return func(mod, target_host)
 
     def exists(self) -> bool:
         """Whether the TVM in use provides the function."""
         return get_global_func(self.global_func_name) is not None
-
-    def __call__(self, mod: IRModule, target_host: Target) -> Any:
-        return self.lookup()(mod, target_host)
 
     def __repr__(self) -> str:
         return f"global_func_host_codegen({self.global_func_name!r})"
@@ -175,38 +159,23 @@ def global_func_host_codegen(global_func_name: str) -> GlobalFuncBuild:
     return GlobalFuncBuild(global_func_name)
 
 
-def required_global_func(build: object) -> str | None:
-    """The TVM global function a codegen's ``build`` is, when it is a :func:`global_func_host_codegen`."""
-    return build.global_func_name if isinstance(build, GlobalFuncBuild) else None
-
-
-def _wrapped(build: object) -> list[str]:
-    """The :func:`global_func_host_codegen` callbacks a plain function ``build`` calls through a
-    module global or a closure variable of its own (one level: not through further functions)."""
-    func = getattr(build, "__func__", build)  # a bound method's function
-    code, found = getattr(func, "__code__", None), []
-    if code is not None:
-        globs = getattr(func, "__globals__", None) or {}
-        found += [v.global_func_name for n in code.co_names
-                  if isinstance(v := globs.get(n), GlobalFuncBuild)]
-    for cell in getattr(func, "__closure__", None) or ():
-        try:
-            value = cell.cell_contents
-        except ValueError:  # an empty cell
-            continue
-        if isinstance(value, GlobalFuncBuild):
-            found.append(value.global_func_name)
-    return found
-
-
 def required_global_funcs(codegen: object) -> tuple[str, ...]:
     """The TVM global functions a codegen needs to build, in order, without repeats: those it
-    declares (``HostCodegen(..., global_funcs=...)``), its ``build`` when that is a
-    :func:`global_func_host_codegen`, and the ones such a ``build`` wraps (a function calling a
-    :func:`global_func_host_codegen` held in a module global or a closure variable). What a
-    build looks up otherwise (``tvm.get_global_func``, a callback made inside the call, a
-    helper function's callbacks) cannot be seen: declare it."""
+    declares (``global_funcs=``), its ``build`` when that is a :func:`global_func_host_codegen`,
+    else the ones its ``build`` holds in a module global or a closure variable (one level).
+    Anything else a build looks up cannot be seen: declare it."""
     build = getattr(codegen, "build", None)
-    own = required_global_func(build)
-    names = [*getattr(codegen, "global_funcs", ()), *([own] if own else _wrapped(build))]
+    names = list(getattr(codegen, "global_funcs", ()))
+    if isinstance(build, GlobalFuncBuild):
+        names.append(build.global_func_name)
+    else:
+        func = getattr(build, "__func__", build)  # a bound method's function
+        code, globs = getattr(func, "__code__", None), getattr(func, "__globals__", None) or {}
+        held = [globs.get(n) for n in code.co_names] if code is not None else []
+        for cell in getattr(func, "__closure__", None) or ():
+            try:
+                held.append(cell.cell_contents)
+            except ValueError:  # an empty cell
+                continue
+        names += [v.global_func_name for v in held if isinstance(v, GlobalFuncBuild)]
     return tuple(dict.fromkeys(names))

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import KW_ONLY, dataclass
-from typing import TYPE_CHECKING, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 if TYPE_CHECKING:
     from tvm.ir import IRModule
     from tvm.runtime import Module
     from tvm.target import Target
+
+    TargetLike: TypeAlias = Target | str | dict[str, Any]  # a Target, kind name, dict or JSON text
 
 __all__ = ["CODE_ORIGIN", "HostCodegen", "HostCodegenFunc", "HostCodegenHook", "HostCodegenHookFunc", "Origin",
            "PlanState", "SourceState", "TargetPredicate", "Verdict"]
@@ -23,16 +25,10 @@ HostCodegenHookFunc: TypeAlias = Callable[["IRModule", "Target", "Target"], "IRM
 TargetPredicate: TypeAlias = Callable[["Target"], bool]
 """Decide whether a codegen or hook serves a given target."""
 
-SourceState = Literal["lazy", "loading", "loaded", "broken", "disabled", "incompatible"]
-"""The state of a lazy source: not imported yet (or failed transiently), being imported,
-loaded, failed, skipped by a control, or not compatible with the installed versions."""
+SourceState = Literal["lazy", "loading", "loaded", "broken", "disabled", "incompatible"]  # lazy: or failed transiently
+PlanState = Literal["lazy", "disabled", "incompatible"]  # what discovery plans, before any load
+Verdict = Literal["match", "no-match", "raised", "not-bool", "missing-build"]  # of a candidate for a target
 
-PlanState = Literal["lazy", "disabled", "incompatible"]
-"""The states discovery gives an entry point before anything is loaded."""
-
-Verdict = Literal["match", "no-match", "raised", "not-bool", "missing-build"]
-"""A candidate's verdict for a target: it serves; its predicate returned ``False``, raised,
-or returned something other than a bool; its TVM build function is missing."""
 
 def _check_fields(cls_name: str, name: object, func: object, func_field: str, priority: object,
                   supports_target: object) -> None:
@@ -46,26 +42,12 @@ def _check_fields(cls_name: str, name: object, func: object, func_field: str, pr
         raise TypeError(f"{cls_name}.priority must be an int, got {priority!r}")
 
 
-def _global_funcs(value: object) -> tuple[str, ...]:
-    if isinstance(value, str) or not isinstance(value, Iterable):
-        raise TypeError(f"HostCodegen.global_funcs must be a sequence of TVM global function names, "
-                        f"such as ('target.build.llvm',), got {value!r}")
-    names = tuple(value)
-    bad = [n for n in names if not isinstance(n, str) or not n.strip()]
-    if bad:
-        raise TypeError(f"HostCodegen.global_funcs must hold non-empty strings, got {bad[0]!r}")
-    return names
-
-
 @dataclass(frozen=True, slots=True)
 class HostCodegen:
-    """A host code generator for one host target variant: ``build(mod, target_host)`` makes the
-    runtime module; ``supports_target`` narrows it to some targets of its kind (``None``: all);
-    the highest ``priority`` among matches wins. ``global_funcs`` (keyword-only) declares the
-    TVM global functions ``build`` calls that cannot be seen from outside (see
-    :func:`~tilelang_hostcg._targets.required_global_funcs`): while the TVM in use lacks one,
-    the codegen cannot build, for resolution and ``list``/``check``/``explain`` alike. Bad
-    fields raise ``TypeError``."""
+    """A host code generator: ``build(mod, target_host)`` makes the runtime module; ``supports_target``
+    narrows it to some targets of its kind (``None``: all); the highest ``priority`` among matches wins.
+    ``global_funcs`` declares TVM global functions ``build`` calls that cannot be seen from outside
+    (while the TVM in use lacks one, it cannot build). Bad fields raise ``TypeError``."""
 
     name: str
     build: HostCodegenFunc
@@ -75,9 +57,16 @@ class HostCodegen:
     global_funcs: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        _check_fields("HostCodegen", self.name, self.build, "build", self.priority,
-                      self.supports_target)
-        object.__setattr__(self, "global_funcs", _global_funcs(self.global_funcs))
+        _check_fields("HostCodegen", self.name, self.build, "build", self.priority, self.supports_target)
+        funcs = self.global_funcs
+        if isinstance(funcs, str) or not isinstance(funcs, Iterable):
+            raise TypeError(f"HostCodegen.global_funcs must be a sequence of TVM global function names, "
+                            f"such as ('target.build.llvm',), got {funcs!r}")
+        names = tuple(funcs)
+        bad = [n for n in names if not isinstance(n, str) or not n.strip()]
+        if bad:
+            raise TypeError(f"HostCodegen.global_funcs must hold non-empty strings, got {bad[0]!r}")
+        object.__setattr__(self, "global_funcs", names)
 
     def matches(self, target_host: Target) -> bool:
         """Whether this codegen serves ``target_host``."""
@@ -90,9 +79,8 @@ class HostCodegen:
 
 @dataclass(frozen=True, slots=True)
 class HostCodegenHook:
-    """A device backend's preparation of the host module before host codegen:
-    ``apply(mod, target_host, target)`` returns the (possibly new) module. Hooks of a kind run
-    by ``priority``, highest first, then in registration order. Bad fields raise ``TypeError``."""
+    """A device backend's preparation of the host module: ``apply(mod, target_host, target)`` returns
+    the (possibly new) module. Hooks run by ``priority``, highest first, then in registration order."""
 
     name: str
     apply: HostCodegenHookFunc
@@ -100,8 +88,7 @@ class HostCodegenHook:
     priority: int = 0
 
     def __post_init__(self) -> None:
-        _check_fields("HostCodegenHook", self.name, self.apply, "apply", self.priority,
-                      self.supports_target)
+        _check_fields("HostCodegenHook", self.name, self.apply, "apply", self.priority, self.supports_target)
 
     def matches(self, target: Target) -> bool:
         """Whether this hook applies to the device ``target``."""
@@ -114,16 +101,21 @@ class HostCodegenHook:
 
 @dataclass(frozen=True, slots=True)
 class Origin:
-    """Where a registration came from: ``distribution`` is ``None`` for one made in code;
-    ``entry_point`` is written ``kind = value``; ``group`` is the entry-point group."""
+    """Where a registration came from: ``distribution`` ``None`` for one made in code; ``entry_point``
+    written ``kind = value``; ``group``, the entry-point group."""
 
     distribution: str | None = None
     version: str | None = None
     group: str | None = None
     entry_point: str | None = None
 
+    @property
+    def in_code(self) -> bool:
+        """Whether the registration was made in code (any ``origin=``), not by an entry point."""
+        return self.distribution is None or self.group is None
+
     def describe(self) -> str:
-        """One human-readable phrase, e.g. ``distribution 'x' 1.0, entry point 'k = m'``."""
+        """One phrase, e.g. ``distribution 'x' 1.0, entry point 'k = m' in group 'g'``."""
         if self.distribution is None:
             if self.entry_point is None:
                 return "registered in code"
@@ -134,5 +126,4 @@ class Origin:
         return text
 
 
-CODE_ORIGIN = Origin()
-"""The origin of a registration made in code."""
+CODE_ORIGIN = Origin()  # the origin of a registration made in code

@@ -10,9 +10,9 @@ from pathlib import Path
 from .._debugging import advice, failure_text, plugin_traceback
 from .._errors import AmbiguousHostCodegenError, UnknownKindError, shown, text_of
 from .._names import APACHE_TVM, CODEGEN_GROUP, HOOK_GROUP
+from .._plugin_sources import SourceInfo
 from .._registry import Registry
 from .._resolution import Resolution, cannot_build_text, missing_build
-from .._sources import SourceInfo
 from .._table import Registration
 from .._targets import canonical_kind, is_host_target, parse_target
 from .._tvm import describe_tvm, distribution_name, import_tvm, tilelang_distribution, tilelang_overlap, tvm_document

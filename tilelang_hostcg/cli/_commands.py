@@ -1,6 +1,5 @@
-"""The commands ``list``, ``check``, ``lock`` and ``explain``: each ``cmd_*`` takes the parsed
-arguments, formats what :mod:`.report`, :mod:`.checks` or :mod:`.explain` returns (imported
-when the command runs) and returns the exit status."""
+"""The commands ``list``, ``check``, ``lock`` and ``explain``: each formats the document its
+module builds (imported when the command runs) and returns the exit status."""
 
 from __future__ import annotations
 
@@ -28,19 +27,17 @@ from ._output import (
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Sequence
 
 __all__ = ["cmd_check", "cmd_explain", "cmd_list", "cmd_lock"]
 
 
-# ---------------------------------------------------------------------- list
 def cmd_list(args: argparse.Namespace) -> int:
     """``list``: every advertised kind with its entry points (and, with ``--load``, names)."""
     from ._report import describe_state, duplicate_text, list_document
 
     if args.traceback and not args.load:
-        raise UsageError("--traceback shows the traceback of a plugin that failed to load; "
-                         "plain list loads none: add --load", prog=f"{PROG} list")
+        raise UsageError("--traceback shows the traceback of a plugin that failed to load; plain list loads none: "
+                         "add --load", prog=f"{PROG} list")
     doc = quietly(list_document, load=args.load)
     if args.json:
         write_json(doc)
@@ -53,17 +50,15 @@ def cmd_list(args: argparse.Namespace) -> int:
         if not doc[key]:
             out("  (none)")
         for kind in doc[key]:
-            out(f"  {kind['kind']}" + ("  [overrides/extends core]" if kind["extends_core"]
-                                        else ""))
+            out(f"  {kind['kind']}" + ("  [overrides/extends core]" if kind["extends_core"] else ""))
             for entry in kind["entry_points"]:
-                out(f"    {describe_distribution(entry)}  {entry['entry_point']}  "
-                    f"{describe_state(entry)}{describe_flags(entry)}")
+                out(f"    {describe_distribution(entry)}  {entry['entry_point']}  {describe_state(entry)}"
+                    f"{describe_flags(entry)}")
                 write_traceback(entry, args.traceback, "        ")
             for reg in kind["registrations"] or ():
-                out(f"      {noun} {reg['name']!r} priority {reg['priority']}  from "
-                    f"{describe_distribution(reg)}{describe_flags(reg)}"
-                    + (f"  {reg['cannot_build']}" if reg.get("cannot_build") else
-                       f"  {reg['can_build']}" if reg.get("can_build") else ""))
+                out(f"      {noun} {reg['name']!r} priority {reg['priority']}  from {describe_distribution(reg)}"
+                    f"{describe_flags(reg)}" + (f"  {reg['cannot_build']}" if reg.get("cannot_build") else
+                                                f"  {reg['can_build']}" if reg.get("can_build") else ""))
     for dup in doc["duplicates"]:
         err(f"warning: {duplicate_text(dup['distribution'], dup['locations'])}")
     warn_all(doc["warnings"])
@@ -71,15 +66,18 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
-# ---------------------------------------------------------------------- check
 def cmd_check(args: argparse.Namespace) -> int:
     """``check``: load every plugin and report every problem; 1 when there is any."""
-    from ._checks import check_document, printed_text
+    from ._checks import check_document, printed_text, split_kinds
 
-    _required(args.require, "--require")
-    _required(args.require_hook, "--require-hook")
-    doc = quietly(check_document, require=args.require, require_hooks=args.require_hook,
-                  lock=args.lock, strict=args.strict)
+    for values, option in ((args.require, "--require"), (args.require_hook, "--require-hook")):
+        for value in values:  # ``--require ,`` would otherwise pass while requiring nothing
+            if not split_kinds([value]):
+                raise UsageError(f"{option} {value!r} names no kind; give a kind name such as "
+                                 f"{'llvm' if option == '--require' else 'cuda'} (see '{PROG} check --help')",
+                                 prog=f"{PROG} check")
+    doc = quietly(check_document, require=args.require, require_hooks=args.require_hook, lock=args.lock,
+                  strict=args.strict)
     if args.json:
         write_json(doc)
         return 0 if doc["ok"] else 1
@@ -87,10 +85,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     kinds = doc["kinds"]
     out(f"TVM in use: {doc['tvm']['describe']}")
     out(client_text(doc))
-    out(f"Checked {len(doc['distributions'])} distribution(s); host kinds: "
-        f"{', '.join(kinds['codegens']) or '(none)'}; hook kinds: "
-        f"{', '.join(kinds['hooks']) or '(none)'}"
-        + (f"; lock file: {doc['lock']}" if doc["lock"] else ""))
+    out(f"Checked {len(doc['distributions'])} distribution(s); host kinds: {', '.join(kinds['codegens']) or '(none)'}; "
+        f"hook kinds: {', '.join(kinds['hooks']) or '(none)'}" + (f"; lock file: {doc['lock']}" if doc["lock"] else ""))
     for problem in doc["problems"]:
         out(f"{problem['severity']} [{problem['code']}] {problem['message']}")
         write_traceback(problem, args.traceback, "    ")
@@ -104,24 +100,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 1
 
 
-def _required(values: Sequence[str], option: str) -> list[str]:
-    """``values`` of a repeatable, comma-separated option; one that names no kind is a
-    usage error (``--require ,`` would otherwise pass while requiring nothing)."""
-    from ._checks import split_kinds
-
-    for value in values:
-        if not split_kinds([value]):
-            raise UsageError(f"{option} {value!r} names no kind; give a kind name such as "
-                             f"{'llvm' if option == '--require' else 'cuda'} (see '{PROG} check "
-                             "--help')", prog=f"{PROG} check")
-    return list(values)
-
-
-# ---------------------------------------------------------------------- lock
 def cmd_lock(args: argparse.Namespace) -> int:
     """``lock``: write the installed plugin set as a lock file (default: stdout)."""
-    from ._lockfile import write_lock
-    from ._report import format_lock, lock_document
+    from ._lockfile import format_lock, write_lock
+    from ._report import lock_document
 
     doc, notes = quietly(lock_document)
     text = format_lock(doc)
@@ -139,7 +121,6 @@ def cmd_lock(args: argparse.Namespace) -> int:
     return 0
 
 
-# ---------------------------------------------------------------------- explain
 def cmd_explain(args: argparse.Namespace) -> int:
     """``explain``: the codegen and hooks a target resolves to, and why; 1 when none."""
     from ..discovery._controls import is_utf8_text
@@ -147,8 +128,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
     for value, what in ((args.target, "TARGET"), (args.host, "--host")):
         if value is not None and not is_utf8_text(value):
-            raise UsageError(f"{what} {shown(repr(value))} is not valid UTF-8 text; give a kind "
-                             "name such as 'llvm' or TVM's JSON form", prog=f"{PROG} explain")
+            raise UsageError(f"{what} {shown(repr(value))} is not valid UTF-8 text; give a kind name such as 'llvm' or "
+                             "TVM's JSON form", prog=f"{PROG} explain")
     if args.host is not None:
         _host_needs_device_target(args.target, args.host)
     doc = quietly(explain_document, args.target, host=args.host)
@@ -158,8 +139,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     out(f"tvm:      {doc['tvm']['describe']}")
     out(f"client:   {client_text(doc).removeprefix('Client: ')}")
     out(f"target:   {json.dumps(doc['target'], separators=(',', ':'))}")
-    where = {"target": "the target is a host target",
-             "target.host": "the target's host",
+    where = {"target": "the target is a host target", "target.host": "the target's host",
              "tvm-default": "TVM's default host; give another with --host"}[doc["host_from"]]
     out(f"host:     {json.dumps(doc['host'], separators=(',', ':'))}  ({where})")
     chosen = doc["codegen"]
@@ -176,12 +156,11 @@ def cmd_explain(args: argparse.Namespace) -> int:
     for cand in doc["candidates"]:
         mark = "*" if cand["selected"] else "-"
         if cand["name"] is None:
-            out(f"  {mark} ({cand['state']}) {describe_distribution(cand)} "
-                f"({cand['entry_point']})  {cand['reason']}")
+            out(f"  {mark} ({cand['state']}) {describe_distribution(cand)} ({cand['entry_point']})  {cand['reason']}")
             write_traceback(cand, args.traceback, "      ")
         else:
-            out(f"  {mark} {cand['name']!r} priority {cand['priority']}  "
-                f"{describe_distribution(cand)}  {cand['reason']}")
+            out(f"  {mark} {cand['name']!r} priority {cand['priority']}  {describe_distribution(cand)}  "
+                f"{cand['reason']}")
     if doc["hook_kind"] is not None:
         out()
         out(f"Hooks for device kind {doc['hook_kind']!r}, in the order they run:")
@@ -189,8 +168,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
             out("  (none registered)")
         for hook in doc["hooks"]:
             mark = f"{hook['order']}." if hook["applies"] else "-"
-            label = (f"{hook['name']!r} priority {hook['priority']}" if hook["name"] is not None
-                     else f"({hook['state']}) ({hook['entry_point']})")
+            label = (f"{hook['name']!r} priority {hook['priority']}" if hook["name"] is not None else
+                     f"({hook['state']}) ({hook['entry_point']})")
             out(f"  {mark} {label}  {describe_distribution(hook)}  {hook['reason']}")
             write_traceback(hook, args.traceback, "      ")
     if doc["controls"]:
@@ -203,16 +182,14 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return 0 if chosen is not None else 1
 
 
+
 def _host_needs_device_target(target: str, host: str) -> None:
-    """``--host`` serves a device TARGET only: a host target is its own host, so a
-    ``--host`` beside it would be ignored; say so (exit 2) instead."""
+    """A ``--host`` beside a host target (its own host) would be ignored: a usage error."""
     from .._targets import is_host_target, parse_target
 
     parsed = quietly(parse_target, target)
     if is_host_target(parsed):
-        kind = parsed.kind.name
         raise UsageError(
-            f"--host {host!r} given for {kind!r}, a host target: a host target builds its own "
+            f"--host {host!r} given for {parsed.kind.name!r}, a host target: a host target builds its own "
             f"host code, so --host applies only to a device TARGET (e.g. `explain cuda --host "
-            f"{host}`); to see how {host!r} resolves, run `explain {host}`",
-            prog=f"{PROG} explain")
+            f"{host}`); to see how {host!r} resolves, run `explain {host}`", prog=f"{PROG} explain")

@@ -18,8 +18,8 @@ from ._report import Doc, Session, capture, describe_state, document, error_doc,
 if TYPE_CHECKING:
     from tvm.target import Target
 
+    from .._plugin_sources import SourceInfo
     from .._registry import Registry
-    from .._sources import SourceInfo
 
 __all__ = ["explain_document", "verdict_text"]
 

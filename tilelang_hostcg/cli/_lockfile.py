@@ -1,8 +1,6 @@
-"""Lock files: the document's file format, reading and validating it, writing it, and the
-drift between a lock and what is installed. Only :func:`read_lock` and :func:`write_lock`
-touch the file system: a lock is written as a shell redirect writes it (never renamed over
-anything; a FIFO with nobody at the other end fails, never hangs).
-"""
+"""Lock files: the format, reading and validating one, writing one (as a shell redirect does:
+never renamed over anything; a FIFO with nobody at the other end fails, never hangs), and the
+drift between a lock and what is installed."""
 
 from __future__ import annotations
 
@@ -18,8 +16,7 @@ from ..discovery._planning import normalize_name
 
 __all__ = ["LOCK_SCHEMA", "format_lock", "lock_drift", "read_lock", "write_lock"]
 
-LOCK_SCHEMA = 1
-"""Version of the lock-file format written by ``lock``."""
+LOCK_SCHEMA = 1  # the version of the lock-file format ``lock`` writes
 
 Doc = dict[str, Any]
 Drift = tuple[str, str, str | None, str | None, str | None]  # code, message, kind, distribution, version
@@ -42,20 +39,13 @@ def format_lock(doc: Mapping[str, Any]) -> str:
     return "{\n" + ",\n".join(parts) + "\n}\n"
 
 
-def _open(path: str, flags: int) -> int:
-    """A descriptor of ``path``, blocking, opened without waiting for a FIFO's other end."""
-    fd = os.open(path, flags | os.O_NONBLOCK, 0o644)
-    os.set_blocking(fd, True)
-    return fd
-
-
 def write_lock(path: str, text: str) -> bool:
-    """Write ``text`` to ``path`` as a shell redirect does; returns whether ``path`` is a
-    regular file. Raises :class:`LockFileError` when the write fails (a folder, a FIFO
-    nobody reads, no space left, ...)."""
+    """Write ``text`` to ``path``; returns whether ``path`` is a regular file. Raises
+    :class:`LockFileError` when the write fails (a folder, a FIFO nobody reads, no space, ...)."""
     try:
-        with open(_open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), "w",
-                  encoding="utf-8") as stream:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NONBLOCK, 0o644)
+        os.set_blocking(fd, True)  # opened without waiting for a FIFO's other end
+        with open(fd, "w", encoding="utf-8") as stream:
             stream.write(text)
             regular = os.path.isfile(path)
     except OSError as exc:
@@ -67,11 +57,8 @@ def write_lock(path: str, text: str) -> bool:
 
 
 def read_lock(path: str | Path) -> Doc:
-    """Read and validate a lock file written by ``lock``; raises :class:`LockFileError`.
-
-    UTF-8 JSON: an object with ``"schema": 1``, an optional ``"command": "lock"`` and the
-    optional lists of :data:`LOCK_FIELDS`, their fields of those types; other keys ignored.
-    """
+    """Read and validate a lock file (UTF-8 JSON: ``"schema": 1``, an optional ``"command":
+    "lock"``, the optional lists of :data:`LOCK_FIELDS`); raises :class:`LockFileError`."""
     where = str(path)
     advice = f"regenerate it with `tilelang-hostcg lock -o {where}`"
     try:
@@ -87,30 +74,21 @@ def read_lock(path: str | Path) -> Doc:
             f"lock file {where!r} is not UTF-8 text (byte {data[exc.start]:#04x} at offset "
             f"{exc.start}); lock files are UTF-8 JSON, {advice}", path=where) from None
     except ValueError as exc:
-        raise LockFileError(f"lock file {where!r} is not valid JSON ({exc}); {advice}",
-                            path=where) from None
+        raise LockFileError(f"lock file {where!r} is not valid JSON ({exc}); {advice}", path=where) from None
     except RecursionError:
-        raise LockFileError(f"lock file {where!r} is nested too deeply to be a lock file; "
-                            f"{advice}", path=where) from None
-    _validate(doc, where, advice)
-    return doc  # type: ignore[no-any-return]
-
-
-def _validate(doc: Any, where: str, advice: str) -> None:
+        raise LockFileError(f"lock file {where!r} is nested too deeply to be a lock file; {advice}",
+                            path=where) from None
     if not isinstance(doc, dict) or "schema" not in doc:
-        raise LockFileError(f"{where!r} is not a tilelang-hostcg lock file (no \"schema\"); "
-                            f"{advice}", path=where)
+        raise LockFileError(f"{where!r} is not a tilelang-hostcg lock file (no \"schema\"); {advice}", path=where)
     if type(doc["schema"]) is not int or doc["schema"] != LOCK_SCHEMA:
         raise LockFileError(f"lock file {where!r} has schema {_short(doc['schema'])}, this "
-                            f"tilelang-hostcg {__version__} reads schema {LOCK_SCHEMA}; {advice}",
-                            path=where)
+                            f"tilelang-hostcg {__version__} reads schema {LOCK_SCHEMA}; {advice}", path=where)
     if doc.get("command", "lock") != "lock":
         raise LockFileError(f"{where!r} is a {_short(doc['command'])} document, not a lock file "
                             f"(\"command\": \"lock\"); {advice}", path=where)
     for key, fields in LOCK_FIELDS.items():
         items = doc.get(key, [])
-        wanted = ", ".join(f"{f} ({'integer' if t is int else 'string'})"
-                           for f, t in fields.items())
+        wanted = ", ".join(f"{f} ({'integer' if t is int else 'string'})" for f, t in fields.items())
         if not isinstance(items, list):
             raise LockFileError(f"lock file {where!r} is corrupt: {key!r} must be a list of "
                                 f"objects with {wanted}; {advice}", path=where)
@@ -120,6 +98,7 @@ def _validate(doc: Any, where: str, advice: str) -> None:
                 raise LockFileError(f"lock file {where!r} is corrupt: {key}[{n}] {bad}; each "
                                     f"record needs {wanted}; {advice}", path=where)
         doc[key] = items
+    return doc
 
 
 def _bad_field(item: Any, fields: Mapping[str, type]) -> str | None:
@@ -139,67 +118,50 @@ def _short(value: Any) -> str:
     return text if len(text) <= 40 else text[:40] + "..."
 
 
-def _lock_item(key: str, item: Mapping[str, Any]) -> str:
+def _item(key: str, record: Mapping[str, Any]) -> str:
     if key == "entry_points":
-        return f"'{item['kind']} = {item['value']}' of {item['distribution']!r}"
-    return f"{item['name']!r} for kind {item['kind']!r} from {item['distribution']!r}"
-
-
-def lock_drift(locked: Mapping[str, Any], current: Mapping[str, Any], path: str,
-               ) -> list[Drift]:
-    """Differences between a lock document and the installed set (``lock-added``,
-    ``lock-removed``, ``lock-changed``)."""
-    found: list[Drift] = []
-    fix = f"if the change is intended, update the lock with `tilelang-hostcg lock -o {path}`"
-    old = {normalize_name(str(d["name"])): str(d["version"]) for d in locked["distributions"]}
-    new = {d["name"]: d["version"] for d in current["distributions"]}
-    for name in sorted(new.keys() - old.keys()):
-        found.append(("lock-added", f"distribution {name!r} {new[name]} is installed but not in "
-                      f"the lock file {path!r}; uninstall it, or {fix}", None, name, new[name]))
-    for name in sorted(old.keys() - new.keys()):
-        found.append(("lock-removed", f"distribution {name!r} {old[name]} is in the lock file "
-                      f"{path!r} but not installed; `pip install {name}=={old[name]}`, or {fix}",
-                      None, name, old[name]))
-    for name in sorted(old.keys() & new.keys()):
-        if old[name] != new[name]:
-            found.append(("lock-changed", f"distribution {name!r} is {new[name]} but the lock "
-                          f"file {path!r} has {old[name]}; `pip install {name}=={old[name]}`, "
-                          f"or {fix}", None, name, new[name]))
-    for key, noun in (("entry_points", "entry point"), ("codegens", "host codegen"),
-                      ("hooks", "host codegen hook")):
-        found.extend(_record_drift(key, noun, locked[key], current[key], old, new, path, fix))
-    return found
+        return f"'{record['kind']} = {record['value']}' of {record['distribution']!r}"
+    return f"{record['name']!r} for kind {record['kind']!r} from {record['distribution']!r}"
 
 
 def _keyed(key: str, items: Iterable[Mapping[str, Any]]) -> dict[tuple[str, ...], Mapping[str, Any]]:
     ident = [f for f in LOCK_FIELDS[key] if f != "priority"]
-    return {tuple(str(i[f]) if f != "distribution" else normalize_name(str(i[f]))
-                  for f in ident): i for i in items}
+    return {tuple(str(i[f]) if f != "distribution" else normalize_name(str(i[f])) for f in ident): i
+            for i in items}
 
 
-def _record_drift(key: str, noun: str, locked: Iterable[Mapping[str, Any]],
-                  current: Iterable[Mapping[str, Any]], old: Mapping[str, str],
-                  new: Mapping[str, str], path: str, fix: str,
-                  ) -> list[Drift]:
-    found: list[Drift] = []
-    before, after = _keyed(key, locked), _keyed(key, current)
-    for ident_key in sorted(after.keys() - before.keys()):
-        item = after[ident_key]
-        if item["distribution"] in old:  # else already reported with its distribution
-            found.append(("lock-added", f"{noun} {_lock_item(key, item)} is not in the lock "
-                          f"file {path!r}; {fix}", str(item["kind"]), str(item["distribution"]),
-                          None))
-    for ident_key in sorted(before.keys() - after.keys()):
-        item = before[ident_key]
-        if normalize_name(str(item["distribution"])) in new:
-            found.append(("lock-removed", f"{noun} {_lock_item(key, item)} in the lock file "
-                          f"{path!r} is gone; {fix}", str(item["kind"]),
-                          str(item["distribution"]), None))
-    if "priority" in LOCK_FIELDS[key]:
-        for ident_key in sorted(before.keys() & after.keys()):
-            was, now = before[ident_key], after[ident_key]
-            if was["priority"] != now["priority"]:
-                found.append(("lock-changed", f"{noun} {_lock_item(key, now)} has priority "
-                              f"{now['priority']}, the lock file {path!r} has {was['priority']}; "
-                              f"{fix}", str(now["kind"]), str(now["distribution"]), None))
+def lock_drift(locked: Mapping[str, Any], current: Mapping[str, Any], path: str) -> list[Drift]:
+    """Differences between a lock document and the installed set (``lock-added``,
+    ``lock-removed``, ``lock-changed``)."""
+    fix = f"if the change is intended, update the lock with `tilelang-hostcg lock -o {path}`"
+    old = {normalize_name(str(d["name"])): str(d["version"]) for d in locked["distributions"]}
+    new = {d["name"]: d["version"] for d in current["distributions"]}
+    found: list[Drift] = [
+        ("lock-added", f"distribution {name!r} {new[name]} is installed but not in the lock file {path!r}; "
+         f"uninstall it, or {fix}", None, name, new[name]) for name in sorted(new.keys() - old.keys())]
+    found += [("lock-removed", f"distribution {name!r} {old[name]} is in the lock file {path!r} but not "
+               f"installed; `pip install {name}=={old[name]}`, or {fix}", None, name, old[name])
+              for name in sorted(old.keys() - new.keys())]
+    found += [("lock-changed", f"distribution {name!r} is {new[name]} but the lock file {path!r} has "
+               f"{old[name]}; `pip install {name}=={old[name]}`, or {fix}", None, name, new[name])
+              for name in sorted(old.keys() & new.keys()) if old[name] != new[name]]
+    for key, noun in (("entry_points", "entry point"), ("codegens", "host codegen"),
+                      ("hooks", "host codegen hook")):
+        before, after = _keyed(key, locked[key]), _keyed(key, current[key])
+        for ident in sorted(after.keys() - before.keys()):
+            now = after[ident]
+            if now["distribution"] in old:  # else already reported with its distribution
+                found.append(("lock-added", f"{noun} {_item(key, now)} is not in the lock file {path!r}; {fix}",
+                              str(now["kind"]), str(now["distribution"]), None))
+        for ident in sorted(before.keys() - after.keys()):
+            was = before[ident]
+            if normalize_name(str(was["distribution"])) in new:
+                found.append(("lock-removed", f"{noun} {_item(key, was)} in the lock file {path!r} is gone; {fix}",
+                              str(was["kind"]), str(was["distribution"]), None))
+        for ident in sorted(before.keys() & after.keys()):
+            was, now = before[ident], after[ident]
+            if "priority" in LOCK_FIELDS[key] and was["priority"] != now["priority"]:
+                found.append(("lock-changed", f"{noun} {_item(key, now)} has priority {now['priority']}, the lock "
+                              f"file {path!r} has {was['priority']}; {fix}", str(now["kind"]),
+                              str(now["distribution"]), None))
     return found

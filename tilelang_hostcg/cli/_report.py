@@ -14,9 +14,9 @@ from .. import __version__
 from .._debugging import capture, error_message, failure_site, failure_text, plugin_traceback, wrong_entry_point
 from .._errors import text_of
 from .._names import CODEGEN_GROUP, CORE_DISTRIBUTION, HOOK_GROUP
+from .._plugin_sources import SourceInfo, module_of
 from .._registry import Registry
 from .._resolution import can_build_text, cannot_build_text, missing_build
-from .._sources import SourceInfo, module_of
 from .._targets import canonical_kind, required_global_funcs
 from .._tvm import TVMNotFoundError, import_tvm, tvm_document
 from .._types import Origin

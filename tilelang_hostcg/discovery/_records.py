@@ -1,16 +1,15 @@
 """Discovery's records (frozen, slotted dataclasses every layer passes around), the core's own
-entry points, names normalized as ``packaging`` does, and the near-miss test of groups."""
+entry points and names normalized as ``packaging`` does."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-from .._names import CODEGEN_GROUP, CORE_DISTRIBUTION, GROUPS
+from .._names import CODEGEN_GROUP
 from .._types import PlanState
 
-__all__ = ["CORE_ENTRY_POINTS", "AdvertisedEntryPoint", "DiscoveryIndex", "PlannedSource", "core_entry_points",
-           "near_miss_group", "normalize_name"]
+__all__ = ["CORE_ENTRY_POINTS", "AdvertisedEntryPoint", "DiscoveryIndex", "PlannedSource", "normalize_name"]
 
 # The core's own entry points; pyproject.toml advertises exactly these (a test checks).
 CORE_ENTRY_POINTS: tuple[tuple[str, str, str], ...] = (
@@ -18,22 +17,20 @@ CORE_ENTRY_POINTS: tuple[tuple[str, str, str], ...] = (
     (CODEGEN_GROUP, "llvm", "tilelang_hostcg.builtin:LLVM_HOST_CODEGEN"),
 )
 
-
 _SEPARATORS = re.compile(r"[-_.]+")
 
 
 def normalize_name(name: str) -> str:
-    """A distribution name as ``packaging.utils.canonicalize_name`` normalizes it (PEP 503's
-    rule, written out: activation at ``import tvm`` decides without importing ``packaging``;
-    a test checks that both agree)."""
+    """A distribution name as ``packaging.utils.canonicalize_name`` normalizes it (PEP 503),
+    written out so that activation at ``import tvm`` needs no ``packaging`` (a test compares)."""
     return _SEPARATORS.sub("-", name).lower()
 
 
 @dataclass(frozen=True, slots=True)
 class AdvertisedEntryPoint:
-    """One installed entry point of our groups: ``requires`` holds its distribution's
-    ``Requires-Dist`` lines on the core and the TVM providers, ``incompatible`` why they are not
-    met (``None``: they are), ``location`` the distribution's metadata folder."""
+    """One installed entry point of our groups: ``requires``, its distribution's
+    ``Requires-Dist`` lines on the core and the TVM providers; ``incompatible``, why they are not
+    met (``None``: they are); ``location``, the distribution's metadata folder."""
 
     group: str
     name: str
@@ -52,12 +49,9 @@ class AdvertisedEntryPoint:
 
 @dataclass(frozen=True, slots=True)
 class DiscoveryIndex:
-    """What one scan of the environment found.
-
-    ``duplicates``: a distribution advertising our groups installed more than once, with the
-    locations of its copies, the used one first; ``problems``: one message per distribution
-    skipped for unusable metadata; ``near_misses``: ``(distribution, location, group, ours)``
-    for each group that looks like ``ours`` but is not."""
+    """What one scan found: ``duplicates``, a distribution of ours installed more than once with
+    the locations of its copies (the used one first); ``problems``, one message per distribution
+    skipped for unusable metadata; ``near_misses``, ``(distribution, location, group, ours)``."""
 
     entry_points: tuple[AdvertisedEntryPoint, ...] = ()
     duplicates: tuple[tuple[str, tuple[str, ...]], ...] = ()
@@ -74,46 +68,8 @@ class DiscoveryIndex:
 
 @dataclass(frozen=True, slots=True)
 class PlannedSource:
-    """An entry point with the state discovery gives it (``reason``: why it is
-    ``disabled`` or ``incompatible``)."""
+    """An entry point with the state discovery gives it (``reason``: why it is not ``lazy``)."""
 
     entry: AdvertisedEntryPoint
     state: PlanState
     reason: str | None = None
-
-
-def core_entry_points(version: str) -> tuple[AdvertisedEntryPoint, ...]:
-    """The core distribution's own entry points, as records."""
-    return tuple(AdvertisedEntryPoint(group, name, value, CORE_DISTRIBUTION, version)
-                 for group, name, value in CORE_ENTRY_POINTS)
-
-
-def _squeeze(group: str) -> str:
-    return "".join(ch for ch in group.lower() if ch.isalnum())
-
-
-_SQUEEZED = {_squeeze(group): group for group in GROUPS}
-
-
-def near_miss_group(group: str) -> str | None:
-    """Our group that ``group`` was probably meant to be (a different spelling, case,
-    separator, a letter more or less), or ``None`` when it is ours or unrelated."""
-    if group in GROUPS or "tilelang" not in group.lower():
-        return None
-    squeezed = _squeeze(group)
-    for ours_squeezed, ours in _SQUEEZED.items():
-        if _within_one_edit(squeezed, ours_squeezed):
-            return ours
-    return None
-
-
-def _within_one_edit(a: str, b: str) -> bool:
-    """Whether ``a`` and ``b`` differ by at most one inserted, removed or replaced character."""
-    if len(a) > len(b):
-        a, b = b, a
-    if len(b) - len(a) > 1:
-        return False
-    i = 0
-    while i < len(a) and a[i] == b[i]:
-        i += 1
-    return a[i + (len(a) == len(b)):] == b[i + 1:]

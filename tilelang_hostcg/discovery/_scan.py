@@ -18,7 +18,8 @@ from urllib.parse import unquote, urlsplit
 from .._errors import warn_once, warn_plugin
 from .._names import APACHE_TVM, CORE_DISTRIBUTION, GROUPS, TILELANG_BUILDS
 from .._tvm import distribution_name, tilelang_distribution
-from ._records import AdvertisedEntryPoint, DiscoveryIndex, near_miss_group, normalize_name
+from ._near_miss import near_miss_group
+from ._records import AdvertisedEntryPoint, DiscoveryIndex, normalize_name
 from ._requirements import check_requirements, relevant_requires
 
 if TYPE_CHECKING:

@@ -1,0 +1,190 @@
+"""Lazy plugin sources (an entry point, or a lazy module registered in code), the load current
+in the importing thread, and import journals: what each module's top-level code registered,
+for a later load to replay."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import weakref
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ._targets import canonical_kind
+from ._types import Origin, SourceState
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from types import CodeType
+
+    from ._table import Undo
+    from .discovery._planning import AdvertisedEntryPoint
+
+__all__ = ["ACTIVE", "BOUNDARY", "Load", "Source", "SourceInfo", "current", "current_load", "journal", "module_of",
+           "write_journal"]
+
+
+def module_of(value: str) -> str:
+    """The module an entry-point value (``module``, ``module:attr``, extras) names."""
+    return value.partition(":")[0].partition("[")[0].strip()
+
+
+@dataclass(frozen=True, slots=True)
+class SourceInfo:
+    """A snapshot of one lazy source: ``reason`` for ``broken``/``disabled``/``incompatible``,
+    ``error`` the exception that broke it (for a ``lazy`` one, the last transient failure)."""
+
+    group: str
+    kind: str
+    value: str
+    origin: Origin
+    state: SourceState
+    reason: str | None
+    error: BaseException | None
+    location: str = ""
+
+
+class Source:
+    """The loading state of one lazy source (changed under the registry's lock): ``load`` while
+    ``loading``; ``transient``: retried at the next use; ``replaceable``: the kind's lazy module
+    registered in code, which a later call replaces."""
+
+    __slots__ = ("advertised", "entry", "error", "group", "in_code", "kind", "load", "module",
+                 "origin", "reason", "replaceable", "state", "transient", "value", "warned")
+
+    def __init__(self, group: str, advertised: str, value: str, origin: Origin,
+                 state: SourceState = "lazy", reason: str | None = None,
+                 entry: AdvertisedEntryPoint | None = None, in_code: bool = False) -> None:
+        self.group, self.advertised, self.kind = group, advertised, canonical_kind(advertised)
+        self.value, self.origin, self.state, self.reason = value, origin, state, reason
+        self.module = module_of(value)
+        self.error: BaseException | None = None
+        self.load: object = None
+        self.transient = self.warned = self.replaceable = False
+        self.entry, self.in_code = entry, in_code
+
+    def info(self) -> SourceInfo:
+        return SourceInfo(self.group, self.advertised, self.value, self.origin, self.state,
+                          self.reason, self.error, self.entry.location if self.entry else "")
+
+
+@dataclass(eq=False, slots=True)
+class Load:
+    """One source being imported by one loader, in one thread and generation: what it
+    registered and how to take that back."""
+
+    loader: Any
+    source: Source
+    generation: int
+    undo: list[Undo] = field(default_factory=list)
+    lazy: list[Source] = field(default_factory=list)
+    stray: dict[tuple[str, str], None] = field(default_factory=dict)
+    registered: bool = False
+    thread: threading.Thread = field(default_factory=threading.current_thread)
+
+
+_LOCAL = threading.local()
+_LOCK = threading.Lock()
+ACTIVE: list[Load] = []  # every load in progress, any thread: empty is the façades' fast path
+
+
+@contextmanager
+def current(load: Load) -> Iterator[None]:
+    """Make ``load`` current in this thread while the block runs."""
+    stack = _LOCAL.__dict__.setdefault("stack", [])
+    stack.append(load)
+    with _LOCK:
+        ACTIVE.append(load)
+    try:
+        yield
+    finally:
+        stack.pop()
+        with _LOCK:
+            ACTIVE.remove(load)
+
+
+def current_load() -> Load | None:
+    """This thread's innermost load: what another thread registers (even one the plugin starts)
+    is that thread's."""
+    stack: list[Load] | None = getattr(_LOCAL, "stack", None)
+    return stack[-1] if stack else None
+
+
+Entry = tuple[tuple[str, ...], str, str, object, bool]  # (chain, group, kind, obj, override)
+
+
+@dataclass(eq=False, slots=True)
+class _Journal:
+    """What one run of a module's top-level code registered. The run is told by its import's
+    ``__spec__`` (which a module replacing itself in ``sys.modules`` hands on to its stand-in),
+    else by the module object."""
+
+    spec: object
+    module: weakref.ref[Any] | None
+    entries: list[Entry] = field(default_factory=list)
+
+
+_JOURNALS: dict[str, _Journal] = {}
+BOUNDARY: set[CodeType] = set()  # the loader's frames that end every import chain
+
+
+def _import_frames() -> list[tuple[str, object, object]]:
+    """``(name, spec, module)`` of the modules whose top-level code runs in this thread,
+    innermost first, up to the loader (no ``__main__``, no ``exec`` with a made-up name)."""
+    frame = sys._getframe(3)
+    found: list[tuple[str, object, object]] = []
+    while frame is not None and frame.f_code not in BOUNDARY:
+        if frame.f_code.co_name == "<module>":
+            globs = frame.f_globals
+            name = globs.get("__name__")
+            if isinstance(name, str) and name != "__main__" and (not found or found[-1][0] != name):
+                module, spec = sys.modules.get(name), globs.get("__spec__")
+                if module is not None and getattr(module, "__dict__", None) is globs:
+                    found.append((name, spec, module))
+                elif getattr(spec, "name", None) == name and getattr(spec, "_initializing", False):
+                    found.append((name, spec, None))  # being imported, replaced itself in sys.modules
+        frame = frame.f_back  # type: ignore[assignment]
+    return found
+
+
+def write_journal(group: str, kind: str, obj: object, override: bool) -> tuple[str, ...]:
+    """Write one registration to the journal of every module whose top-level code runs on this
+    thread's stack; returns their names (the import chain)."""
+    frames = _import_frames()
+    chain = tuple(name for name, _, _ in frames)
+    if not chain:
+        return chain
+    entry = (chain, group, kind, obj, override)
+    with _LOCK:
+        for name, spec, module in frames:
+            found = _JOURNALS.get(name)
+            if found is None or not (spec is found.spec if spec is not None else
+                                     found.module is not None and found.module() is module):
+                try:  # a new import of it
+                    ref = None if module is None else weakref.ref(module)
+                except TypeError:  # no weak reference: its spec says which run
+                    ref = None
+                found = _JOURNALS[name] = _Journal(spec, ref)
+            found.entries.append(entry)
+    return chain
+
+
+def journal(name: str) -> list[Entry]:
+    """What module ``name`` registered while its top-level code ran, in the run that gave what
+    ``sys.modules`` holds now (the module, or the stand-in it put there)."""
+    with _LOCK:
+        found = _JOURNALS.get(name)
+    current = sys.modules.get(name)
+    if found is None or current is None:
+        return []
+    if found.module is not None and found.module() is current:
+        return list(found.entries)
+    try:
+        spec = getattr(current, "__spec__", None)
+    except Exception:  # a stand-in's __getattr__
+        spec = None
+    # By identity: the specs of two imports of a module compare equal.
+    if found.spec is not None and (spec is found.spec or spec is None):
+        return list(found.entries)
+    return []
