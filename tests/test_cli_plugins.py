@@ -194,9 +194,9 @@ def test_the_warning_names_the_plugin_file_and_line_escaped(installed: Installed
 def test_reinstall_advice_fits_the_installation(installed: Installed) -> None:
     doc = installed.json("check", only="hcg-loud,hcg-editable", expect=1)
     advice = {p["distribution"]: p["message"] for p in doc["problems"] if p["code"] == "broken"}
-    assert f"pip install --no-deps -e {installed.sources['hcg-editable']}" in advice["hcg-editable"]
+    assert f"pip install --no-deps -e '{installed.sources['hcg-editable']}'" in advice["hcg-editable"]
     wheel = installed.wheels["hcg-loud"]
-    assert f"pip install --force-reinstall --no-deps {wheel}" in advice["hcg-loud"]
+    assert f"pip install --force-reinstall --no-deps '{wheel}'" in advice["hcg-loud"]
     plugin_file = installed.sources["hcg-editable"] / "hcg_editable" / "__init__.py"
     assert f"(at {plugin_file}:1)" in advice["hcg-editable"]  # its import of a missing module
 

@@ -11,6 +11,7 @@ from .._debugging import advice, failure_text, plugin_traceback
 from .._errors import AmbiguousHostCodegenError, UnknownKindError, shown, text_of
 from .._names import APACHE_TVM, CODEGEN_GROUP, HOOK_GROUP
 from .._registry import Registry
+from .._repair import reinstall
 from .._resolution import Resolution, cannot_build_text, missing_build
 from .._sources import SourceInfo
 from .._table import Registration
@@ -220,7 +221,8 @@ def _check_tilelang_builds(c: _Checked) -> list[Doc]:
 
 
 def _check_tilelang_requirements(c: _Checked) -> list[Doc]:
-    """``tilelang-requirement``: a plugin requiring a TileLang build other than the one installed."""
+    """``tilelang-requirement``: a plugin requiring a TileLang build other than the one installed,
+    whose version meets it (else the plugin is ``incompatible``, and reported so alone)."""
     dist = tilelang_distribution()
     if dist is None:
         return []
@@ -228,7 +230,7 @@ def _check_tilelang_requirements(c: _Checked) -> list[Doc]:
     out, seen = [], set()
     for ep in c.index.entry_points:
         key = normalize_name(ep.distribution)
-        if key in seen or is_core(key):
+        if key in seen or is_core(key) or ep.incompatible is not None:
             continue
         seen.add(key)
         for line, build in other_build_requirements(ep.requires, distribution_name(dist)):
@@ -237,9 +239,10 @@ def _check_tilelang_requirements(c: _Checked) -> list[Doc]:
                 f"plugin distribution {ep.distribution!r} {ep.version} requires {line!r}, but the "
                 f"TileLang installed is {in_use}: the plugin works with it, but pip, installing "
                 f"or upgrading {ep.distribution} with its dependencies, would install {build} over "
-                f"the same `tilelang/` folder, replacing {in_use}'s files. Install it with "
-                f"`pip install --no-deps {ep.distribution}`; its author can move the requirement "
-                "into an extra (`[tilelang]`, see docs/authoring.md)", severity="warning",
+                f"the same `tilelang/` folder, replacing {in_use}'s files. Install and upgrade "
+                f"it without its dependencies (`--no-deps`: `{reinstall(ep.distribution, ep.version)}`); "
+                "its author can move the requirement into an extra (`[tilelang]`, see "
+                "docs/authoring.md)", severity="warning",
                 distribution=ep.distribution, version=ep.version))
     return out
 

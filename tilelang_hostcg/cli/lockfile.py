@@ -14,6 +14,7 @@ from typing import Any
 
 from .. import __version__
 from .._errors import LockFileError
+from .._repair import reinstall
 from ..discovery import normalize_name
 
 __all__ = ["LOCK_SCHEMA", "format_lock", "lock_drift", "read_lock", "write_lock"]
@@ -168,12 +169,12 @@ def lock_drift(locked: Mapping[str, Any], current: Mapping[str, Any], path: str,
                       f"the lock file {path!r}; uninstall it, or {fix}", None, name, new[name]))
     for name in sorted(old.keys() - new.keys()):
         found.append(("lock-removed", f"distribution {name!r} {old[name]} is in the lock file "
-                      f"{path!r} but not installed; `pip install {name}=={old[name]}`, or {fix}",
+                      f"{path!r} but not installed; `{reinstall(name, old[name])}`, or {fix}",
                       None, name, old[name]))
     for name in sorted(old.keys() & new.keys()):
         if old[name] != new[name]:
             found.append(("lock-changed", f"distribution {name!r} is {new[name]} but the lock "
-                          f"file {path!r} has {old[name]}; `pip install {name}=={old[name]}`, "
+                          f"file {path!r} has {old[name]}; `{reinstall(name, old[name])}`, "
                           f"or {fix}", None, name, new[name]))
     for key, noun in (("entry_points", "entry point"), ("codegens", "host codegen"),
                       ("hooks", "host codegen hook")):
