@@ -240,6 +240,26 @@ REQUIRES_STOCK = Plugin("tl-wants-stock", "1.0", hooks={"cuda": "tl_wants_stock"
                         requires=("tilelang-hostcg", "tilelang>=0.1.10"))
 
 
+REQUIRES_NEWER = Plugin("tl-wants-newer", "1.0", hooks={"rocm": "tl_wants_newer"},
+                        files={"tl_wants_newer.py": module(
+                            'hc.register_host_codegen_hook("rocm", _hook("wants-newer"))')},
+                        requires=("tilelang-hostcg", "tilelang>=0.1.14"))
+
+
+@pytest.mark.slow
+def test_an_incompatible_plugin_is_not_also_said_to_work(tmp_path: Path) -> None:
+    """A plugin requiring ``tilelang>=0.1.14`` beside ``tilelang-paddle`` 0.1.11: one truth.
+    The installed build's version does not meet it, so it is ``incompatible``, and only that
+    (not also "the plugin works with it, but pip ...")."""
+    env = PluginEnvironment(tmp_path / "venv")
+    install(env, tmp_path, [_stand_in("tilelang-paddle", PADDLE_INIT), REQUIRES_NEWER])
+    code, doc = _check(env)
+    newer = [p for p in doc["problems"] if p["distribution"] == "tl-wants-newer"]
+    assert code == 1 and [p["code"] for p in newer] == ["incompatible"], newer
+    assert f"requires 'tilelang>=0.1.14' but tilelang-paddle {STAND_IN} is installed" in newer[0]["message"]
+    assert not [p for p in doc["problems"] if "works with it" in p["message"]]
+
+
 @pytest.mark.slow
 def test_check_explains_a_plugin_requiring_stock_tilelang_over_paddles(tmp_path: Path) -> None:
     env = PluginEnvironment(tmp_path / "venv")
