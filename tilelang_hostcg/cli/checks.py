@@ -7,13 +7,13 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .._debugging import advice, failure_text, plugin_traceback
+from .._debugging import advice, failure_site, failure_text, plugin_traceback
 from .._errors import AmbiguousHostCodegenError, UnknownKindError, shown, text_of
 from .._names import APACHE_TVM, CODEGEN_GROUP, HOOK_GROUP
 from .._registry import Registry
 from .._repair import reinstall
 from .._resolution import Resolution, cannot_build_text, missing_build
-from .._sources import SourceInfo
+from .._sources import SourceInfo, module_of
 from .._table import Registration
 from .._targets import canonical_kind, is_host_target, parse_target
 from .._tvm import describe_tvm, distribution_name, import_tvm, tilelang_distribution, tilelang_overlap, tvm_document
@@ -46,10 +46,11 @@ class _Checked:
 
 def _problem(code: str, message: str, *, severity: str = "error", kind: str | None = None,
              group: str | None = None, distribution: str | None = None, version: str | None = None,
-             entry_point: str | None = None, traceback: list[str] | None = None) -> Doc:
+             entry_point: str | None = None, traceback: list[str] | None = None,
+             site: tuple[str, int] | None = None) -> Doc:
     return {"code": code, "severity": severity, "message": message, "kind": kind, "group": group,
             "distribution": distribution, "version": version, "entry_point": entry_point,
-            "traceback": traceback}
+            "traceback": traceback, "file": site[0] if site else None, "line": site[1] if site else None}
 
 
 def _resolution(c: _Checked, kind: str) -> Resolution | None:
@@ -67,7 +68,8 @@ def _check_sources(c: _Checked) -> list[Doc]:
                      kind=canonical_kind(info.kind), group=info.group,
                      distribution=info.origin.distribution, version=info.origin.version,
                      entry_point=info.origin.entry_point,
-                     traceback=plugin_traceback(info.error) or None)
+                     traceback=plugin_traceback(info.error) or None,
+                     site=failure_site(info.error, module_of(info.value)))
             for info in c.sources if info.state in ("broken", "incompatible")]
 
 

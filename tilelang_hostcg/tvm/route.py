@@ -61,9 +61,31 @@ def make_route(state: State) -> Callable[..., Any]:
             from .defaults import routed
 
             return routed(state, host_mod, device_mod_dict, target_host)
+        except Exception as exc:
+            _carry_notes(exc)
+            raise
         finally:
             _LOCAL.busy = False
 
     tir_to_runtime.__wrapped__ = original  # type: ignore[attr-defined]
     state.replacement = tir_to_runtime
     return tir_to_runtime
+
+
+def _carry_notes(exc: Exception) -> None:
+    """Give ``exc``'s notes (a codegen's or hook's provenance) to the message TVM's FFI passes
+    on where the exception crosses it (a build made through the ``tirx.build`` global
+    function: the FFI keeps the message and the type's name, and drops ``__notes__``). The
+    exception itself is unchanged: ``tvm.compile`` and ``tvm.tirx.build`` show the notes."""
+    notes = getattr(exc, "__notes__", None)
+    error_type = getattr(sys.modules.get("tvm_ffi.core"), "Error", None)
+    if not notes or error_type is None:
+        return
+    ffi = getattr(exc, "__tvm_ffi_error__", None)  # an error from C++: its own text is kept
+    try:
+        kind, message, backtrace = ((ffi.kind, ffi.message, ffi.backtrace) if ffi is not None
+                                    else (type(exc).__name__, str(exc), ""))
+        text = "\n".join([message, *(n for n in map(str, notes) if n not in message)])  # 3.10: in it
+        exc.__tvm_ffi_error__ = error_type(kind, text, backtrace)  # type: ignore[attr-defined]
+    except Exception:  # another FFI than the one described: the notes stay where they are
+        pass
