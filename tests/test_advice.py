@@ -58,3 +58,20 @@ def test_one_helper_words_every_reinstall() -> None:
                 bypassing.append(f"{path.relative_to(PACKAGE)}:{node.lineno}: {text!r}")
     assert found >= 2  # the helper's own wordings: the test sees them
     assert bypassing == [], "reinstall advice that bypasses _repair.reinstall:\n" + "\n".join(bypassing)
+
+
+def test_help_speaks_to_apache_tvm_users_too(capsys: pytest.CaptureFixture[str]) -> None:
+    from tilelang_hostcg.cli import main
+
+    assert main(["--help"]) == 0
+    text = capsys.readouterr().out
+    assert "host-codegen plugins of TileLang and Apache TVM" in " ".join(text.split())
+
+
+def test_auto_install_typo_speaks_of_both_integrations() -> None:
+    from tilelang_hostcg.discovery.controls import auto_install_problem
+
+    problem = auto_install_problem("nope")
+    assert problem is not None
+    assert "activation at `import tilelang` and `import tvm` stays on" in problem.message
+    assert "TILELANG_HOSTCG_AUTO_INSTALL=0" in problem.message
