@@ -61,11 +61,10 @@ class _Finder:
             try:
                 import warnings
 
-                text = (f"tilelang-hostcg could not activate its TileLang integration "
-                        f"({type(exc).__name__}); TileLang runs stock. Reinstall "
-                        f"tilelang-hostcg, or set {ENV_AUTO_INSTALL}=0")
                 try:
-                    warnings.warn(text, stacklevel=2)
+                    warnings.warn(f"tilelang-hostcg could not activate its TileLang integration "
+                                  f"({type(exc).__name__}); TileLang runs stock. Reinstall "
+                                  f"tilelang-hostcg, or set {ENV_AUTO_INSTALL}=0", stacklevel=2)
                 except UserWarning as raised:  # -W error: no code can catch it here; show it
                     warnings.showwarning(raised, UserWarning, __file__, 1)
             except Exception:

@@ -103,15 +103,13 @@ _PACKAGE = __name__.rpartition(".")[0]
 # start-up hook), TileLang's (after tilelang_hostcg.tilelang.install(), TileLang calls
 # us from inside its compiler and kernel cache), TVM's (its ``tvm.backends`` autoload runs
 # the TVM integration's activation inside ``import tvm``, and routed builds call us from
-# inside ``tvm.compile``), the import system's (activation runs inside ``import tilelang``)
-# and ``contextlib``'s (:func:`at_import` decorates the activations).
+# inside ``tvm.compile``), the import system's (activation is in ``import tilelang``) and contextlib's.
 _PASSED = (_PACKAGE, "_tilelang_hostcg_hook", "tilelang", "tvm", "importlib", "contextlib")
 
 
 def _outside(frame: FrameType | None, level: int = 2) -> tuple[int, FrameType | None]:
     """The ``stacklevel`` of the first frame, from ``frame`` (at ``level``) outwards, whose
-    module is neither ours, TileLang's, TVM's nor the import system's (the user's line), and
-    that frame."""
+    module is neither ours, TileLang's, TVM's nor the import system's (the user's line), and it."""
     while frame is not None:
         name = frame.f_globals.get("__name__")
         if not (isinstance(name, str) and any(name == p or name.startswith(p + ".") for p in _PASSED)):
@@ -129,12 +127,8 @@ _IMPORTING = threading.local()  # .on: this thread runs an activation
 
 @contextmanager
 def at_import() -> Iterator[None]:
-    """Inside (an activation, at ``import tvm`` or ``import tilelang``, where no code of the
-    program can catch a warning), a warning that the warnings filters make an error
-    (``python -W error``) is shown on stderr instead, and counts as shown: a filter changes
-    how a warning shows, never what runs. Also a decorator."""
-    before = getattr(_IMPORTING, "on", False)
-    _IMPORTING.on = True
+    """Where no code can catch a warning (activation): one the filters make an error is shown, not raised."""
+    before, _IMPORTING.on = getattr(_IMPORTING, "on", False), True
     try:
         yield
     finally:
@@ -142,10 +136,9 @@ def at_import() -> Iterator[None]:
 
 
 def warn_plugin(message: str, category: type[Warning] = PluginWarning) -> None:
-    """Warn, pointing at the user's line, with the text of plugins and metadata in
-    ``message`` escaped (:func:`shown`: our messages are one line). Where code of the
-    program calls us, the program's filters apply as to any warning (under ``-W error`` it
-    is raised at that line); under :func:`at_import` it is never raised."""
+    """Warn, pointing at the user's line, with the text of plugins and metadata in ``message``
+    escaped (:func:`shown`: our messages are one line); the filters apply (``-W error`` raises
+    it there), but under :func:`at_import`."""
     level, frame = _outside(sys._getframe(1))
     try:
         warnings.warn(shown(message), category, stacklevel=level)
@@ -160,10 +153,9 @@ _WARNED: set[str] = set()
 
 
 def warn_once(message: str, category: type[Warning] = PluginWarning) -> None:
-    """:func:`warn_plugin`, once per process for each message (one raised as an error in the
-    program's code is given again at its next call)."""
+    """:func:`warn_plugin`, once per process for each message."""
     if message not in _WARNED:
-        warn_plugin(message, category)
+        warn_plugin(message, category)  # raised as an error (``-W error``): not yet shown
         _WARNED.add(message)
 
 

@@ -1,8 +1,7 @@
-"""Repair advice, safe to follow as written: :func:`reinstall` words every reinstall we
-advise, never with the dependencies (a reinstall with them may replace torch's CPU build by
-another one and pull in dozens of packages). In a TileLang environment, what does not belong
-(``apache-tvm`` beside TileLang, which bundles its own TVM) is uninstalled, and what was
-changed is put back alone.
+"""Repair advice, safe to follow as written: :func:`reinstall` words every reinstall, never with
+the dependencies (they may replace torch's CPU build and pull in dozens of packages). In a
+TileLang environment, what does not belong there (``apache-tvm``: TileLang bundles its own TVM)
+is uninstalled, and what was changed is put back alone.
 
 A leaf module (only ``_names`` of ours); metadata through ``importlib.metadata``,
 requirements through ``packaging``, imported when a message needs them.
@@ -25,13 +24,10 @@ FFI = "apache-tvm-ffi"
 
 
 def reinstall(name: str, version: object = None, *, editable: bool = False) -> str:
-    """The one wording of every reinstall we advise, safe to paste into any shell:
-    ``pip install --force-reinstall --no-deps 'NAME==VERSION'`` (``NAME`` alone without a
-    version; ``name`` may also be a requirement or a source: a folder, file or URL), or
-    ``pip install --no-deps -e 'FOLDER'`` (``editable``). Never with the dependencies."""
+    """``pip install --force-reinstall --no-deps 'NAME==VERSION'`` (``name`` may be a requirement,
+    a folder, file or URL), or ``pip install --no-deps -e 'FOLDER'``: quoted for any shell."""
     spec = f"{name}=={version}" if version else str(name)
-    quoted = shlex.quote(spec)
-    quoted = quoted if quoted.startswith("'") else f"'{spec}'"  # quoted alike everywhere
+    quoted = q if (q := shlex.quote(spec)).startswith("'") else f"'{spec}'"  # quoted alike everywhere
     return f"pip install --no-deps -e {quoted}" if editable else f"pip install --force-reinstall --no-deps {quoted}"
 
 

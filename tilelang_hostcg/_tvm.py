@@ -187,7 +187,7 @@ def tilelang_overlap() -> str | None:
     named = [f"{distribution_name(d)} {d.version}" for d in found]
     used = distribution_name(found[0])
     others = " ".join(distribution_name(d) for d in found[1:])
-    from ._repair import reinstall
+    from ._repair import reinstall  # on a problem only: not at activation
 
     return (f"{len(found)} TileLang builds are installed ({', '.join(named)}); they ship the "
             "same `tilelang` package into the same folder, so one's files overwrote the "
@@ -274,12 +274,10 @@ def import_tvm() -> ModuleType:
         from ._repair import reinstall
         from .discovery.scan import unusable_entry_points
 
-        culprits = unusable_entry_points()  # TVM's own autoload reads every entry_points.txt
-        why = (f"`import tvm` reads the entry points of every installed distribution, and "
-               f"{'; '.join(culprits)}" if culprits else
-               f"repair it ({reinstall(APACHE_TVM, _dist_version(APACHE_TVM))})")
-        raise TVMNotFoundError(f"TVM is installed but cannot be imported ({type(exc).__name__}: "
-                               f"{exc}): {why}") from exc
+        culprits = "; ".join(unusable_entry_points())  # TVM's autoload reads every distribution's
+        raise TVMNotFoundError(f"TVM is installed but cannot be imported ({type(exc).__name__}: {exc}): " + (
+            f"`import tvm` reads the entry points of every installed distribution, and {culprits}"
+            if culprits else f"repair it ({reinstall(APACHE_TVM, _dist_version(APACHE_TVM))})")) from exc
     return tvm  # type: ignore[no-any-return]  # untyped package
 
 

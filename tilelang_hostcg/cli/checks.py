@@ -223,8 +223,7 @@ def _check_tilelang_builds(c: _Checked) -> list[Doc]:
 
 
 def _check_tilelang_requirements(c: _Checked) -> list[Doc]:
-    """``tilelang-requirement``: a plugin requiring a TileLang build other than the one installed,
-    whose version meets it (else the plugin is ``incompatible``, and reported so alone)."""
+    """``tilelang-requirement``: a compatible plugin requiring another TileLang build than the one installed."""
     dist = tilelang_distribution()
     if dist is None:
         return []
@@ -241,10 +240,9 @@ def _check_tilelang_requirements(c: _Checked) -> list[Doc]:
                 f"plugin distribution {ep.distribution!r} {ep.version} requires {line!r}, but the "
                 f"TileLang installed is {in_use}: the plugin works with it, but pip, installing "
                 f"or upgrading {ep.distribution} with its dependencies, would install {build} over "
-                f"the same `tilelang/` folder, replacing {in_use}'s files. Install and upgrade "
-                f"it without its dependencies (`--no-deps`: `{reinstall(ep.distribution, ep.version)}`); "
-                "its author can move the requirement into an extra (`[tilelang]`, see "
-                "docs/authoring.md)", severity="warning",
+                f"the same `tilelang/` folder, replacing {in_use}'s files. Install and upgrade it without "
+                f"its dependencies (`{reinstall(ep.distribution, ep.version)}`); its author can move "
+                "the requirement into an extra (`[tilelang]`, see docs/authoring.md)", severity="warning",
                 distribution=ep.distribution, version=ep.version))
     return out
 

@@ -196,11 +196,9 @@ def _applied_controls(controls: Controls, resolution: Resolution,
                       entries: Sequence[Doc]) -> list[Doc]:
     """Every control that touched an explain answer: ``{"variable", "item", "effect"}``."""
     out: list[Doc] = []
-    value = os.environ.get(ENV_AUTO_INSTALL)
-    if value is not None and value.strip().lower() in OFF:
-        out.append({"variable": ENV_AUTO_INSTALL, "item": value, "effect": (
-            "activation is off: TVM and TileLang build stock host code, without the plugins; "
-            "this answer is what tilelang_hostcg.build() (or an explicit install()) uses")})
+    if (value := os.environ.get(ENV_AUTO_INSTALL, "")).strip().lower() in OFF:
+        out.append({"variable": ENV_AUTO_INSTALL, "item": value, "effect": "activation is off: TVM and "
+                    "TileLang build stock host code; this is tilelang_hostcg.build()'s answer"})
     kind, prefer = resolution.kind, resolution.preferred
     if prefer is not None:
         names = [c.registration.name for c in resolution.candidates]

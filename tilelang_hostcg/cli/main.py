@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from .._names import CORE_DISTRIBUTION
 from .commands import cmd_check, cmd_explain, cmd_list, cmd_lock
-from .output import PROG, CliError, UsageError, close_document, document_stream, err, own_stdout, shown, write_json
+from .output import PROG, CliError, UsageError, document_stream, err, own_stdout, shown, write_json
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -209,6 +209,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, document_stream().fileno())
         return 1
-    finally:
-        if argv is None:
-            close_document()

@@ -5,6 +5,7 @@ on stderr and the exit status)."""
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import os
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
 
 
-__all__ = ["CliError", "Doc", "PROG", "UsageError", "close_document", "describe_distribution", "describe_flags",
+__all__ = ["CliError", "Doc", "PROG", "UsageError", "describe_distribution", "describe_flags",
            "document_is", "document_stream", "err", "held_output", "note_tilelang", "out", "own_stdout",
            "printed_while", "quietly", "shown", "warn_all", "write_json", "write_traceback"]
 
@@ -78,14 +79,8 @@ def own_stdout() -> None:
         os.close(devnull)
     _DOCUMENT[:] = [open(private, "w", 1 if stdout.line_buffering else -1,  # noqa: SIM115
                          encoding=stdout.encoding, errors="backslashreplace")]
+    atexit.register(_DOCUMENT[0].close)  # ours to close (no ResourceWarning at exit)
     sys.stdout = _stream(1, stdout)
-
-
-def close_document() -> None:
-    """Close the standard output that :func:`own_stdout` kept (the command is done)."""
-    while _DOCUMENT:
-        with contextlib.suppress(OSError, ValueError):
-            _DOCUMENT.pop().close()
 
 
 def _stream(fd: int, like: TextIO | None) -> TextIO:

@@ -72,10 +72,8 @@ class Session:
         return printed_while(lambda out, err: self.printed.append((origin, out, err)))
 
     def add_client_defaults(self) -> None:
-        """Register the client's own codegens as its integration does (imports TVM):
-        TileLang's, as ``tilelang_hostcg.tilelang.install()``, where TileLang provides the TVM
-        in use; TVM's, as a routed build, where the TVM integration routes this process's
-        builds (so that the codegens a build's note names are the ones answers know)."""
+        """Register the client's own codegens as its integration does (imports TVM): TileLang's
+        where TileLang provides the TVM in use, TVM's where the TVM integration routes builds."""
         import_tvm()
         if "tilelang" in sys.modules:
             with suppress(UnsupportedTileLangError):  # no integration there: answer for build()

@@ -17,7 +17,6 @@ from urllib.parse import unquote, urlsplit
 
 from .._errors import warn_once, warn_plugin
 from .._names import APACHE_TVM, CORE_DISTRIBUTION, GROUPS, TILELANG_BUILDS
-from .._repair import reinstall
 from .._tvm import distribution_name, tilelang_distribution
 from .records import AdvertisedEntryPoint, DiscoveryIndex, near_miss_group, normalize_name
 from .requirements import check_requirements, relevant_requires
@@ -182,19 +181,18 @@ def _location(dist: Distribution) -> str:
 
 
 def _fix(dist: Distribution) -> str:
-    """What to do about ``dist``'s unusable metadata: reinstall it (its name and version from
-    its folder's name, ``NAME-VERSION.dist-info``, as the metadata may be what is unusable)."""
-    stem, _, suffix = os.path.basename(_location(dist).rstrip("/\\")).rpartition(".")
-    name, _, version = stem.partition("-")
-    if suffix not in ("dist-info", "egg-info") or not name:
-        return "Remove the folder, or reinstall the distribution it belongs to"
+    """Reinstall advice, the name and version from the folder's name (``NAME-VERSION.dist-info``)."""
+    from .._repair import reinstall
+
+    name, _, version = os.path.basename(_location(dist).rstrip("/\\")).rpartition(".")[0].partition("-")
+    if not name:
+        return "Remove the folder"
     return f"Reinstall it ({reinstall(name, version.partition('-')[0])}) or remove the folder"
 
 
 def unusable_entry_points() -> list[str]:
-    """Each installed distribution whose ``entry_points.txt`` cannot be read, named with what
-    to do: ``importlib.metadata.entry_points()`` fails for every group then (TVM's autoload
-    at ``import tvm`` too)."""
+    """Each distribution whose ``entry_points.txt`` cannot be read, and what to do: it fails
+    ``importlib.metadata.entry_points()`` for every group (TVM's autoload at ``import tvm``)."""
     from importlib.metadata import distributions
 
     found = []

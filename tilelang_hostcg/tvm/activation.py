@@ -10,9 +10,8 @@ distribution other than ``tilelang-hostcg`` advertises our entry points that the
 silently), or where TileLang is being imported (TileLang's integration applies there). An
 unsupported TVM, or a ``tir_to_runtime`` another package replaced, is one
 :class:`~tilelang_hostcg.PluginWarning` naming it and the off switch, and TVM stays stock.
-:func:`autoload` never raises, and a warnings filter never changes what it does: under
-``python -W error`` its warnings are shown on stderr, not raised (``_errors.at_import``).
-It imports no registry and no ``packaging``: the registry comes with the first build.
+:func:`autoload` never raises, and under ``python -W error`` its warnings are shown, not
+raised (``at_import``). It imports no registry and no ``packaging``: the registry comes with the first build.
 """
 
 from __future__ import annotations
@@ -23,7 +22,7 @@ import sys
 
 from _tilelang_hostcg_hook import ENV_AUTO_INSTALL, OFF
 
-from .._errors import at_import
+from .._errors import at_import, warn_plugin
 
 __all__ = ["autoload"]
 
@@ -51,12 +50,8 @@ def _activate() -> None:
     if tvm is None or getattr(tvm, "_RUNTIME_ONLY", False) or "tilelang" in sys.modules:
         return
     from ..discovery import Controls, third_party_planned
-    from ..discovery.controls import auto_install_problem, warn_control_problems
 
-    problem = auto_install_problem(value)
-    if problem is not None:
-        warn_control_problems([problem])
-    if third_party_planned(Controls.from_environ()):
+    if third_party_planned(Controls.from_environ()):  # which warns of each control problem
         from . import install
 
         install()
@@ -64,6 +59,4 @@ def _activate() -> None:
 
 def _warn(message: str) -> None:
     with contextlib.suppress(Exception):  # never fail the import
-        from .._errors import warn_plugin
-
         warn_plugin(message)

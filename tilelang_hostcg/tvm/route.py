@@ -5,6 +5,7 @@ nothing more; the registry (and :mod:`.defaults`) is imported at the first build
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
 from typing import TYPE_CHECKING, Any
@@ -73,19 +74,11 @@ def make_route(state: State) -> Callable[..., Any]:
 
 
 def _carry_notes(exc: Exception) -> None:
-    """Give ``exc``'s notes (a codegen's or hook's provenance) to the message TVM's FFI passes
-    on where the exception crosses it (a build made through the ``tirx.build`` global
-    function: the FFI keeps the message and the type's name, and drops ``__notes__``). The
-    exception itself is unchanged: ``tvm.compile`` and ``tvm.tirx.build`` show the notes."""
-    notes = getattr(exc, "__notes__", None)
-    error_type = getattr(sys.modules.get("tvm_ffi.core"), "Error", None)
-    if not notes or error_type is None:
-        return
+    """Put ``exc``'s notes in the message TVM's FFI keeps (``tirx.build``'s global function drops notes)."""
     ffi = getattr(exc, "__tvm_ffi_error__", None)  # an error from C++: its own text is kept
-    try:
-        kind, message, backtrace = ((ffi.kind, ffi.message, ffi.backtrace) if ffi is not None
-                                    else (type(exc).__name__, str(exc), ""))
-        text = "\n".join([message, *(n for n in map(str, notes) if n not in message)])  # 3.10: in it
-        exc.__tvm_ffi_error__ = error_type(kind, text, backtrace)  # type: ignore[attr-defined]
-    except Exception:  # another FFI than the one described: the notes stay where they are
-        pass
+    with contextlib.suppress(Exception):  # another FFI than this one: the notes stay notes
+        kind, message, trace = (ffi.kind, ffi.message, ffi.backtrace) if ffi else (type(exc).__name__, str(exc), "")
+        notes = [n for n in map(str, getattr(exc, "__notes__", ())) if n not in message]  # 3.10: in it
+        if notes:
+            error = sys.modules["tvm_ffi.core"].Error(kind, "\n".join([message, *notes]), trace)
+            exc.__tvm_ffi_error__ = error  # type: ignore[attr-defined]
