@@ -9,8 +9,9 @@ however often it runs. It imports nothing and puts a finder first on ``sys.meta_
 that answers ``None`` for every module but ``tilelang``; the rest is in
 ``tilelang_hostcg.tilelang.activation``, imported when TileLang is looked up. The finder
 stays until TileLang's module has executed: a look (``importlib.util.find_spec``) or a
-failed import changes nothing. Nothing here raises or prints: a failure is one warning,
-and TileLang stays stock. ``TILELANG_HOSTCG_AUTO_INSTALL=0`` turns activation off.
+failed import changes nothing. Nothing here raises or prints: a failure is one warning
+(shown, not raised, where warnings are errors), and TileLang stays stock.
+``TILELANG_HOSTCG_AUTO_INSTALL=0`` turns activation off.
 
 PYTEST_DONT_REWRITE: pytest marks every module of a distribution with a ``pytest11``
 plugin (ours: ``tilelang_hostcg.testing``) for assertion rewriting and warns about one
@@ -60,9 +61,12 @@ class _Finder:
             try:
                 import warnings
 
-                warnings.warn(f"tilelang-hostcg could not activate its TileLang integration "
-                              f"({type(exc).__name__}); TileLang runs stock. Reinstall "
-                              f"tilelang-hostcg, or set {ENV_AUTO_INSTALL}=0", stacklevel=2)
+                try:
+                    warnings.warn(f"tilelang-hostcg could not activate its TileLang integration "
+                                  f"({type(exc).__name__}); TileLang runs stock. Reinstall "
+                                  f"tilelang-hostcg, or set {ENV_AUTO_INSTALL}=0", stacklevel=2)
+                except UserWarning as raised:  # -W error: no code can catch it here; show it
+                    warnings.showwarning(raised, UserWarning, __file__, 1)
             except Exception:
                 pass
             return None

@@ -72,6 +72,9 @@ def _distributions(src: Path) -> dict[str, Path]:
                     "target.build.hcg_not_in_tvm"))
                 OTHER = HostCodegen("other", lambda mod, target: mod)
             """}),
+        "hcg-syntax": write_distribution(src, "hcg-syntax", "1.0", requires=REQUIRES,
+                                         entry_points={CG: {"c": "hcg_syntax"}},
+                                         files={"hcg_syntax/__init__.py": "x = 1\ndef broken(:\n"}),
         "hcg-editable": write_distribution(src, "hcg-editable", "1.0", requires=REQUIRES,
                                            entry_points={CG: {"cuda_host": "hcg_editable"}},
                                            files={"hcg_editable/__init__.py":
@@ -103,7 +106,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory, environments: Environmen
     env = environments.new("cli-plugins")
     sources = _distributions(root / "src")
     built = build_source_wheels(root / "wheels", [sources[name] for name in
-                                                  ("hcg-loud", "hcg-odd", "hcg-nobuild")])
+                                                  ("hcg-loud", "hcg-odd", "hcg-nobuild", "hcg-syntax")])
     wheels = {path.name.split("-")[0].replace("_", "-"): path for path in built}
     env.pip("install", "-q", "--no-deps", "--no-index", *map(str, built))
     env.pip("install", "-q", "--no-deps", "--no-index", "--no-build-isolation", "-e",
@@ -191,12 +194,28 @@ def test_the_warning_names_the_plugin_file_and_line_escaped(installed: Installed
     _clean(proc.stderr.replace("loud: to", ""))
 
 
+def test_check_json_gives_the_file_and_line_of_a_failed_import(installed: Installed) -> None:
+    """A CI job annotating the failing file reads ``file`` and ``line`` of ``check --json``'s
+    problem, as ``list --load --json`` gives them: an import error, a ``SyntaxError``."""
+    only = "hcg-editable,hcg-syntax"
+    doc = installed.json("check", only=only, expect=1)
+    sites = {p["distribution"]: (p["file"], p["line"]) for p in doc["problems"] if p["code"] == "broken"}
+    listed = installed.json("list", "--load", only=only)
+    from_list = {e["distribution"]: (e["error"]["file"], e["error"]["line"]) for k in listed["codegens"]
+                 for e in k["entry_points"] if e["state"] == "broken"}
+    assert sites == from_list
+    assert sites["hcg-editable"] == (str(installed.sources["hcg-editable"] / "hcg_editable" / "__init__.py"), 1)
+    file, line = sites["hcg-syntax"]
+    assert file.endswith("hcg_syntax/__init__.py") and line == 2
+    assert all(p["file"] is None and p["line"] is None for p in doc["problems"] if p["code"] != "broken")
+
+
 def test_reinstall_advice_fits_the_installation(installed: Installed) -> None:
     doc = installed.json("check", only="hcg-loud,hcg-editable", expect=1)
     advice = {p["distribution"]: p["message"] for p in doc["problems"] if p["code"] == "broken"}
-    assert f"pip install --no-deps -e {installed.sources['hcg-editable']}" in advice["hcg-editable"]
+    assert f"pip install --no-deps -e '{installed.sources['hcg-editable']}'" in advice["hcg-editable"]
     wheel = installed.wheels["hcg-loud"]
-    assert f"pip install --force-reinstall --no-deps {wheel}" in advice["hcg-loud"]
+    assert f"pip install --force-reinstall --no-deps '{wheel}'" in advice["hcg-loud"]
     plugin_file = installed.sources["hcg-editable"] / "hcg_editable" / "__init__.py"
     assert f"(at {plugin_file}:1)" in advice["hcg-editable"]  # its import of a missing module
 
@@ -245,8 +264,15 @@ def test_require_passes_exactly_when_explain_resolves(installed: Installed) -> N
         required = installed.json("check", "--require", kind, only="hcg-nobuild", expect=1)
         missing = [p for p in required["problems"] if p["code"] == "missing-codegen"]
         assert (explained.returncode == 0) is (missing == []), (kind, explained, missing)
-    doc = installed.json("check", "--require", "cuda_host,hcgkind", only="hcg-nobuild", expect=1)
-    missing = {p["kind"]: p["message"] for p in doc["problems"] if p["code"] == "missing-codegen"}
+    # Routed (the plugin activates the TVM integration), TVM's own default serves cuda_host,
+    # as in a routed build; with activation off, nothing that can build does.
+    routed = installed.json("explain", "cuda_host", only="hcg-nobuild")
+    assert routed["codegen"]["name"] == "apache-tvm-cuda_host"
+    off = {"TILELANG_HOSTCG_AUTO_INSTALL": "0"}
+    proc = installed.run("check", "--require", "cuda_host,hcgkind", "--json", only="hcg-nobuild", extra=off)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    missing = {p["kind"]: p["message"] for p in json.loads(proc.stdout)["problems"]
+               if p["code"] == "missing-codegen"}
     assert "apache-tvm" in missing["cuda_host"]  # the TVM in use
     assert "'target.build.hcg_not_in_tvm'" in missing["cuda_host"]
     assert "has no target kind 'hcgkind'" in missing["hcgkind"]
@@ -258,8 +284,9 @@ def test_list_shows_a_codegen_that_cannot_build(installed: Installed) -> None:
     (line,) = [line for line in proc.stdout.splitlines() if "'nobuild'" in line]
     assert "cannot build with apache-tvm" in line and "'target.build.hcg_not_in_tvm'" in line
     doc = installed.json("list", "--load", only="hcg-nobuild")
-    (reg,) = [r for k in doc["codegens"] if k["kind"] == "cuda_host" for r in k["registrations"]]
+    (reg,) = [r for k in doc["codegens"] if k["kind"] == "cuda_host" for r in k["registrations"]
+              if r["name"] == "nobuild"]
     assert reg["buildable"] is False and reg["cannot_build"] in line
-    explained = installed.json("explain", "cuda_host", only="hcg-nobuild", expect=1)
+    explained = installed.json("explain", "cuda_host", only="hcg-nobuild")  # TVM's default serves
     (cand,) = [c for c in explained["candidates"] if c["distribution"] == "hcg-nobuild"]
     assert cand["buildable"] is False and cand["reason"].endswith(reg["cannot_build"])

@@ -71,14 +71,14 @@ def _dist_info(root: Path, name: str, direct_url: dict[str, object] | None) -> s
 
 
 @pytest.mark.parametrize("direct_url, expected", [
-    (None, "pip install --force-reinstall --no-deps hcg-x==1.0"),  # from an index, this version
+    (None, "pip install --force-reinstall --no-deps 'hcg-x==1.0'"),  # from an index, this version
     ({"url": "file:///src/hcg%20x", "dir_info": {"editable": True}}, "pip install --no-deps -e '/src/hcg x'"),
-    ({"url": "file:///src/hcg-x", "dir_info": {}}, "pip install --force-reinstall --no-deps /src/hcg-x"),
+    ({"url": "file:///src/hcg-x", "dir_info": {}}, "pip install --force-reinstall --no-deps '/src/hcg-x'"),
     ({"url": "file:///w/hcg_x-1.0-py3-none-any.whl", "archive_info": {}},
-     "pip install --force-reinstall --no-deps /w/hcg_x-1.0-py3-none-any.whl"),
+     "pip install --force-reinstall --no-deps '/w/hcg_x-1.0-py3-none-any.whl'"),
     ({"url": "https://example.org/hcg-x.git", "vcs_info": {"vcs": "git", "commit_id": "abc"}},
-     "pip install --force-reinstall --no-deps git+https://example.org/hcg-x.git@abc"),
-    ({"url": 7}, "pip install --force-reinstall --no-deps hcg-x==1.0"),  # not PEP 610: the index form
+     "pip install --force-reinstall --no-deps 'git+https://example.org/hcg-x.git@abc'"),
+    ({"url": 7}, "pip install --force-reinstall --no-deps 'hcg-x==1.0'"),  # not PEP 610: the index form
 ])
 def test_reinstall_command_follows_how_it_was_installed(tmp_path: Path,
                                                         direct_url: dict[str, object] | None,

@@ -458,3 +458,20 @@ def test_every_relative_link_and_path_of_the_documents_resolves() -> None:
         if document.parent == ROOT:  # the README, CONTRIBUTING, the CHANGELOG: paths of the checkout
             for name in PATH.findall(prose):
                 assert (ROOT / name).exists(), f"{document.relative_to(ROOT)}: {name}"
+
+
+def test_tvm_doc_shows_how_to_see_host_code_and_what_warnings_as_errors_do(tmp_path: Path) -> None:
+    """``docs/tvm.md``'s block that shows the host code runs as written (with a kernel of
+    ours as ``func``), and its section on warnings as errors says how to skip a plugin."""
+    text = (ROOT / "docs" / "tvm.md").read_text()
+    section = text.split("## Seeing the host code", 1)[1]
+    block = re.search(r"```python\n(.*?)```", section, re.S)
+    assert block is not None
+    script = tmp_path / "see_host_code.py"
+    script.write_text("import tvm\nfrom tests.kernels import vector_add as func\n" + block.group(1))
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "define" in proc.stdout and "int32_t" in proc.stdout  # LLVM IR, then C source
+    strict = text.split("**Where warnings are errors**", 1)[1].split("##", 1)[0]
+    assert "TILELANG_HOSTCG_DISABLE=<its distribution>" in strict and "check --strict" in strict

@@ -90,7 +90,9 @@ def result(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         write_distribution(root / "src", "hcg-nobuild", "1.0", requires=REQUIRES,
                            entry_points={CG: {"cuda_host": "hcg_nobuild:CODEGEN"}},
                            files={"hcg_nobuild/__init__.py": NOBUILD})])
-    out: dict[str, Any] = env.run_json(PROBE, env={"TILELANG_HOSTCG_ONLY": "hcg-odd,hcg-nobuild"})
+    # Activation off: no TVM default (apache-tvm-cuda_host, as in a routed build) serves cuda_host.
+    out: dict[str, Any] = env.run_json(PROBE, env={"TILELANG_HOSTCG_ONLY": "hcg-odd,hcg-nobuild",
+                                                   "TILELANG_HOSTCG_AUTO_INSTALL": "0"})
     return out
 
 

@@ -74,7 +74,7 @@ def test_apache_tvm_beside_tilelang_is_reported_and_its_repair_is_safe(env: Tile
         assert "--force-reinstall tilelang" not in proc.stderr
         followed = _follow(env, proc.stderr)
         assert followed == ["pip uninstall -y apache-tvm",
-                            "pip install --no-deps apache-tvm-ffi<0.1.13,>=0.1.11"], followed
+                            "pip install --force-reinstall --no-deps apache-tvm-ffi<0.1.13,>=0.1.11"], followed
         assert env.freeze() == before  # torch, TileLang and the rest untouched
         assert "No broken requirements found." in env.pip("check")
         code, doc = _check(env)

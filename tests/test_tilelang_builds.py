@@ -139,6 +139,7 @@ def test_two_builds_the_one_whose_files_are_installed_is_used(site: Path) -> Non
     assert "2 TileLang builds are installed (tilelang-paddle 0.1.13, tilelang 0.1.13)" in overlap
     assert "tilelang-hostcg uses tilelang-paddle 0.1.13" in overlap
     assert "pip uninstall tilelang" in overlap
+    assert "then `pip install --force-reinstall --no-deps 'tilelang-paddle==0.1.13'`" in overlap
     # The other way round: stock TileLang's files win.
     (site / "tilelang" / "__init__.py").write_text(STOCK_INIT)
     assert [distribution_name(d) for d in tilelang_distributions()] == ["tilelang", "tilelang-paddle"]
@@ -226,7 +227,7 @@ def test_check_fails_strict_with_two_builds_installed(tmp_path: Path) -> None:
     code, doc = _check(env, "--strict")
     assert code == 2
     assert f"TileLang (tilelang-paddle {STAND_IN}) is installed" in doc["error"]["message"]
-    assert f"pip install --force-reinstall --no-deps tilelang-paddle=={STAND_IN}" in doc["error"]["message"]
+    assert f"pip install --force-reinstall --no-deps 'tilelang-paddle=={STAND_IN}'" in doc["error"]["message"]
     # ... and reinstalling the one kept repairs it.
     install(env, tmp_path, [_stand_in("tilelang-paddle", PADDLE_INIT)], "--force-reinstall")
     code, doc = _check(env, "--strict")
@@ -237,6 +238,26 @@ REQUIRES_STOCK = Plugin("tl-wants-stock", "1.0", hooks={"cuda": "tl_wants_stock"
                         files={"tl_wants_stock.py": module(
                             'hc.register_host_codegen_hook("cuda", _hook("wants-stock"))')},
                         requires=("tilelang-hostcg", "tilelang>=0.1.10"))
+
+
+REQUIRES_NEWER = Plugin("tl-wants-newer", "1.0", hooks={"rocm": "tl_wants_newer"},
+                        files={"tl_wants_newer.py": module(
+                            'hc.register_host_codegen_hook("rocm", _hook("wants-newer"))')},
+                        requires=("tilelang-hostcg", "tilelang>=0.1.14"))
+
+
+@pytest.mark.slow
+def test_an_incompatible_plugin_is_not_also_said_to_work(tmp_path: Path) -> None:
+    """A plugin requiring ``tilelang>=0.1.14`` beside ``tilelang-paddle`` 0.1.11: one truth.
+    The installed build's version does not meet it, so it is ``incompatible``, and only that
+    (not also "the plugin works with it, but pip ...")."""
+    env = PluginEnvironment(tmp_path / "venv")
+    install(env, tmp_path, [_stand_in("tilelang-paddle", PADDLE_INIT), REQUIRES_NEWER])
+    code, doc = _check(env)
+    newer = [p for p in doc["problems"] if p["distribution"] == "tl-wants-newer"]
+    assert code == 1 and [p["code"] for p in newer] == ["incompatible"], newer
+    assert f"requires 'tilelang>=0.1.14' but tilelang-paddle {STAND_IN} is installed" in newer[0]["message"]
+    assert not [p for p in doc["problems"] if "works with it" in p["message"]]
 
 
 @pytest.mark.slow
@@ -251,7 +272,7 @@ def test_check_explains_a_plugin_requiring_stock_tilelang_over_paddles(tmp_path:
     assert "'tl-wants-stock' 1.0 requires 'tilelang>=0.1.10'" in message
     assert f"the TileLang installed is tilelang-paddle {STAND_IN}" in message
     assert "would install tilelang over the same `tilelang/` folder" in message
-    assert "pip install --no-deps tl-wants-stock" in message
+    assert "pip install --force-reinstall --no-deps 'tl-wants-stock==1.0'" in message
     assert not [p for p in doc["problems"] if p["code"] in ("incompatible", "broken")]  # it works
     assert _check(env, "--strict")[0] == 1
     # In a stock TileLang environment the same plugin is fine.

@@ -176,7 +176,10 @@ def _check(site: Path, result: dict[str, Any]) -> None:
         folder = str(site / f"{name.replace('-', '_')}-1.0.dist-info")
         naming = [m for m in messages if repr(folder) in m]
         assert len(naming) == 1, (name, messages)
-        assert said in naming[0] and "Reinstall it" in naming[0], naming[0]
+        assert said in naming[0], naming[0]
+        # The reinstall advice names the distribution and version, without its dependencies.
+        fix = f"Reinstall it (pip install --force-reinstall --no-deps '{name.replace('-', '_')}==1.0')"
+        assert fix in naming[0], naming[0]
     assert not [m for m in messages if "unrelated" in m or "absent" in m], messages
     broken = [m for m in messages if "broken_utf16" in m]
     assert len(broken) == (1 if (site / "broken_utf16-1.0.dist-info").exists() else 0)
@@ -220,3 +223,17 @@ def test_the_command_line_never_prints_a_traceback(tvm_site: Path, argv: list[st
     else:
         assert proc.returncode == 0, proc.stderr
         assert "bad_latin1_metadata-1.0.dist-info" in proc.stderr
+
+
+@pytest.mark.parametrize("argv", [["check"], ["explain", "llvm"], ["check", "--json"]])
+def test_an_entry_points_file_that_breaks_import_tvm_is_named(site: Path, argv: list[str]) -> None:
+    """``import tvm`` itself fails next to an ``entry_points.txt`` that is not UTF-8 (TVM's
+    autoload reads every distribution's): the commands that need TVM name that folder, as
+    plain ``list`` does, and never advise reinstalling TVM, which cannot help."""
+    proc = _run(site, ["-m", "tilelang_hostcg", *argv])
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    said = json.loads(proc.stdout)["error"]["message"] if "--json" in argv else proc.stderr
+    for name in ("bad_utf16_entry_points", "bad_garbage_entry_points", "broken_utf16"):
+        assert f"{name}-1.0.dist-info': entry_points.txt cannot be used (it is not UTF-8" in said, said
+        assert f"pip install --force-reinstall --no-deps '{name}==1.0'" in said, said
+    assert "apache-tvm" not in said.partition("cannot be imported")[2], said

@@ -155,4 +155,4 @@ def test_the_repair_of_an_unimportable_tilelang_reinstalls_it_alone(tmp_path: Pa
     proc = _cli(tmp_path, "check", env={**_env(), "PYTHONPATH": str(site)})
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert ("Repair it with: pip uninstall -y apache-tvm && pip install --force-reinstall "
-            "--no-deps tilelang==0.1.15 (nothing else changes)") in proc.stderr, proc.stderr
+            "--no-deps 'tilelang==0.1.15' (nothing else changes)") in proc.stderr, proc.stderr

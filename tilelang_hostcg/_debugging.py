@@ -4,7 +4,6 @@ the command that reinstalls it the way it was installed. Imported on failure onl
 
 from __future__ import annotations
 
-import shlex
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -88,16 +87,15 @@ def plugin_traceback(exc: BaseException | None) -> list[str]:
 
 
 def reinstall_command(distribution: str, location: str | None = None) -> str:
-    """The ``pip`` command that reinstalls ``distribution`` alone, as it was installed (PEP 610
-    ``direct_url.json``, of the metadata folder ``location`` when known), and never its
-    dependencies (``--no-deps``: a reinstall with them may replace torch or the TVM):
-    ``pip install --no-deps -e FOLDER`` (editable), ``--force-reinstall --no-deps SOURCE`` (a
-    folder, file or repository) or ``--force-reinstall --no-deps NAME==VERSION`` (an index)."""
+    """The ``pip`` command (:func:`~._repair.reinstall`) that reinstalls ``distribution`` alone,
+    as it was installed (PEP 610 ``direct_url.json``, of the metadata folder ``location`` when
+    known): editable from its folder, from its folder, file or repository, or
+    ``NAME==VERSION`` from an index."""
     from importlib.metadata import Distribution, PackageNotFoundError
 
+    from ._repair import reinstall
     from .discovery._scan import direct_url, file_url_path, is_editable
 
-    reinstall = "pip install --force-reinstall --no-deps"
     try:
         dist = Distribution.at(location) if location else Distribution.from_name(distribution)
         info, version = direct_url(dist), dist.version
@@ -105,16 +103,13 @@ def reinstall_command(distribution: str, location: str | None = None) -> str:
         info, version = {}, None
     url = info.get("url")
     if not isinstance(url, str) or not url:
-        pinned = f"{distribution}=={version}" if isinstance(version, str) and version else distribution
-        return f"{reinstall} {shlex.quote(pinned)}"
+        return reinstall(distribution, version if isinstance(version, str) else None)
     source = file_url_path(url) or url
     vcs = info.get("vcs_info")
     if isinstance(vcs, dict) and isinstance(vcs.get("vcs"), str):
         revision = vcs.get("requested_revision") or vcs.get("commit_id")
         source = f"{vcs['vcs']}+{url}" + (f"@{revision}" if isinstance(revision, str) else "")
-    if is_editable(info):
-        return f"pip install --no-deps -e {shlex.quote(source)}"
-    return f"{reinstall} {shlex.quote(source)}"
+    return reinstall(source, editable=is_editable(info))
 
 
 def failure_text(info: SourceInfo) -> str:

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import re
 import sys
+import threading
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -16,7 +18,7 @@ if TYPE_CHECKING:
 __all__ = ["AmbiguousHostCodegenError", "DeviceAsHostError", "DuplicateRegistrationError",
            "HostCodegenError", "InputError", "LockFileError", "MissingGlobalFuncError",
            "NoHostCodegenError", "PluginCallbackError", "PluginLoadError", "PluginWarning",
-           "TargetParseError", "UnknownKindError", "UnsupportedTileLangError", "add_note", "outside_level", "text_of",
+           "TargetParseError", "UnknownKindError", "UnsupportedTileLangError", "add_note", "at_import", "text_of",
            "shown", "warn_once", "warn_plugin"]
 
 
@@ -102,13 +104,13 @@ _PACKAGE = __name__.rpartition(".")[0]
 # start-up hook), TileLang's (after tilelang_hostcg.tilelang.install(), TileLang calls
 # us from inside its compiler and kernel cache), TVM's (its ``tvm.backends`` autoload runs
 # the TVM integration's activation inside ``import tvm``, and routed builds call us from
-# inside ``tvm.compile``) and the import system's (activation runs inside ``import tilelang``).
-_PASSED = (_PACKAGE, "_tilelang_hostcg_hook", "tilelang", "tvm", "importlib")
+# inside ``tvm.compile``), the import system's (activation is in ``import tilelang``) and contextlib's.
+_PASSED = (_PACKAGE, "_tilelang_hostcg_hook", "tilelang", "tvm", "importlib", "contextlib")
 
 
-def outside_level(frame: FrameType | None, level: int = 2) -> int:
+def _outside(frame: FrameType | None, level: int = 2) -> tuple[int, FrameType | None]:
     """The ``stacklevel`` of the first frame, from ``frame`` (at ``level``) outwards, whose
-    module is neither ours, TileLang's, TVM's nor the import system's: the user's line."""
+    module is neither ours, TileLang's, TVM's nor the import system's (the user's line), and it."""
     while frame is not None:
         name = frame.f_globals.get("__name__")
         if not (isinstance(name, str) and any(name == p or name.startswith(p + ".") for p in _PASSED)):
@@ -118,14 +120,34 @@ def outside_level(frame: FrameType | None, level: int = 2) -> int:
         while frame is not None and "importlib" in (path := frame.f_code.co_filename) and "_bootstrap" in path:
             frame = frame.f_back
         level += 1
-    return level
+    return level, frame
+
+
+_IMPORTING = threading.local()  # .on: this thread runs an activation
+
+
+@contextmanager
+def at_import() -> Iterator[None]:
+    """Where no code can catch a warning (activation): one the filters make an error is shown, not raised."""
+    before, _IMPORTING.on = getattr(_IMPORTING, "on", False), True
+    try:
+        yield
+    finally:
+        _IMPORTING.on = before
 
 
 def warn_plugin(message: str, category: type[Warning] = PluginWarning) -> None:
-    """Warn, pointing at the user's line (see :func:`outside_level`), with the text of
-    plugins and metadata in ``message`` escaped (:func:`shown`: our
-    messages are one line)."""
-    warnings.warn(shown(message), category, stacklevel=outside_level(sys._getframe(1)))
+    """Warn, pointing at the user's line, with the text of plugins and metadata in ``message``
+    escaped (:func:`shown`: our messages are one line); the filters apply (``-W error`` raises
+    it there), but under :func:`at_import`."""
+    level, frame = _outside(sys._getframe(1))
+    try:
+        warnings.warn(shown(message), category, stacklevel=level)
+    except category as raised:
+        if not getattr(_IMPORTING, "on", False):
+            raise
+        where = frame or sys._getframe()
+        warnings.showwarning(raised, category, where.f_code.co_filename, where.f_lineno)
 
 
 _WARNED: set[str] = set()

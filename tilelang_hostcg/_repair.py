@@ -1,7 +1,7 @@
-"""Repair advice for a TileLang environment, safe to follow as written: what does not belong
-there (``apache-tvm`` beside TileLang, which bundles its own TVM) is uninstalled, and what was
-changed is put back alone (``pip install --no-deps``), never with its dependencies: a reinstall
-with them may replace torch's CPU build by another one and pull in dozens of packages.
+"""Repair advice, safe to follow as written: :func:`reinstall` words every reinstall, never with
+the dependencies (they may replace torch's CPU build and pull in dozens of packages). In a
+TileLang environment, what does not belong there (``apache-tvm``: TileLang bundles its own TVM)
+is uninstalled, and what was changed is put back alone.
 
 A leaf module (only ``_names`` of ours); metadata through ``importlib.metadata``,
 requirements through ``packaging``, imported when a message needs them.
@@ -17,10 +17,18 @@ from ._names import APACHE_TVM
 if TYPE_CHECKING:
     from importlib.metadata import Distribution
 
-__all__ = ["FFI", "foreign_tvm", "tilelang_repair", "unmet_requirement"]
+__all__ = ["FFI", "foreign_tvm", "reinstall", "tilelang_repair", "unmet_requirement"]
 
 FFI = "apache-tvm-ffi"
 """The runtime library TileLang pins to the release its bundled TVM was built with."""
+
+
+def reinstall(name: str, version: object = None, *, editable: bool = False) -> str:
+    """``pip install --force-reinstall --no-deps 'NAME==VERSION'`` (``name`` may be a requirement,
+    a folder, file or URL), or ``pip install --no-deps -e 'FOLDER'``: quoted for any shell."""
+    spec = f"{name}=={version}" if version else str(name)
+    quoted = q if (q := shlex.quote(spec)).startswith("'") else f"'{spec}'"  # quoted alike everywhere
+    return f"pip install --no-deps -e {quoted}" if editable else f"pip install --force-reinstall --no-deps {quoted}"
 
 
 def _installed(name: str) -> str | None:
@@ -70,8 +78,7 @@ def tilelang_repair(dist: Distribution, *, importable: bool = False) -> list[str
         steps.append(f"pip uninstall -y {APACHE_TVM}")
     ffi = unmet_requirement(dist, FFI)
     if ffi is not None:
-        steps.append(f"pip install --no-deps {shlex.quote(ffi[0])}")
+        steps.append(reinstall(ffi[0]))
     elif not importable:
-        name = str(dist.metadata["Name"] or "tilelang")
-        steps.append(f"pip install --force-reinstall --no-deps {shlex.quote(f'{name}=={dist.version}')}")
+        steps.append(reinstall(str(dist.metadata["Name"] or "tilelang"), dist.version))
     return steps

@@ -187,11 +187,13 @@ def tilelang_overlap() -> str | None:
     named = [f"{distribution_name(d)} {d.version}" for d in found]
     used = distribution_name(found[0])
     others = " ".join(distribution_name(d) for d in found[1:])
+    from ._repair import reinstall  # on a problem only: not at activation
+
     return (f"{len(found)} TileLang builds are installed ({', '.join(named)}); they ship the "
             "same `tilelang` package into the same folder, so one's files overwrote the "
             "other's, and uninstalling either breaks both. tilelang-hostcg uses "
-            f"{named[0]}. Keep one: `pip uninstall {others}`, then `pip install "
-            f"--force-reinstall {used}=={found[0].version}`")
+            f"{named[0]}. Keep one: `pip uninstall {others}`, then "
+            f"`{reinstall(used, found[0].version)}`")
 
 
 def _import_installed_tilelang(dist: Distribution) -> None:
@@ -269,10 +271,13 @@ def import_tvm() -> ModuleType:
                 "No TVM is installed: tilelang-hostcg uses the TVM of the environment. Install "
                 "one with `pip install tilelang-hostcg[tvm]` (apache-tvm 0.27) or `pip install "
                 f"tilelang-hostcg[tilelang]` (TileLang and its bundled TVM) [{exc}]") from exc
-        raise TVMNotFoundError(
-            f"TVM is installed but cannot be imported ({type(exc).__name__}: {exc}); repair it "
-            "(pip install --force-reinstall --no-deps apache-tvm, or tilelang where TileLang "
-            "provides TVM)") from exc
+        from ._repair import reinstall
+        from .discovery._scan import unusable_entry_points
+
+        culprits = "; ".join(unusable_entry_points())  # TVM's autoload reads every distribution's
+        raise TVMNotFoundError(f"TVM is installed but cannot be imported ({type(exc).__name__}: {exc}): " + (
+            f"`import tvm` reads the entry points of every installed distribution, and {culprits}"
+            if culprits else f"repair it ({reinstall(APACHE_TVM, _dist_version(APACHE_TVM))})")) from exc
     return tvm  # type: ignore[no-any-return]  # untyped package
 
 

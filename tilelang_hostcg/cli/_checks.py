@@ -7,11 +7,12 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .._debugging import advice, failure_text, plugin_traceback
+from .._debugging import advice, failure_site, failure_text, plugin_traceback
 from .._errors import AmbiguousHostCodegenError, UnknownKindError, shown, text_of
 from .._names import APACHE_TVM, CODEGEN_GROUP, HOOK_GROUP
-from .._plugin_sources import SourceInfo
+from .._plugin_sources import SourceInfo, module_of
 from .._registry import Registry
+from .._repair import reinstall
 from .._resolution import Resolution, cannot_build_text, missing_build
 from .._table import Registration
 from .._targets import canonical_kind, is_host_target, parse_target
@@ -45,10 +46,11 @@ class _Checked:
 
 def _problem(code: str, message: str, *, severity: str = "error", kind: str | None = None,
              group: str | None = None, distribution: str | None = None, version: str | None = None,
-             entry_point: str | None = None, traceback: list[str] | None = None) -> Doc:
+             entry_point: str | None = None, traceback: list[str] | None = None,
+             site: tuple[str, int] | None = None) -> Doc:
     return {"code": code, "severity": severity, "message": message, "kind": kind, "group": group,
             "distribution": distribution, "version": version, "entry_point": entry_point,
-            "traceback": traceback}
+            "traceback": traceback, "file": site[0] if site else None, "line": site[1] if site else None}
 
 
 def _resolution(c: _Checked, kind: str) -> Resolution | None:
@@ -66,7 +68,8 @@ def _check_sources(c: _Checked) -> list[Doc]:
                      kind=canonical_kind(info.kind), group=info.group,
                      distribution=info.origin.distribution, version=info.origin.version,
                      entry_point=info.origin.entry_point,
-                     traceback=plugin_traceback(info.error) or None)
+                     traceback=plugin_traceback(info.error) or None,
+                     site=failure_site(info.error, module_of(info.value)))
             for info in c.sources if info.state in ("broken", "incompatible")]
 
 
@@ -220,7 +223,7 @@ def _check_tilelang_builds(c: _Checked) -> list[Doc]:
 
 
 def _check_tilelang_requirements(c: _Checked) -> list[Doc]:
-    """``tilelang-requirement``: a plugin requiring a TileLang build other than the one installed."""
+    """``tilelang-requirement``: a compatible plugin requiring another TileLang build than the one installed."""
     dist = tilelang_distribution()
     if dist is None:
         return []
@@ -228,7 +231,7 @@ def _check_tilelang_requirements(c: _Checked) -> list[Doc]:
     out, seen = [], set()
     for ep in c.index.entry_points:
         key = normalize_name(ep.distribution)
-        if key in seen or is_core(key):
+        if key in seen or is_core(key) or ep.incompatible is not None:
             continue
         seen.add(key)
         for line, build in other_build_requirements(ep.requires, distribution_name(dist)):
@@ -237,9 +240,9 @@ def _check_tilelang_requirements(c: _Checked) -> list[Doc]:
                 f"plugin distribution {ep.distribution!r} {ep.version} requires {line!r}, but the "
                 f"TileLang installed is {in_use}: the plugin works with it, but pip, installing "
                 f"or upgrading {ep.distribution} with its dependencies, would install {build} over "
-                f"the same `tilelang/` folder, replacing {in_use}'s files. Install it with "
-                f"`pip install --no-deps {ep.distribution}`; its author can move the requirement "
-                "into an extra (`[tilelang]`, see docs/authoring.md)", severity="warning",
+                f"the same `tilelang/` folder, replacing {in_use}'s files. Install and upgrade it without "
+                f"its dependencies (`{reinstall(ep.distribution, ep.version)}`); its author can move "
+                "the requirement into an extra (`[tilelang]`, see docs/authoring.md)", severity="warning",
                 distribution=ep.distribution, version=ep.version))
     return out
 

@@ -4,8 +4,11 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
+
+from _tilelang_hostcg_hook import ENV_AUTO_INSTALL, OFF
 
 from .._errors import DeviceAsHostError
 from .._names import CODEGEN_GROUP, HOOK_GROUP
@@ -193,6 +196,9 @@ def _applied_controls(controls: Controls, resolution: Resolution,
                       entries: Sequence[Doc]) -> list[Doc]:
     """Every control that touched an explain answer: ``{"variable", "item", "effect"}``."""
     out: list[Doc] = []
+    if (value := os.environ.get(ENV_AUTO_INSTALL, "")).strip().lower() in OFF:
+        out.append({"variable": ENV_AUTO_INSTALL, "item": value, "effect": "activation is off: TVM and "
+                    "TileLang build stock host code; this is tilelang_hostcg.build()'s answer"})
     kind, prefer = resolution.kind, resolution.preferred
     if prefer is not None:
         names = [c.registration.name for c in resolution.candidates]

@@ -12,6 +12,7 @@ from typing import Any
 
 from .. import __version__
 from .._errors import LockFileError
+from .._repair import reinstall
 from ..discovery._planning import normalize_name
 
 __all__ = ["LOCK_SCHEMA", "format_lock", "lock_drift", "read_lock", "write_lock"]
@@ -140,10 +141,10 @@ def lock_drift(locked: Mapping[str, Any], current: Mapping[str, Any], path: str)
         ("lock-added", f"distribution {name!r} {new[name]} is installed but not in the lock file {path!r}; "
          f"uninstall it, or {fix}", None, name, new[name]) for name in sorted(new.keys() - old.keys())]
     found += [("lock-removed", f"distribution {name!r} {old[name]} is in the lock file {path!r} but not "
-               f"installed; `pip install {name}=={old[name]}`, or {fix}", None, name, old[name])
+               f"installed; `{reinstall(name, old[name])}`, or {fix}", None, name, old[name])
               for name in sorted(old.keys() - new.keys())]
     found += [("lock-changed", f"distribution {name!r} is {new[name]} but the lock file {path!r} has "
-               f"{old[name]}; `pip install {name}=={old[name]}`, or {fix}", None, name, new[name])
+               f"{old[name]}; `{reinstall(name, old[name])}`, or {fix}", None, name, new[name])
               for name in sorted(old.keys() & new.keys()) if old[name] != new[name]]
     for key, noun in (("entry_points", "entry point"), ("codegens", "host codegen"),
                       ("hooks", "host codegen hook")):

@@ -5,6 +5,7 @@ on stderr and the exit status)."""
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import os
@@ -78,6 +79,7 @@ def own_stdout() -> None:
         os.close(devnull)
     _DOCUMENT[:] = [open(private, "w", 1 if stdout.line_buffering else -1,  # noqa: SIM115
                          encoding=stdout.encoding, errors="backslashreplace")]
+    atexit.register(_DOCUMENT[0].close)  # ours to close (no ResourceWarning at exit)
     sys.stdout = _stream(1, stdout)
 
 

@@ -72,12 +72,14 @@ class Session:
         return printed_while(lambda out, err: self.printed.append((origin, out, err)))
 
     def add_client_defaults(self) -> None:
-        """Register TileLang's own codegens and hooks, as ``tilelang_hostcg.tilelang.install()``
-        does, where TileLang provides the TVM in use (imports TVM)."""
+        """Register the client's own codegens as its integration does (imports TVM): TileLang's
+        where TileLang provides the TVM in use, TVM's where the TVM integration routes builds."""
         import_tvm()
         if "tilelang" in sys.modules:
             with suppress(UnsupportedTileLangError):  # no integration there: answer for build()
                 add_defaults(self.registry)
+        elif (tvm := sys.modules.get("tilelang_hostcg.tvm")) is not None and tvm.is_installed():
+            tvm.add_defaults(self.registry)
 
     def _plan(self, controls: Controls) -> Sequence[PlannedSource]:
         self.index = discover(controls)

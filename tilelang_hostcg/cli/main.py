@@ -67,7 +67,8 @@ def _parser() -> argparse.ArgumentParser:
 
     parser = _MainParser(
         prog=PROG,
-        description="Inspect, check and pin the installed TileLang host-codegen plugins.",
+        description="Inspect, check and pin the installed host-codegen plugins of TileLang and "
+                    "Apache TVM (tilelang-hostcg).",
         epilog="Exit status: 0 ok, 1 check failed (explain: nothing resolves), 2 usage error "
                "or no usable TVM. --json may come before or after the command.")
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")

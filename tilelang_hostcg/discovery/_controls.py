@@ -32,7 +32,7 @@ ENV_DISABLE = "TILELANG_HOSTCG_DISABLE"
 ENV_ONLY = "TILELANG_HOSTCG_ONLY"
 ENV_PREFER = "TILELANG_HOSTCG_PREFER"
 ENV_AUTO_INSTALL = "TILELANG_HOSTCG_AUTO_INSTALL"
-"""Set to ``0`` (or ``false``, ``no``, ``off``) to turn off the automatic TileLang activation."""
+"""Set to ``0`` (or ``false``, ``no``, ``off``) to turn off activation (TileLang's and TVM's)."""
 
 KNOWN_VARIABLES = (ENV_AUTOLOAD_OFF, ENV_AUTO_INSTALL, ENV_DISABLE, ENV_ONLY, ENV_PREFER)
 RESERVED_PREFIX = "TILELANG_HOSTCG_TEST_"
@@ -73,8 +73,8 @@ def _not_understood(variable: str, value: str | None, effect: str, fix: str,
 def auto_install_problem(value: str | None) -> ControlProblem | None:
     """The problem with ``TILELANG_HOSTCG_AUTO_INSTALL=value`` when it is not understood
     (activation then stays on); the start-up hook itself only tests the off values."""
-    return _not_understood(ENV_AUTO_INSTALL, value, "activation of the TileLang integration "
-                           "stays on", f"{ENV_AUTO_INSTALL}=0 to turn it off")
+    return _not_understood(ENV_AUTO_INSTALL, value, "activation at `import tilelang` and "
+                           "`import tvm` stays on", f"{ENV_AUTO_INSTALL}=0 to turn it off")
 
 
 _NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")  # PEP 508

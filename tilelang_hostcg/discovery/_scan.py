@@ -25,9 +25,8 @@ from ._requirements import check_requirements, relevant_requires
 if TYPE_CHECKING:
     from importlib.metadata import Distribution, EntryPoint, PackageMetadata
 
-__all__ = ["direct_url", "file_url_path", "installed_versions", "is_editable", "scan_environment"]
-
-_FIX = "Reinstall it (pip install --force-reinstall NAME) or remove the folder"
+__all__ = ["direct_url", "file_url_path", "installed_versions", "is_editable", "scan_environment",
+           "unusable_entry_points"]
 
 
 def scan_environment(core_version: str, *, full: bool = True) -> DiscoveryIndex:
@@ -160,7 +159,7 @@ def _metadata(dist: Distribution, problems: list[str]) -> PackageMetadata | None
             raise ValueError("it has no Name or no Version")
     except Exception as exc:  # importlib's error, or no Name or Version
         problems.append(f"{_where(dist)}: its METADATA cannot be used ({_reason(exc)}); the "
-                        f"distribution is ignored. {_FIX}")
+                        f"distribution is ignored. {_fix(dist)}")
         return None
     return meta
 
@@ -182,6 +181,30 @@ def _location(dist: Distribution) -> str:
     return str(getattr(dist, "_path", "") or dist)
 
 
+def _fix(dist: Distribution) -> str:
+    """Reinstall advice, the name and version from the folder's name (``NAME-VERSION.dist-info``)."""
+    from .._repair import reinstall
+
+    name, _, version = os.path.basename(_location(dist).rstrip("/\\")).rpartition(".")[0].partition("-")
+    if not name:
+        return "Remove the folder"
+    return f"Reinstall it ({reinstall(name, version.partition('-')[0])}) or remove the folder"
+
+
+def unusable_entry_points() -> list[str]:
+    """Each distribution whose ``entry_points.txt`` cannot be read, and what to do: it fails
+    ``importlib.metadata.entry_points()`` for every group (TVM's autoload at ``import tvm``)."""
+    from importlib.metadata import distributions
+
+    found = []
+    for dist in distributions():
+        try:
+            dist.entry_points  # noqa: B018  # read, for its error
+        except Exception as exc:
+            found.append(f"{_where(dist)}: entry_points.txt cannot be used ({_reason(exc)}). {_fix(dist)}")
+    return found
+
+
 def _our_entry_points(dist: Distribution, key: str, problems: list[str],
                       near: list[tuple[str, str, str, str]]) -> list[EntryPoint]:
     """The entry points of our groups in ``dist``'s ``entry_points.txt`` (one that mentions
@@ -190,7 +213,7 @@ def _our_entry_points(dist: Distribution, key: str, problems: list[str],
         eps = list(dist.entry_points)
     except Exception as exc:  # not UTF-8, a line that is not ``name = value``, ...
         problems.append(f"{_where(dist)}: entry_points.txt cannot be used ({_reason(exc)}); "
-                        f"the distribution's entry points are ignored. {_FIX}")
+                        f"the distribution's entry points are ignored. {_fix(dist)}")
         return []
     if not eps and _unreadable(dist, "entry_points.txt"):
         problems.append(_unreadable_text(dist, "entry_points.txt"))
@@ -221,7 +244,7 @@ def _advertised(dist: Distribution, meta: PackageMetadata, eps: Iterable[EntryPo
             requires = relevant_requires(meta.get_all("Requires-Dist") or dist.requires or ())
         except Exception as exc:
             problems.append(f"{_where(dist)}: its METADATA cannot be used ({_reason(exc)}); the "
-                            f"distribution is ignored. {_FIX}")
+                            f"distribution is ignored. {_fix(dist)}")
             return []
         if normalize_name(name) != CORE_DISTRIBUTION:
             verdict = check_requirements(name, requires, installed)

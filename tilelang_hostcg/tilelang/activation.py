@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from _tilelang_hostcg_hook import ENV_AUTO_INSTALL
 
-from .._errors import warn_plugin
+from .._errors import at_import, warn_plugin
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 __all__ = ["activate", "find_spec"]
 
 
+@at_import()
 def find_spec(finder: _Finder, name: str, path: Sequence[str] | None,
               target: ModuleType | None) -> ModuleSpec | None:
     """TileLang's spec as the finders after ``finder`` find it, with a loader that runs
@@ -44,8 +45,7 @@ def find_spec(finder: _Finder, name: str, path: Sequence[str] | None,
 
     problem = auto_install_problem(os.environ.get(ENV_AUTO_INSTALL))
     if problem is not None:
-        with contextlib.suppress(Exception):  # where warnings are errors: never fail the import
-            warn_control_problems([problem])
+        warn_control_problems([problem])
     meta_path = sys.meta_path
     for other in meta_path[meta_path.index(finder) + 1:] if finder in meta_path else ():
         find = getattr(other, "find_spec", None)
@@ -95,6 +95,7 @@ class _Loader:
             activate()
 
 
+@at_import()
 def activate() -> None:
     """Turn the TileLang integration on if the default registry has entry points of a
     third-party distribution that the controls do not skip (an incompatible one counts:
@@ -123,5 +124,5 @@ def activate() -> None:
 
 
 def _warn(message: str) -> None:
-    with contextlib.suppress(Exception):  # where warnings are errors: never fail the import
+    with contextlib.suppress(Exception):  # never fail the import
         warn_plugin(message)

@@ -10,9 +10,8 @@ distribution other than ``tilelang-hostcg`` advertises our entry points that the
 silently), or where TileLang is being imported (TileLang's integration applies there). An
 unsupported TVM, or a ``tir_to_runtime`` another package replaced, is one
 :class:`~tilelang_hostcg.PluginWarning` naming it and the off switch, and TVM stays stock.
-:func:`autoload` never raises, and its warning never fails ``import tvm``, also under
-``python -W error``. It imports no registry and no ``packaging``: the registry comes with
-the first build.
+:func:`autoload` never raises, and under ``python -W error`` its warnings are shown, not
+raised (``at_import``). It imports no registry and no ``packaging``: the registry comes with the first build.
 """
 
 from __future__ import annotations
@@ -23,9 +22,12 @@ import sys
 
 from _tilelang_hostcg_hook import ENV_AUTO_INSTALL, OFF
 
+from .._errors import at_import, warn_plugin
+
 __all__ = ["autoload"]
 
 
+@at_import()
 def autoload() -> None:
     """TVM's ``tvm.backends`` entry point: turn the TVM integration on where a third-party
     plugin is installed. Never raises (but ``KeyboardInterrupt`` and ``SystemExit``)."""
@@ -47,21 +49,14 @@ def _activate() -> None:
     tvm = sys.modules.get("tvm")
     if tvm is None or getattr(tvm, "_RUNTIME_ONLY", False) or "tilelang" in sys.modules:
         return
-    from ..discovery._controls import auto_install_problem, warn_control_problems
     from ..discovery._planning import Controls, third_party_planned
 
-    problem = auto_install_problem(value)
-    if problem is not None:
-        with contextlib.suppress(Exception):  # where warnings are errors: never fail the import
-            warn_control_problems([problem])
-    if third_party_planned(Controls.from_environ()):
+    if third_party_planned(Controls.from_environ()):  # which warns of each control problem
         from . import install
 
         install()
 
 
 def _warn(message: str) -> None:
-    with contextlib.suppress(Exception):  # where warnings are errors: never fail the import
-        from .._errors import warn_plugin
-
+    with contextlib.suppress(Exception):  # never fail the import
         warn_plugin(message)

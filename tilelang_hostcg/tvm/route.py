@@ -5,6 +5,7 @@ nothing more; the registry (and :mod:`.defaults`) is imported at the first build
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
 from typing import TYPE_CHECKING, Any
@@ -61,9 +62,23 @@ def make_route(state: State) -> Callable[..., Any]:
             from .defaults import routed
 
             return routed(state, host_mod, device_mod_dict, target_host)
+        except Exception as exc:
+            _carry_notes(exc)
+            raise
         finally:
             _LOCAL.busy = False
 
     tir_to_runtime.__wrapped__ = original  # type: ignore[attr-defined]
     state.replacement = tir_to_runtime
     return tir_to_runtime
+
+
+def _carry_notes(exc: Exception) -> None:
+    """Put ``exc``'s notes in the message TVM's FFI keeps (``tirx.build``'s global function drops notes)."""
+    ffi = getattr(exc, "__tvm_ffi_error__", None)  # an error from C++: its own text is kept
+    with contextlib.suppress(Exception):  # another FFI than this one: the notes stay notes
+        kind, message, trace = (ffi.kind, ffi.message, ffi.backtrace) if ffi else (type(exc).__name__, str(exc), "")
+        notes = [n for n in map(str, getattr(exc, "__notes__", ())) if n not in message]  # 3.10: in it
+        if notes:
+            error = sys.modules["tvm_ffi.core"].Error(kind, "\n".join([message, *notes]), trace)
+            exc.__tvm_ffi_error__ = error  # type: ignore[attr-defined]
