@@ -269,10 +269,32 @@ def _check_tilelang_environment(c: _Checked) -> list[Doc]:
                      distribution=APACHE_TVM if foreign is not None else FFI)]
 
 
+def _check_client(c: _Checked) -> list[Doc]:
+    """``client``: a third-party plugin is installed but the compiler in use will not use it (a
+    point it lacks, another package's route, a failed activation: a warning; the user's own
+    switch: information)."""
+    from .._routing import NAMES
+    from ._client import client_document
+
+    tvm = tvm_document()
+    client = client_document(tvm)
+    if client["client"] is None or client["routed"] or not any(
+            not is_core(s.origin.distribution) and s.state != "disabled" for s in c.sources):
+        return []
+    name = NAMES[client["client"]]
+    if client["problem"]:
+        return [_problem("client", f"the installed plugins are not used by the compiler in use: {name} is not "
+                         f"active: {client['problem']}", severity="warning", distribution=tvm.get("distribution"),
+                         version=tvm.get("provider_version"))]
+    return [_problem("client", f"{name} is not active ({client['describe'].removeprefix('none: ')}): the installed "
+                     "plugins serve tilelang_hostcg.build() only", severity="info")]
+
+
 _CHECKS: tuple[Callable[[_Checked], list[Doc]], ...] = (
     _check_sources, _check_required, _check_unknown_kinds, _check_device_kinds,
     _check_ambiguous, _check_build_functions, _check_duplicates, _check_controls, _check_lock,
-    _check_declarations, _check_tilelang_builds, _check_tilelang_requirements, _check_tilelang_environment)
+    _check_declarations, _check_tilelang_builds, _check_tilelang_requirements, _check_tilelang_environment,
+    _check_client)
 
 
 # ---------------------------------------------------------------------- options

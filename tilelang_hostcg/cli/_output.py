@@ -281,23 +281,15 @@ def warn_all(texts: Sequence[str]) -> None:
 
 
 def note_tilelang(doc: Doc) -> None:
-    """Say on stderr when the TVM in use is a TileLang the integration does not support
-    (the answers are then for :func:`tilelang_hostcg.build` with its TVM), and, for plain
-    ``list`` under a supported one, that ``--load`` shows TileLang's defaults."""
-    tvm = doc.get("tvm") or {}
-    if tvm.get("provider") != "tilelang":
+    """Say on stderr when TileLang's compiler will not use the plugins (the answers are then for
+    :func:`tilelang_hostcg.build` with its TVM), and, for plain ``list``, that ``--load`` shows
+    TileLang's defaults."""
+    tvm, client = doc.get("tvm") or {}, doc.get("client") or {}
+    if client.get("client") != "tilelang":
         return
-    from ..tilelang.gate import SUPPORTED, UnsupportedTileLangError, mode_of
-
-    version = str(tvm.get("provider_version") or "?")
-    name = f"{tvm.get('distribution') or 'tilelang'} {version}"
-    try:
-        mode_of(version)
-        if doc.get("loaded") is False:  # plain list: TileLang's codegens are not registered
-            err(f"note: TileLang {version}'s own host codegens and hooks ({name}) are the "
-                "defaults; `list --load` shows them")
-    except UnsupportedTileLangError:
-        err(f"note: TileLang {version} is not supported by tilelang_hostcg.tilelang (installed "
-            f"as {name}; it supports TileLang{SUPPORTED}); these answers are for "
-            "tilelang_hostcg.build() with its TVM, and TileLang's own compiler does not use the "
-            "plugins")
+    if client.get("problem"):
+        err(f"note: TileLang's compiler does not use the plugins ({client['problem']}); these answers are "
+            "for tilelang_hostcg.build() with its TVM")
+    elif doc.get("loaded") is False:  # plain list: TileLang's codegens are not registered
+        err(f"note: the host codegens and hooks of TileLang ({tvm.get('distribution')} "
+            f"{tvm.get('provider_version')}) are the defaults; `list --load` shows them")

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
 from .._errors import warn_once, warn_plugin
-from .._names import APACHE_TVM, CORE_DISTRIBUTION, GROUPS, TILELANG_BUILDS
+from .._names import APACHE_TVM, CORE_DISTRIBUTION, GROUPS, TILELANG
 from .._tvm import distribution_name, tilelang_distribution
 from ._records import AdvertisedEntryPoint, DiscoveryIndex, near_miss_group, normalize_name
 from ._requirements import check_requirements, relevant_requires
@@ -129,11 +129,11 @@ def _unreadable(dist: Distribution, filename: str) -> bool:
 def installed_versions(core_version: str) -> dict[str, str | None]:
     """Installed versions of the distributions plugins may require (the core and the
     TVM providers); ``None`` for one that is not installed (the core: ``core_version``).
-    Of TileLang's builds, only the one in use has a version (see
+    TileLang is there under the name of its distribution in use, whatever it is (see
     :func:`tilelang_hostcg._tvm.tilelang_distribution`)."""
     from importlib.metadata import version
 
-    found: dict[str, str | None] = dict.fromkeys(TILELANG_BUILDS)
+    found: dict[str, str | None] = {TILELANG: None}
     for name in (CORE_DISTRIBUTION, APACHE_TVM):
         try:
             found[name] = version(name)
@@ -217,7 +217,7 @@ def _advertised(dist: Distribution, meta: PackageMetadata, eps: Iterable[EntryPo
     verdict = None
     if installed is not None:
         try:  # ``requires`` parses the metadata again; it is needed only for requires.txt
-            requires = relevant_requires(meta.get_all("Requires-Dist") or dist.requires or ())
+            requires = relevant_requires(meta.get_all("Requires-Dist") or dist.requires or (), installed)
         except Exception as exc:
             problems.append(f"{_where(dist)}: its METADATA cannot be used ({_reason(exc)}); the "
                             f"distribution is ignored. {_FIX}")

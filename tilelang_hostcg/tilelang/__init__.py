@@ -8,14 +8,15 @@ It turns itself on: once a third-party plugin is installed in a TileLang environ
 
     tilelang_hostcg.tilelang.install()
 
-After :func:`install`, TileLang (0.1.12 to 0.1.15, whichever of its published builds is
-installed: stock ``tilelang`` or PaddlePaddle's ``tilelang-paddle``; another version is
-refused with :class:`UnsupportedTileLangError`, before anything is touched) resolves its host codegen
+After :func:`install`, TileLang (whatever distribution ships it: stock ``tilelang``,
+``tilelang-paddle``, a vendor's build; one that lacks an integration point of
+:mod:`tilelang_hostcg.tilelang.gate` is refused with :class:`UnsupportedTileLangError`
+naming it, before anything is touched) resolves its host codegen
 and runs its host-codegen hooks through :func:`tilelang_hostcg.default_registry`
 (entry points of installed plugins included), and its kernel cache and autotuner keys
 also hash the plugin set (:func:`plugin_fingerprint`); :func:`uninstall` puts TileLang
-back exactly as it was, whichever way it was installed. What is replaced in each
-TileLang version: :mod:`tilelang_hostcg.tilelang.modes`.
+back exactly as it was, whichever way it was installed. What is replaced in each of
+TileLang's layouts: :mod:`tilelang_hostcg.tilelang.modes`.
 
 TileLang's own host codegens are registered as *defaults* (named ``tilelang-<kind>``, of
 TileLang's distribution in use: ``tilelang``, ``tilelang-paddle``, ...): they serve only
@@ -30,20 +31,22 @@ or a plugin's import).
 
 from __future__ import annotations
 
+import sys
 import threading
 from typing import TYPE_CHECKING, Any
 
 from .._errors import warn_plugin
-from .._tvm import tilelang_overlap
+from .._routing import owner_of, reaches, routing
+from .._tvm import import_tilelang, tilelang_distributions, tilelang_overlap
 from .._types import Origin
 from .cache_key import fingerprint, patch_cache_key
-from .gate import SUPPORTED, UnsupportedTileLangError, installed_build, mode_of
+from .gate import UnsupportedTileLangError, check, installed_build
 from .modes import DEFAULT_PREFIX, State, enter, undo
 
 if TYPE_CHECKING:
     from .._registry import Registry
 
-__all__ = ["DEFAULT_PREFIX", "SUPPORTED", "UnsupportedTileLangError", "add_defaults", "install",
+__all__ = ["DEFAULT_PREFIX", "UnsupportedTileLangError", "add_defaults", "install",
            "is_installed", "plugin_fingerprint", "uninstall"]
 
 _LOCK = threading.RLock()
@@ -51,19 +54,33 @@ _STATE: list[State] = []
 
 
 def is_installed() -> bool:
-    """Whether :func:`install` is in effect (called by a program or by activation)."""
-    return bool(_STATE)
+    """Whether TileLang's host builds go through the registry: :func:`install` is in effect (by
+    a program or activation) and its route is still TileLang's (see :func:`tilelang_hostcg._routing.routing`)."""
+    return bool(routing("tilelang", explain=False).routed)
+
+
+def _live() -> str | bool | None:
+    """``True`` while installed and TileLang still calls the route, who replaced it where
+    another package did, ``None`` when not installed."""
+    for owner, name, _, value in _STATE[0].patches[:2] if _STATE else ():
+        current = getattr(owner, name, None)
+        if not reaches(current, value):
+            return owner_of(current)
+    return True if _STATE else None
 
 
 def _state(registry: Registry | None) -> State:
-    """What :func:`install` or :func:`add_defaults` will record; raises
-    :class:`UnsupportedTileLangError` for a TileLang that is missing or unsupported, and
-    warns when more than one TileLang build is installed."""
-    distribution, version = installed_build()
-    overlap = tilelang_overlap()
+    """What :func:`install` or :func:`add_defaults` will record, TileLang imported; raises
+    :class:`UnsupportedTileLangError` where TileLang is missing or lacks an integration
+    point, and warns when more than one distribution ships TileLang."""
+    found = tilelang_distributions()
+    distribution, version = build = installed_build(found)
+    overlap = tilelang_overlap(found)
     if overlap is not None:
         warn_plugin(overlap)
-    mode = mode_of(version, distribution)
+    if "tilelang" not in sys.modules:
+        import_tilelang(found[0])  # before the lock: see install()
+    mode = check(build)
     if registry is None:
         from .._api import default_registry
 
@@ -74,15 +91,14 @@ def _state(registry: Registry | None) -> State:
 def install(*, registry: Registry | None = None) -> None:
     """Route TileLang's host-codegen choice and hooks through ``registry`` (default: the
     default registry). Idempotent; raises :class:`UnsupportedTileLangError` for a TileLang
-    outside :data:`SUPPORTED`, having changed nothing. Any failure leaves TileLang and the
-    registry as they were."""
+    that lacks an integration point, having changed nothing. Any failure leaves TileLang and
+    the registry as they were."""
     if _STATE:
         return
+    # _state imports TileLang before the lock: a thread importing TileLang activates the
+    # integration at the end of its import, and must not wait for this thread, which would
+    # wait for its import.
     state = _state(registry)
-    # Before the lock: a thread importing TileLang activates the integration at the end
-    # of its import, and must not wait for this thread, which would wait for its import.
-    import tilelang  # noqa: F401  # its TVM becomes the TVM in use
-
     with _LOCK:
         if _STATE:
             return

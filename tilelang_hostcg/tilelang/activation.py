@@ -102,17 +102,17 @@ def activate() -> None:
     never raises (but ``KeyboardInterrupt`` and ``SystemExit``). Called once TileLang is
     imported."""
     try:
-        from ..discovery._planning import Controls, third_party_planned
+        from .._routing import routing
+        from .._tvm import tilelang_distribution
+        from . import UnsupportedTileLangError, install
 
-        # A look at what is advertised, planned by the controls as resolution plans it; the
-        # requirement verdicts (and their warnings) come with the registry's own discovery.
-        if not third_party_planned(Controls.from_environ()):
-            return
-        from . import install
-        from .gate import tilelang_version
-
-        if tilelang_version() is not None:  # else something named tilelang, not TileLang
+        # The one answer (with no plugin planned, from a look at what is advertised, and
+        # TileLang is not touched): routed, blocked (and why) or pending.
+        answer = routing("tilelang")
+        if answer.pending:
             install()
+        elif answer.blocker is not None and tilelang_distribution() is not None:  # else not TileLang
+            raise UnsupportedTileLangError(answer.blocker)
     except Exception as exc:
         try:
             cause = f"{type(exc).__name__}: {exc}"
@@ -123,5 +123,8 @@ def activate() -> None:
 
 
 def _warn(message: str) -> None:
+    from .._routing import FAILED
+
+    FAILED["tilelang"] = message  # what the client line of this process quotes
     with contextlib.suppress(Exception):  # where warnings are errors: never fail the import
         warn_plugin(message)

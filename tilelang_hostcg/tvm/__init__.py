@@ -1,4 +1,4 @@
-"""Apache TVM integration: every TIR build of apache-tvm 0.27 builds its host module through the registry.
+"""Apache TVM integration: every TIR build of apache-tvm builds its host module through the registry.
 
 It turns itself on: once a third-party plugin is installed beside apache-tvm, ``import tvm``
 calls :func:`install` through TVM's own ``tvm.backends`` entry point (see
@@ -16,7 +16,8 @@ registry's hooks for each device target run on the host module first, then the h
 codegen builds it. Device modules are built by TVM exactly as before. The one function
 replaced is ``tvm.tirx.build.tir_to_runtime``, through which every TIR build passes; TVM's
 ``target.build.*`` functions are never overridden. :func:`uninstall` puts TVM's very function
-back.
+back. Any apache-tvm that has the integration points of :mod:`tilelang_hostcg.tvm.gate` is
+routed, whatever its version.
 
 TVM's own ``target.build.llvm``, ``target.build.c`` and ``target.build.cuda_host`` are
 registered as *defaults* (named ``apache-tvm-<kind>``, distribution ``apache-tvm``), at the
@@ -35,13 +36,14 @@ import sys
 import threading
 from typing import TYPE_CHECKING
 
-from .gate import BUILD_MODULE, DEFAULT_PREFIX, FUNCTION, KINDS, SUPPORTED, UnsupportedTVMError, check
-from .route import State, make_route
+from .._routing import owner_of, reaches, routing
+from .gate import BUILD_MODULE, DEFAULT_PREFIX, FUNCTION, KINDS, UnsupportedTVMError, check
+from .route import State, make_route, route_in
 
 if TYPE_CHECKING:
     from .._registry import Registry
 
-__all__ = ["DEFAULT_PREFIX", "KINDS", "SUPPORTED", "UnsupportedTVMError", "add_defaults", "install",
+__all__ = ["DEFAULT_PREFIX", "KINDS", "UnsupportedTVMError", "add_defaults", "install",
            "is_installed", "uninstall"]
 
 _LOCK = threading.RLock()
@@ -49,15 +51,27 @@ _STATE: list[State] = []
 
 
 def is_installed() -> bool:
-    """Whether :func:`install` is in effect (called by a program or by activation at ``import tvm``)."""
-    return bool(_STATE)
+    """Whether TVM's TIR builds go through the registry: :func:`install` is in effect (by a program
+    or activation at ``import tvm``) and TVM still calls the route, also inside another package's
+    wrapper (see :func:`tilelang_hostcg._routing.routing`)."""
+    return bool(routing("tvm", explain=False).routed)
+
+
+def _live() -> str | bool | None:
+    """``True`` while installed and TVM still calls the route, who replaced it where another
+    package did, ``None`` when not installed (or TileLang is imported: the route hands every
+    build to TVM's original there)."""
+    if not _STATE or "tilelang" in sys.modules:
+        return None
+    current = getattr(_STATE[0].module, FUNCTION, None)
+    return True if reaches(current, _STATE[0].replacement) else owner_of(current)
 
 
 def install(*, registry: Registry | None = None) -> None:
     """Route the host modules of TVM's TIR builds through ``registry`` (default: the default
     registry, taken at the first build). Idempotent. Raises :class:`UnsupportedTVMError`,
-    having changed nothing, for a TVM other than apache-tvm :data:`SUPPORTED` or where another
-    package has already replaced ``tvm.tirx.build.tir_to_runtime`` (it is left alone)."""
+    having changed nothing, for a TVM that lacks an integration point or where another package
+    has already replaced ``tvm.tirx.build.tir_to_runtime`` (it is left alone)."""
     if _STATE:
         return
     tvm = sys.modules.get("tvm")
@@ -68,29 +82,26 @@ def install(*, registry: Registry | None = None) -> None:
     with _LOCK:
         if _STATE:
             return
-        module = sys.modules.get(BUILD_MODULE)
-        if module is None and getattr(tvm, "__file__", None):
-            from importlib import import_module
-
-            try:
-                module = import_module(BUILD_MODULE)
-            except ImportError:
-                module = None
-        original = check(tvm, module)
-        state = State(module, original, registry)  # type: ignore[arg-type]  # check: not None
-        replacement = make_route(state)
-        setattr(module, FUNCTION, replacement)
+        original = check(tvm)
+        state = route_in(original)  # ours, uninstalled while another package's wrapper held it
+        if state is not None:
+            state.registry, state.active = registry, True
+        else:
+            state = State(sys.modules[BUILD_MODULE], original, registry)
+            setattr(state.module, FUNCTION, make_route(state))
         _STATE.append(state)
 
 
 def uninstall() -> None:
     """Undo :func:`install`, also one made at ``import tvm``: TVM's original ``tir_to_runtime``
-    is put back (the same object) and TVM's defaults leave the registry. No-op when not
-    installed."""
+    is put back (the same object) and TVM's defaults leave the registry. Where another package
+    has wrapped the route since, its wrapper stays and the route in it hands every build to
+    TVM's original. No-op when not installed."""
     with _LOCK:
         if not _STATE:
             return
         state = _STATE.pop()
+        state.active = False
         if getattr(state.module, FUNCTION, None) is state.replacement:
             setattr(state.module, FUNCTION, state.original)
         state.close()

@@ -5,10 +5,11 @@ It calls :func:`tilelang_hostcg.tvm.install` under the rule of TileLang's activa
 (:func:`tilelang_hostcg.discovery._planning.third_party_planned`, the same function): only where a
 distribution other than ``tilelang-hostcg`` advertises our entry points that the controls
 (``TILELANG_HOSTCG_DISABLE_PLUGIN_AUTOLOAD=1``, ``TILELANG_HOSTCG_ONLY``,
-``TILELANG_HOSTCG_DISABLE``) do not all skip. Otherwise TVM is not touched at all; nor with
+``TILELANG_HOSTCG_DISABLE``) do not all skip, as :func:`tilelang_hostcg._routing.routing`
+answers. Otherwise TVM is not touched at all; nor with
 ``TILELANG_HOSTCG_AUTO_INSTALL=0``, in TVM's runtime-only mode (``TVM_USE_RUNTIME_LIB=1``,
-silently), or where TileLang is being imported (TileLang's integration applies there). An
-unsupported TVM, or a ``tir_to_runtime`` another package replaced, is one
+silently), or where TileLang is being imported (TileLang's integration applies there). A
+TVM that lacks an integration point, or a ``tir_to_runtime`` another package replaced, is one
 :class:`~tilelang_hostcg.PluginWarning` naming it and the off switch, and TVM stays stock.
 :func:`autoload` never raises, and its warning never fails ``import tvm``, also under
 ``python -W error``. It imports no registry and no ``packaging``: the registry comes with
@@ -47,20 +48,28 @@ def _activate() -> None:
     tvm = sys.modules.get("tvm")
     if tvm is None or getattr(tvm, "_RUNTIME_ONLY", False) or "tilelang" in sys.modules:
         return
+    from .._routing import routing
     from ..discovery._controls import auto_install_problem, warn_control_problems
-    from ..discovery._planning import Controls, third_party_planned
 
     problem = auto_install_problem(value)
     if problem is not None:
         with contextlib.suppress(Exception):  # where warnings are errors: never fail the import
             warn_control_problems([problem])
-    if third_party_planned(Controls.from_environ()):
+    answer = routing("tvm")  # the one answer: routed, blocked (and why) or pending
+    if answer.blocker is not None:
+        from .gate import UnsupportedTVMError
+
+        raise UnsupportedTVMError(answer.blocker)
+    if answer.pending:
         from . import install
 
         install()
 
 
 def _warn(message: str) -> None:
+    from .._routing import FAILED
+
+    FAILED["tvm"] = message  # what the client line of this process quotes
     with contextlib.suppress(Exception):  # where warnings are errors: never fail the import
         from .._errors import warn_plugin
 

@@ -16,17 +16,19 @@ if TYPE_CHECKING:
     from .._registry import Registry
     from .._types import HostCodegen
 
-__all__ = ["State", "make_route"]
+__all__ = ["State", "make_route", "route_in"]
 
 _LOCAL = threading.local()  # .busy: this thread is inside a routed build
+_ROUTES: list[State] = []  # every route made in this process: one, or one per install() after another package's wrap
 
 
 class State:
     """One :func:`~tilelang_hostcg.tvm.install`: TVM's module and original function, the
     replacement, the registry (``None``: the default registry, taken at the first build) and
-    TVM's defaults registered in it (by kind)."""
+    TVM's defaults registered in it (by kind); ``active``: installed (an uninstalled route that
+    another package's wrapper still holds hands every build to TVM's original)."""
 
-    __slots__ = ("codegens", "lock", "module", "original", "registry", "replacement", "used")
+    __slots__ = ("active", "codegens", "lock", "module", "original", "registry", "replacement", "used")
 
     def __init__(self, module: ModuleType, original: Callable[..., Any], registry: Registry | None) -> None:
         self.module = module
@@ -36,6 +38,7 @@ class State:
         self.codegens: dict[str, HostCodegen] = {}
         self.lock = threading.Lock()
         self.used: Registry | None = None  # the registry the defaults went into
+        self.active = True
 
     def close(self) -> None:
         """Remove TVM's defaults from the registry they went into."""
@@ -54,7 +57,7 @@ def make_route(state: State) -> Callable[..., Any]:
     def tir_to_runtime(host_mod: Any, device_mod_dict: Any, target_host: Any) -> Any:
         """TVM's ``tir_to_runtime`` with the host module built through tilelang-hostcg's
         registry (TVM's original for a nested build and where TileLang is imported)."""
-        if getattr(_LOCAL, "busy", False) or "tilelang" in sys.modules:
+        if not state.active or getattr(_LOCAL, "busy", False) or "tilelang" in sys.modules:
             return original(host_mod, device_mod_dict, target_host)
         _LOCAL.busy = True
         try:
@@ -66,4 +69,12 @@ def make_route(state: State) -> Callable[..., Any]:
 
     tir_to_runtime.__wrapped__ = original  # type: ignore[attr-defined]
     state.replacement = tir_to_runtime
+    _ROUTES.append(state)
     return tir_to_runtime
+
+
+def route_in(func: Any) -> State | None:
+    """The state of the route of ours that ``func`` is or wraps, else ``None``."""
+    from .._routing import reaches
+
+    return next((state for state in _ROUTES if reaches(func, state.replacement)), None)

@@ -1,0 +1,184 @@
+"""Whether this process's compiler builds host code through the registry, and if not, why.
+
+:func:`routing` is the one answer: both activations ask it before installing, both
+integrations' ``is_installed()`` are its ``routed``, and the ``client`` of ``list``, ``check``
+and ``explain`` is its text. Integration points (:class:`Point`) are checked here by shape,
+for both clients' tables. Cheap to import: it runs at ``import tvm`` and ``import tilelang``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from importlib import import_module
+from typing import Any, Literal
+
+__all__ = ["NAMES", "Point", "Routing", "owner_of", "reaches", "routing"]
+
+Client = Literal["tilelang", "tvm"]
+NAMES = {"tilelang": "TileLang integration (tilelang_hostcg.tilelang)", "tvm": "TVM integration (tilelang_hostcg.tvm)"}
+FAILED: dict[str, str] = {}
+"""The warning each client's activation gave in this process, by client."""
+
+
+@dataclass(frozen=True)
+class Point:
+    """One attribute of a compiler an integration uses: ``module``'s ``path`` (through a class
+    for a method). ``shape``: the leading parameters of a function (``*`` before those passed
+    by keyword), ``dict`` (a ``dict`` read), or ``field`` (a dataclass field or attribute)."""
+
+    module: str
+    path: str
+    shape: tuple[str, ...] | Literal["dict", "field"]
+
+    def __str__(self) -> str:
+        return f"{self.module}.{self.path}"
+
+    def problem(self) -> str | None:
+        """What is wrong with this point in the imported compiler (missing, or not of its shape)."""
+        try:
+            owner: object = import_module(self.module)
+        except ModuleNotFoundError:
+            return f"{self} (no module {self.module})"
+        except Exception as exc:  # the compiler's own module fails: the point is not usable
+            return f"{self} ({self.module} cannot be imported: {type(exc).__name__}: {exc})"
+        *owners, name = self.path.split(".")
+        for part in owners:
+            owner = getattr(owner, part, None)
+        if self.shape == "field":
+            found = name in (getattr(owner, "__dataclass_fields__", None) or {}) or hasattr(owner, name)
+            return None if found else f"{self} (no such field)"
+        value = vars(owner).get(name) if isinstance(owner, type) else getattr(owner, name, None)
+        if value is None:
+            return f"{self} (missing)"
+        if self.shape == "dict":
+            return None if isinstance(value, dict) else f"{self} (not a dict: {type(value).__name__})"
+        import inspect
+
+        try:
+            params = inspect.signature(value).parameters
+        except (TypeError, ValueError):
+            return f"{self} (not a function: {type(value).__name__})"
+        leading, _, keywords = ",".join(self.shape).partition("*")
+        wanted = [p for p in leading.split(",") if p]
+        found_names = [p.name for p in params.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        if found_names[:len(wanted)] == wanted and all(k in params for k in keywords.split(",") if k):
+            return None
+        return f"{self} (parameters ({', '.join(params)}) where ({', '.join(self.shape)}) are called)"
+
+
+def reaches(func: Any, target: Any) -> bool:
+    """Whether ``func`` is ``target`` or wraps it: through ``__wrapped__`` (``functools.wraps``)
+    or a function held in its closure, a few levels deep."""
+    todo, seen = [func], 0
+    while todo and seen < 32:
+        func, seen = todo.pop(), seen + 1
+        if func is target:
+            return True
+        cells = getattr(func, "__closure__", None) or ()
+        todo += [c for c in (getattr(func, "__wrapped__", None), *(_content(c) for c in cells)) if callable(c)]
+    return False
+
+
+def _content(cell: Any) -> Any:
+    try:
+        return cell.cell_contents
+    except ValueError:  # an empty cell
+        return None
+
+
+def owner_of(func: Any) -> str:
+    """Who defined ``func``: its module by its code's file (``functools.wraps`` copies another
+    function's ``__module__``) and that file, else its ``__module__``."""
+    code = getattr(func, "__code__", None)
+    where = getattr(code, "co_filename", None)
+    module = next((name for name, m in list(sys.modules.items()) if where and getattr(m, "__file__", None) == where),
+                  getattr(func, "__module__", None) or type(func).__name__)
+    return f"{module!r} ({where})" if where else repr(module)
+
+
+@dataclass(frozen=True)
+class Routing:
+    """:func:`routing`'s answer for ``client``: ``routed`` (``None``: not known without importing
+    the compiler), ``reason`` (what routes, or why nothing does), ``blocker`` (what keeps an
+    installed third-party plugin from being used: a missing point, a rival, a failed
+    activation; ``None`` for the user's own switch or where no plugin is installed) and
+    ``pending`` (nothing stands in the way: activation installs the integration)."""
+
+    client: Client
+    routed: bool | None
+    reason: str
+    blocker: str | None = None
+    pending: bool = False
+
+
+def routing(client: Client, *, explain: bool = True, import_it: bool = True) -> Routing:
+    """Whether ``client``'s host builds (TileLang's, or apache-tvm's) go through the registry in
+    this process, and if not, why (with ``explain=False``, ``routed`` alone and nothing is
+    looked up). ``import_it=False`` imports no compiler and answers ``routed=None`` where that
+    is needed to know. Never depends on the working directory or on what was used first."""
+    from _tilelang_hostcg_hook import ENV_AUTO_INSTALL, OFF
+
+    live = _live(client)
+    if live or not explain:
+        return Routing(client, bool(live), NAMES[client] if live else "")
+    if live is not None:
+        return _blocked(client, f"the route was replaced by another package ({live}), which does not call it")
+    if (os.environ.get(ENV_AUTO_INSTALL) or "").strip().lower() in OFF:
+        return Routing(client, False, f"activation is off ({ENV_AUTO_INSTALL}=0)")
+    from .discovery._planning import Controls, third_party_planned
+
+    if not third_party_planned(Controls.from_environ()):
+        return Routing(client, False, "no third-party plugin is installed (or the controls skip them all): the "
+                                      "compiler runs stock; tilelang_hostcg.build() uses the core's codegens")
+    if client == "tvm" and "tilelang" in sys.modules:
+        return Routing(client, False, "TileLang is imported: the TileLang integration applies")
+    if client not in FAILED and client not in sys.modules and not import_it:
+        return Routing(client, None, "a third-party plugin is installed; whether the compiler has the integration "
+                                     "points is known once it is imported (`check` and `list --load` import it)")
+    blocker = FAILED.get(client) or (_tilelang_blocker() if client == "tilelang" else _tvm_blocker())
+    if blocker is not None:
+        return _blocked(client, blocker)
+    if client == "tvm" and os.environ.get("TVM_DEVICE_BACKEND_AUTOLOAD", "1") == "0":
+        return Routing(client, False, "TVM's autoload is off (TVM_DEVICE_BACKEND_AUTOLOAD=0), so `import tvm` does not "
+                                      "activate the integration; call tilelang_hostcg.tvm.install()")
+    return Routing(client, False, f"not installed in this process (activation did not run at import); call "
+                                  f"tilelang_hostcg.{client}.install()", pending=True)
+
+
+def _blocked(client: Client, why: str) -> Routing:
+    return Routing(client, False, why, blocker=why)
+
+
+def _live(client: Client) -> str | bool | None:
+    """``True`` where ``client``'s integration is installed and its route still runs; where it
+    is installed but another package took its place, who did; ``None`` where not installed."""
+    module = sys.modules.get(f"tilelang_hostcg.{client}")
+    live: str | bool | None = getattr(module, "_live", lambda: None)()
+    return live
+
+
+def _tilelang_blocker() -> str | None:
+    """Why the installed TileLang cannot be routed (no TileLang, a missing point), else ``None``."""
+    from ._tvm import import_tvm
+    from .tilelang.gate import check
+
+    try:
+        import_tvm()  # imports the installed TileLang, where it is not imported yet
+        check()
+    except Exception as exc:  # UnsupportedTileLangError, TVMNotFoundError: the message says it
+        return str(exc)
+    return None
+
+
+def _tvm_blocker() -> str | None:
+    """Why the installed apache-tvm cannot be routed (a missing point, a rival), else ``None``."""
+    from ._tvm import import_tvm
+    from .tvm.gate import check
+
+    try:
+        check(sys.modules.get("tvm") or import_tvm(), activation=True)  # at ``import tvm``: the module in the making
+    except Exception as exc:  # UnsupportedTVMError, TVMNotFoundError: the message says it
+        return str(exc)
+    return None
