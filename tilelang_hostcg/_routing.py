@@ -2,31 +2,32 @@
 
 :func:`routing` is the one answer: both activations ask it before installing, both
 integrations' ``is_installed()`` are its ``routed``, and the ``client`` of ``list``, ``check``
-and ``explain`` is its text. Integration points (:class:`Point`) are checked here by shape,
-for both clients' tables. Cheap to import: it runs at ``import tvm`` and ``import tilelang``.
+and ``explain`` is its text. :class:`Point` checks an integration point by its shape, for
+both clients' tables. Cheap to import: it runs at ``import tvm`` and ``import tilelang``.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from contextlib import suppress
 from dataclasses import dataclass
 from importlib import import_module
 from typing import Any, Literal
 
-__all__ = ["NAMES", "Point", "Routing", "owner_of", "reaches", "routing"]
+__all__ = ["FAILED", "NAMES", "Point", "Routing", "owner_of", "reaches", "routing"]
 
 Client = Literal["tilelang", "tvm"]
 NAMES = {"tilelang": "TileLang integration (tilelang_hostcg.tilelang)", "tvm": "TVM integration (tilelang_hostcg.tvm)"}
 FAILED: dict[str, str] = {}
-"""The warning each client's activation gave in this process, by client."""
+"""The warning each client's activation gave in this process."""
 
 
 @dataclass(frozen=True)
 class Point:
-    """One attribute of a compiler an integration uses: ``module``'s ``path`` (through a class
-    for a method). ``shape``: the leading parameters of a function (``*`` before those passed
-    by keyword), ``dict`` (a ``dict`` read), or ``field`` (a dataclass field or attribute)."""
+    """An attribute of a compiler an integration uses: ``module``'s ``path`` (through a class for
+    a method). ``shape``: a function's leading parameters (``*`` before those passed by
+    keyword), ``dict`` (a ``dict`` it reads) or ``field`` (a dataclass field or attribute)."""
 
     module: str
     path: str
@@ -36,7 +37,7 @@ class Point:
         return f"{self.module}.{self.path}"
 
     def problem(self) -> str | None:
-        """What is wrong with this point in the imported compiler (missing, or not of its shape)."""
+        """What is wrong with this point in the imported compiler (missing, or of another shape)."""
         try:
             owner: object = import_module(self.module)
         except ModuleNotFoundError:
@@ -50,10 +51,8 @@ class Point:
             found = name in (getattr(owner, "__dataclass_fields__", None) or {}) or hasattr(owner, name)
             return None if found else f"{self} (no such field)"
         value = vars(owner).get(name) if isinstance(owner, type) else getattr(owner, name, None)
-        if value is None:
-            return f"{self} (missing)"
-        if self.shape == "dict":
-            return None if isinstance(value, dict) else f"{self} (not a dict: {type(value).__name__})"
+        if value is None or self.shape == "dict":
+            return None if isinstance(value, dict) else f"{self} ({'missing' if value is None else 'not a dict'})"
         import inspect
 
         try:
@@ -62,8 +61,8 @@ class Point:
             return f"{self} (not a function: {type(value).__name__})"
         leading, _, keywords = ",".join(self.shape).partition("*")
         wanted = [p for p in leading.split(",") if p]
-        found_names = [p.name for p in params.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-        if found_names[:len(wanted)] == wanted and all(k in params for k in keywords.split(",") if k):
+        named = [p.name for p in params.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        if named[:len(wanted)] == wanted and all(k in params for k in keywords.split(",") if k):
             return None
         return f"{self} (parameters ({', '.join(params)}) where ({', '.join(self.shape)}) are called)"
 
@@ -76,23 +75,18 @@ def reaches(func: Any, target: Any) -> bool:
         func, seen = todo.pop(), seen + 1
         if func is target:
             return True
-        cells = getattr(func, "__closure__", None) or ()
-        todo += [c for c in (getattr(func, "__wrapped__", None), *(_content(c) for c in cells)) if callable(c)]
+        if callable(func):
+            todo.append(getattr(func, "__wrapped__", None))
+            for cell in getattr(func, "__closure__", None) or ():
+                with suppress(ValueError):  # an empty cell
+                    todo.append(cell.cell_contents)
     return False
 
 
-def _content(cell: Any) -> Any:
-    try:
-        return cell.cell_contents
-    except ValueError:  # an empty cell
-        return None
-
-
 def owner_of(func: Any) -> str:
-    """Who defined ``func``: its module by its code's file (``functools.wraps`` copies another
+    """Who defined ``func``: the module of its code's file (``functools.wraps`` copies another
     function's ``__module__``) and that file, else its ``__module__``."""
-    code = getattr(func, "__code__", None)
-    where = getattr(code, "co_filename", None)
+    where = getattr(getattr(func, "__code__", None), "co_filename", None)
     module = next((name for name, m in list(sys.modules.items()) if where and getattr(m, "__file__", None) == where),
                   getattr(func, "__module__", None) or type(func).__name__)
     return f"{module!r} ({where})" if where else repr(module)
@@ -100,11 +94,10 @@ def owner_of(func: Any) -> str:
 
 @dataclass(frozen=True)
 class Routing:
-    """:func:`routing`'s answer for ``client``: ``routed`` (``None``: not known without importing
-    the compiler), ``reason`` (what routes, or why nothing does), ``blocker`` (what keeps an
-    installed third-party plugin from being used: a missing point, a rival, a failed
-    activation; ``None`` for the user's own switch or where no plugin is installed) and
-    ``pending`` (nothing stands in the way: activation installs the integration)."""
+    """:func:`routing`'s answer: ``routed`` (``None``: not known without importing the compiler),
+    ``reason`` (what routes, or why nothing does), ``blocker`` (what keeps an installed
+    third-party plugin from being used: a missing point, a rival, a failed activation; not the
+    user's own switch) and ``pending`` (nothing stands in the way: activation installs)."""
 
     client: Client
     routed: bool | None
@@ -113,18 +106,18 @@ class Routing:
     pending: bool = False
 
 
-def routing(client: Client, *, explain: bool = True, import_it: bool = True) -> Routing:
+def routing(client: Client, *, explain: bool = True, import_it: bool = True, again: bool = False) -> Routing:
     """Whether ``client``'s host builds (TileLang's, or apache-tvm's) go through the registry in
-    this process, and if not, why (with ``explain=False``, ``routed`` alone and nothing is
-    looked up). ``import_it=False`` imports no compiler and answers ``routed=None`` where that
-    is needed to know. Never depends on the working directory or on what was used first."""
+    this process, and if not, why (``explain=False``: ``routed`` alone, nothing looked up).
+    ``import_it=False`` imports no compiler, and answers ``routed=None`` where that would be
+    needed; ``again``: activation asks anew (an earlier activation's failure is no answer)."""
     from _tilelang_hostcg_hook import ENV_AUTO_INSTALL, OFF
 
     live = _live(client)
-    if live or not explain:
-        return Routing(client, bool(live), NAMES[client] if live else "")
+    if live is True or not explain:
+        return Routing(client, live is True, NAMES[client] if live is True else "")
     if live is not None:
-        return _blocked(client, f"the route was replaced by another package ({live}), which does not call it")
+        return _blocked(client, f"another package replaced the route ({live}) and does not call it")
     if (os.environ.get(ENV_AUTO_INSTALL) or "").strip().lower() in OFF:
         return Routing(client, False, f"activation is off ({ENV_AUTO_INSTALL}=0)")
     from .discovery._planning import Controls, third_party_planned
@@ -134,17 +127,18 @@ def routing(client: Client, *, explain: bool = True, import_it: bool = True) -> 
                                       "compiler runs stock; tilelang_hostcg.build() uses the core's codegens")
     if client == "tvm" and "tilelang" in sys.modules:
         return Routing(client, False, "TileLang is imported: the TileLang integration applies")
-    if client not in FAILED and client not in sys.modules and not import_it:
-        return Routing(client, None, "a third-party plugin is installed; whether the compiler has the integration "
-                                     "points is known once it is imported (`check` and `list --load` import it)")
-    blocker = FAILED.get(client) or (_tilelang_blocker() if client == "tilelang" else _tvm_blocker())
-    if blocker is not None:
-        return _blocked(client, blocker)
+    name = {"tilelang": "TileLang", "tvm": "TVM"}[client]
+    if client not in sys.modules and not import_it:
+        return Routing(client, None, f"a third-party plugin is installed; whether {name} has the integration points "
+                                     "shows once it is imported (`check` and `list --load` import it)")
+    blocker = _tilelang_blocker() if client == "tilelang" else _tvm_blocker()
+    if blocker is not None or (client in FAILED and not again):
+        return _blocked(client, blocker or FAILED[client])
     if client == "tvm" and os.environ.get("TVM_DEVICE_BACKEND_AUTOLOAD", "1") == "0":
         return Routing(client, False, "TVM's autoload is off (TVM_DEVICE_BACKEND_AUTOLOAD=0), so `import tvm` does not "
                                       "activate the integration; call tilelang_hostcg.tvm.install()")
-    return Routing(client, False, f"not installed in this process (activation did not run at import); call "
-                                  f"tilelang_hostcg.{client}.install()", pending=True)
+    return Routing(client, False, f"not installed in this process (activation did not run at import of {name}, or "
+                                  f"uninstall() was called); call tilelang_hostcg.{client}.install()", pending=True)
 
 
 def _blocked(client: Client, why: str) -> Routing:
@@ -152,15 +146,13 @@ def _blocked(client: Client, why: str) -> Routing:
 
 
 def _live(client: Client) -> str | bool | None:
-    """``True`` where ``client``'s integration is installed and its route still runs; where it
-    is installed but another package took its place, who did; ``None`` where not installed."""
-    module = sys.modules.get(f"tilelang_hostcg.{client}")
-    live: str | bool | None = getattr(module, "_live", lambda: None)()
+    """``True`` where ``client``'s integration is installed and its route still runs; who took
+    its place where another package did; ``None`` where it is not installed."""
+    live: str | bool | None = getattr(sys.modules.get(f"tilelang_hostcg.{client}"), "_live", lambda: None)()
     return live
 
 
 def _tilelang_blocker() -> str | None:
-    """Why the installed TileLang cannot be routed (no TileLang, a missing point), else ``None``."""
     from ._tvm import import_tvm
     from .tilelang.gate import check
 
@@ -173,7 +165,6 @@ def _tilelang_blocker() -> str | None:
 
 
 def _tvm_blocker() -> str | None:
-    """Why the installed apache-tvm cannot be routed (a missing point, a rival), else ``None``."""
     from ._tvm import import_tvm
     from .tvm.gate import check
 

@@ -271,17 +271,31 @@ def import_tvm() -> ModuleType:
         import tvm
     except Exception as exc:
         if isinstance(exc, ImportError) and getattr(exc, "name", None) == "tvm":
-            found = _package_parents()
-            raise TVMNotFoundError("No TVM is installed: tilelang-hostcg uses the TVM of the environment. " + (
-                f"A `tilelang` package is importable (from {found[0]}) but no installed distribution ships "
-                "it: import tilelang in the program first, and its bundled TVM is the TVM in use" if found
-                else "Install one with `pip install tilelang-hostcg[tvm]` (apache-tvm) or `pip install "
-                "tilelang-hostcg[tilelang]` (TileLang and its bundled TVM)") + f" [{exc}]") from exc
+            raise TVMNotFoundError("No TVM is installed: tilelang-hostcg uses the TVM of the environment. "
+                                   f"{_no_tvm_advice()} [{exc}]") from exc
         version = _dist_version(APACHE_TVM)
         raise TVMNotFoundError(
             f"TVM is installed but cannot be imported ({type(exc).__name__}: {exc}); repair it" + (
                 f" (pip install --force-reinstall --no-deps apache-tvm=={version})" if version else "")) from exc
     return tvm  # type: ignore[no-any-return]  # untyped package
+
+
+def _no_tvm_advice() -> str:
+    """What to do where no TVM can be imported: never install a TVM beside a TileLang."""
+    from importlib.metadata import distributions
+
+    found = _package_parents()
+    if found:
+        return (f"A `tilelang` package is importable (from {found[0]}) but no installed distribution ships it: "
+                "import tilelang in the program first, and its bundled TVM is the TVM in use")
+    for dist in distributions():  # an error's path: every RECORD, for TileLang's metadata without its files
+        record = _record(dist) or b""
+        if record.startswith(b"tilelang/") or b"\ntilelang/" in record:
+            name = distribution_name(dist)
+            return (f"TileLang's metadata ({name} {dist.version}) is installed but its `tilelang` package is not: "
+                    f"repair it with `pip install --force-reinstall --no-deps {name}=={dist.version}`")
+    return ("Install one with `pip install tilelang-hostcg[tvm]` (apache-tvm) or `pip install "
+            "tilelang-hostcg[tilelang]` (TileLang and its bundled TVM)")
 
 
 def _provider(tvm: Any) -> tuple[str, str | None, str]:

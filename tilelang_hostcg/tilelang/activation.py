@@ -108,7 +108,7 @@ def activate() -> None:
 
         # The one answer (with no plugin planned, from a look at what is advertised, and
         # TileLang is not touched): routed, blocked (and why) or pending.
-        answer = routing("tilelang")
+        answer = routing("tilelang", again=True)
         if answer.pending:
             install()
         elif answer.blocker is not None and tilelang_distribution() is not None:  # else not TileLang

@@ -66,7 +66,10 @@ def check(build: tuple[str, str] | None = None) -> Mode:
     from importlib.util import find_spec
 
     name, version = build or installed_build()
-    mode: Mode = "backend" if find_spec(_BACKEND) is not None else "registry"  # the layout by its module
+    try:
+        mode: Mode = "backend" if find_spec(_BACKEND) is not None else "registry"  # the layout by its module
+    except ImportError:  # no tilelang.backend at all
+        mode = "registry"
     missing = [p for p in (point.problem() for point in POINTS[mode]) if p is not None]
     if mode == "registry" and missing and missing[0].startswith(f"{POINTS[mode][0]} "):  # neither layout
         missing = [f"{POINTS['backend'][0]} (or {POINTS['registry'][0]})"]

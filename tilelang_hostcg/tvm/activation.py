@@ -55,7 +55,7 @@ def _activate() -> None:
     if problem is not None:
         with contextlib.suppress(Exception):  # where warnings are errors: never fail the import
             warn_control_problems([problem])
-    answer = routing("tvm")  # the one answer: routed, blocked (and why) or pending
+    answer = routing("tvm", again=True)  # the one answer: routed, blocked (and why) or pending
     if answer.blocker is not None:
         from .gate import UnsupportedTVMError
 
