@@ -216,7 +216,8 @@ def tilelang_overlap(found: tuple[Distribution, ...] | None = None) -> str | Non
 def import_tilelang(dist: Distribution) -> None:
     """Import the installed TileLang, ``dist``'s ``tilelang`` package, through the import system
     (the start-up hook's activation included) with its folder first on ``sys.path`` meanwhile,
-    so that a stray ``tilelang`` folder or ``tilelang.py`` in the working directory is not it."""
+    so that a stray ``tilelang`` folder or ``tilelang.py`` in the working directory is not it;
+    a failure is a :class:`TVMNotFoundError` naming it and the repair."""
     import importlib
 
     home, source = os.path.realpath(str(dist.locate_file(""))), _editable_source(dist)
@@ -226,6 +227,15 @@ def import_tilelang(dist: Distribution) -> None:
         sys.path.insert(0, folder)
     try:
         importlib.import_module(TILELANG)
+    except Exception as exc:  # any failure of TileLang's import: name it, never crash
+        from ._repair import foreign_tvm, tilelang_repair
+
+        raise TVMNotFoundError(
+            f"TileLang ({distribution_name(dist)} {dist.version}) is installed (at {dist.locate_file('')}) but "
+            f"cannot be imported ({type(exc).__name__}: {exc}), so its bundled TVM is not usable" + (
+                f"; apache-tvm {foreign_tvm()} is installed beside it, which does not belong there (TileLang "
+                "bundles its own TVM)" if foreign_tvm() else "")
+            + f". Repair it with: {' && '.join(tilelang_repair(dist))} (nothing else changes)") from exc
     finally:
         if folder is not None:
             with suppress(ValueError):
@@ -253,20 +263,7 @@ def import_tvm() -> ModuleType:
     if TILELANG not in sys.modules:
         dist = tilelang_distribution()
         if dist is not None:
-            try:
-                import_tilelang(dist)  # puts TileLang's bundled TVM on sys.path
-            except Exception as exc:  # any failure of TileLang's import: name it, never crash
-                from ._repair import foreign_tvm, tilelang_repair
-
-                raise TVMNotFoundError(
-                    f"TileLang ({distribution_name(dist)} {dist.version}) is installed (at "
-                    f"{dist.locate_file('')}) but "
-                    f"cannot be imported ({type(exc).__name__}: {exc}), so its bundled TVM is "
-                    "not usable" + (f"; apache-tvm {foreign_tvm()} is installed beside it, "
-                                    "which does not belong there (TileLang bundles its own TVM)"
-                                    if foreign_tvm() else "")
-                    + f". Repair it with: {' && '.join(tilelang_repair(dist))} (nothing else "
-                    "changes)") from exc
+            import_tilelang(dist)  # puts TileLang's bundled TVM on sys.path
     try:
         import tvm
     except Exception as exc:

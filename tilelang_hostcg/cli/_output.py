@@ -291,5 +291,5 @@ def note_tilelang(doc: Doc) -> None:
         err(f"note: TileLang's compiler does not use the plugins ({client['problem']}); these answers are "
             "for tilelang_hostcg.build() with its TVM")
     elif doc.get("loaded") is False:  # plain list: TileLang's codegens are not registered
-        err(f"note: the host codegens and hooks of TileLang ({tvm.get('distribution')} "
-            f"{tvm.get('provider_version')}) are the defaults; `list --load` shows them")
+        err(f"note: plain `list` imports no TileLang ({tvm.get('distribution')} {tvm.get('provider_version')}); "
+            "`list --load` imports it and shows its own host codegens and hooks")
