@@ -107,7 +107,8 @@ def test_list_shows_what_builds_and_tvms_cuda_probe_stays_off(new: TileLangEnv) 
     listed, text, explained, checked, plain = new.cli_each(
         ("--json", "list", "--load"), ("list", "--load"), ("explain", "cuda"), ("check",),
         ("list",))
-    assert "`list --load` shows them" in plain.stderr
+    assert "Client: not known: a third-party plugin is installed; whether TileLang has the integration points" in (
+        plain.stdout)  # plain list imports nothing: it says so
     assert listed.returncode == 0, listed.stderr
     doc = json.loads(listed.stdout)
     codegens = {(r["distribution"], r["name"]): r for k in doc["codegens"]

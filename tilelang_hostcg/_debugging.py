@@ -95,7 +95,7 @@ def reinstall_command(distribution: str, location: str | None = None) -> str:
     folder, file or repository) or ``--force-reinstall --no-deps NAME==VERSION`` (an index)."""
     from importlib.metadata import Distribution, PackageNotFoundError
 
-    from .discovery._scan import direct_url, file_url_path, is_editable
+    from ._tvm import direct_url, file_url_path, is_editable
 
     reinstall = "pip install --force-reinstall --no-deps"
     try:

@@ -1,10 +1,6 @@
-"""Whether this process's compiler builds host code through the registry, and if not, why.
-
-:func:`routing` is the one answer: both activations ask it before installing, both
-integrations' ``is_installed()`` are its ``routed``, and the ``client`` of ``list``, ``check``
-and ``explain`` is its text. :class:`Point` checks an integration point by its shape, for
-both clients' tables. Cheap to import: it runs at ``import tvm`` and ``import tilelang``.
-"""
+"""Whether this process's compiler builds host code through the registry, and if not, why:
+:func:`routing`, the one answer activation, both ``is_installed()`` and the command line's
+``client`` give; :class:`Point`, an integration point checked by its shape. Cheap to import."""
 
 from __future__ import annotations
 
@@ -19,15 +15,13 @@ __all__ = ["FAILED", "NAMES", "Point", "Routing", "owner_of", "reaches", "routin
 
 Client = Literal["tilelang", "tvm"]
 NAMES = {"tilelang": "TileLang integration (tilelang_hostcg.tilelang)", "tvm": "TVM integration (tilelang_hostcg.tvm)"}
-FAILED: dict[str, str] = {}
-"""The warning each client's activation gave in this process."""
+FAILED: dict[str, str] = {}  # the warning each client's activation gave in this process
 
 
 @dataclass(frozen=True)
 class Point:
-    """An attribute of a compiler an integration uses: ``module``'s ``path`` (through a class for
-    a method). ``shape``: a function's leading parameters (``*`` before those passed by
-    keyword), ``dict`` (a ``dict`` it reads) or ``field`` (a dataclass field or attribute)."""
+    """``module``'s ``path`` (through a class for a method), of ``shape``: a function's leading
+    parameters, ``dict`` or ``field`` (of a class)."""
 
     module: str
     path: str
@@ -40,10 +34,8 @@ class Point:
         """What is wrong with this point in the imported compiler (missing, or of another shape)."""
         try:
             owner: object = import_module(self.module)
-        except ModuleNotFoundError:
-            return f"{self} (no module {self.module})"
-        except Exception as exc:  # the compiler's own module fails: the point is not usable
-            return f"{self} ({self.module} cannot be imported: {type(exc).__name__}: {exc})"
+        except Exception as exc:  # no such module, or the compiler's own module fails: not usable
+            return f"{self} ({type(exc).__name__}: {exc})"
         *owners, name = self.path.split(".")
         for part in owners:
             owner = getattr(owner, part, None)
@@ -59,17 +51,14 @@ class Point:
             params = inspect.signature(value).parameters
         except (TypeError, ValueError):
             return f"{self} (not a function: {type(value).__name__})"
-        leading, _, keywords = ",".join(self.shape).partition("*")
-        wanted = [p for p in leading.split(",") if p]
         named = [p.name for p in params.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-        if named[:len(wanted)] == wanted and all(k in params for k in keywords.split(",") if k):
+        if named[:len(self.shape)] == list(self.shape):
             return None
         return f"{self} (parameters ({', '.join(params)}) where ({', '.join(self.shape)}) are called)"
 
 
 def reaches(func: Any, target: Any) -> bool:
-    """Whether ``func`` is ``target`` or wraps it: through ``__wrapped__`` (``functools.wraps``)
-    or a function held in its closure, a few levels deep."""
+    """Whether ``func`` is ``target`` or wraps it (``__wrapped__``, its closure; a few levels)."""
     todo, seen = [func], 0
     while todo and seen < 32:
         func, seen = todo.pop(), seen + 1
@@ -84,8 +73,7 @@ def reaches(func: Any, target: Any) -> bool:
 
 
 def owner_of(func: Any) -> str:
-    """Who defined ``func``: the module of its code's file (``functools.wraps`` copies another
-    function's ``__module__``) and that file, else its ``__module__``."""
+    """Who defined ``func``: its code file's module (``functools.wraps`` copies ``__module__``)."""
     where = getattr(getattr(func, "__code__", None), "co_filename", None)
     module = next((name for name, m in list(sys.modules.items()) if where and getattr(m, "__file__", None) == where),
                   getattr(func, "__module__", None) or type(func).__name__)
@@ -94,10 +82,8 @@ def owner_of(func: Any) -> str:
 
 @dataclass(frozen=True)
 class Routing:
-    """:func:`routing`'s answer: ``routed`` (``None``: not known without importing the compiler),
-    ``reason`` (what routes, or why nothing does), ``blocker`` (what keeps an installed
-    third-party plugin from being used: a missing point, a rival, a failed activation; not the
-    user's own switch) and ``pending`` (nothing stands in the way: activation installs)."""
+    """``routed`` (``None``: not known without importing), ``reason``, ``blocker`` (what keeps an
+    installed plugin from being used; not the user's switch), ``pending`` (activation installs)."""
 
     client: Client
     routed: bool | None
@@ -117,7 +103,8 @@ def routing(client: Client, *, explain: bool = True, import_it: bool = True, aga
     if live is True or not explain:
         return Routing(client, live is True, NAMES[client] if live is True else "")
     if live is not None:
-        return _blocked(client, f"another package replaced the route ({live}) and does not call it")
+        replaced = f"another package replaced the route ({live}) and does not call it"
+        return Routing(client, False, replaced, replaced)
     if (os.environ.get(ENV_AUTO_INSTALL) or "").strip().lower() in OFF:
         return Routing(client, False, f"activation is off ({ENV_AUTO_INSTALL}=0)")
     from .discovery._planning import Controls, third_party_planned
@@ -131,9 +118,9 @@ def routing(client: Client, *, explain: bool = True, import_it: bool = True, aga
     if client not in sys.modules and not import_it:
         return Routing(client, None, f"a third-party plugin is installed; whether {name} has the integration points "
                                      "shows once it is imported (`check` and `list --load` import it)")
-    blocker = _tilelang_blocker() if client == "tilelang" else _tvm_blocker()
-    if blocker is not None or (client in FAILED and not again):
-        return _blocked(client, blocker or FAILED[client])
+    why = _blocker(client) or (FAILED.get(client) if not again else None)
+    if why is not None:
+        return Routing(client, False, why, why)
     if client == "tvm" and os.environ.get("TVM_DEVICE_BACKEND_AUTOLOAD", "1") == "0":
         return Routing(client, False, "TVM's autoload is off (TVM_DEVICE_BACKEND_AUTOLOAD=0), so `import tvm` does not "
                                       "activate the integration; call tilelang_hostcg.tvm.install()")
@@ -141,35 +128,34 @@ def routing(client: Client, *, explain: bool = True, import_it: bool = True, aga
                                   f"uninstall() was called); call tilelang_hostcg.{client}.install()", pending=True)
 
 
-def _blocked(client: Client, why: str) -> Routing:
-    return Routing(client, False, why, blocker=why)
-
-
 def _live(client: Client) -> str | bool | None:
-    """``True`` where ``client``'s integration is installed and its route still runs; who took
-    its place where another package did; ``None`` where it is not installed."""
-    live: str | bool | None = getattr(sys.modules.get(f"tilelang_hostcg.{client}"), "_live", lambda: None)()
-    return live
+    """``True`` while ``client``'s integration is installed and the compiler still calls its
+    route; who took its place where another package did; ``None`` where not installed (for TVM,
+    also where TileLang is imported: the route hands every build to TVM's original there)."""
+    state = (getattr(sys.modules.get(f"tilelang_hostcg.{client}"), "_STATE", None) or [None])[0]
+    if state is None or (client == "tvm" and "tilelang" in sys.modules):
+        return None
+    routes = state.patches[:2] if client == "tilelang" else [(state.module, "tir_to_runtime", 0, state.replacement)]
+    for owner, name, _, ours in routes:
+        if not reaches(current := getattr(owner, name, None), ours):
+            return owner_of(current)
+    return True
 
 
-def _tilelang_blocker() -> str | None:
+def _blocker(client: Client) -> str | None:
+    """What keeps the installed compiler from being routed (a missing point, a rival), else ``None``."""
     from ._tvm import import_tvm
-    from .tilelang.gate import check
 
     try:
-        import_tvm()  # imports the installed TileLang, where it is not imported yet
-        check()
-    except Exception as exc:  # UnsupportedTileLangError, TVMNotFoundError: the message says it
-        return str(exc)
-    return None
+        if client == "tilelang":
+            from .tilelang.gate import check
 
+            import_tvm()  # imports the installed TileLang, where it is not imported yet
+            check()
+        else:
+            from .tvm.gate import check as check_tvm
 
-def _tvm_blocker() -> str | None:
-    from ._tvm import import_tvm
-    from .tvm.gate import check
-
-    try:
-        check(sys.modules.get("tvm") or import_tvm(), activation=True)  # at ``import tvm``: the module in the making
-    except Exception as exc:  # UnsupportedTVMError, TVMNotFoundError: the message says it
+            check_tvm(sys.modules.get("tvm") or import_tvm(), activation=True)  # at ``import tvm``: in the making
+    except Exception as exc:  # UnsupportedTileLangError, UnsupportedTVMError, TVMNotFoundError
         return str(exc)
     return None

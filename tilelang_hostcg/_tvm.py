@@ -1,16 +1,11 @@
 """The one place that finds and imports TVM, and says which TVM is in use.
 
-The providers are ``apache-tvm`` and the TVM TileLang bundles (importable only
-after ``import tilelang``). The rule: a ``tvm`` already imported is the TVM in use; else,
-where TileLang's distribution metadata is installed, its ``tilelang`` package is imported
-first (a stray ``tilelang.py`` in the working directory is not TileLang), so the TVM is
-TileLang's, as in any TileLang process; else ``import tvm``. Nothing here runs at import
-of :mod:`tilelang_hostcg`.
-
-TileLang is whatever distribution ships the ``tilelang`` package, under any name (stock
-``tilelang``, ``tilelang-paddle``, a vendor's build, an editable install), found by
-:func:`tilelang_distribution` from metadata alone. Messages name that distribution and its
-version.
+The providers are ``apache-tvm`` and the TVM TileLang bundles (importable only after
+``import tilelang``). A ``tvm`` already imported is the TVM in use; else, where TileLang is
+installed (whatever distribution ships the ``tilelang`` package: :func:`tilelang_distribution`,
+from metadata alone), that ``tilelang`` is imported first (a stray ``tilelang.py`` in the
+working directory is not TileLang); else ``import tvm``. Messages name TileLang's
+distribution and version. Nothing here runs at import of :mod:`tilelang_hostcg`.
 """
 
 from __future__ import annotations
@@ -30,9 +25,9 @@ if TYPE_CHECKING:
     from types import ModuleType
     from typing import Any
 
-__all__ = ["TVMInfo", "TVMNotFoundError", "describe_tvm", "distribution_name", "get_global_func", "import_tilelang",
-           "import_tvm", "tilelang_distribution", "tilelang_distributions", "tilelang_overlap", "tvm_document",
-           "tvm_info"]
+__all__ = ["TVMInfo", "TVMNotFoundError", "describe_tvm", "direct_url", "distribution_name", "editable_source",
+           "file_url_path", "get_global_func", "import_tilelang", "import_tvm", "is_editable", "tilelang_distribution",
+           "tilelang_distributions", "tilelang_overlap", "tvm_document", "tvm_info"]
 
 
 class TVMNotFoundError(HostCodegenError, ImportError):
@@ -41,11 +36,9 @@ class TVMNotFoundError(HostCodegenError, ImportError):
 
 @dataclass(frozen=True, slots=True)
 class TVMInfo:
-    """Which TVM is in use: ``provider`` (``apache-tvm``, or ``tilelang`` for the TVM a
-    TileLang build bundles), ``provider_version`` and ``distribution`` (the installed
-    distribution that ships it: ``apache-tvm``, ``tilelang``, ``tilelang-paddle``, ...),
-    TVM's ``version``, and whether it has LLVM, the ``cuda_host`` kind and ``tvm.tirx``
-    (``tir_module``, else ``tvm.tir``)."""
+    """Which TVM is in use: ``provider`` (``apache-tvm``, or ``tilelang`` for the TVM TileLang
+    bundles), ``provider_version`` and ``distribution`` (that ships it, under any name), TVM's
+    ``version``, and whether it has LLVM, ``cuda_host`` and ``tvm.tirx`` (``tir_module``)."""
 
     provider: str
     provider_version: str | None
@@ -94,8 +87,7 @@ def tilelang_distributions() -> tuple[Distribution, ...]:
                 found.setdefault(distribution_name(dist), dist)
     if parents and not found:
         for dist in distributions():
-            source = _editable_source(dist)
-            if source is not None and any(p == source or p.startswith(source + os.sep) for p in parents):
+            if (source := editable_source(dist)) and any((p + os.sep).startswith(source + os.sep) for p in parents):
                 found.setdefault(distribution_name(dist), dist)
     return tuple(sorted(found.values(), key=_in_use_rank) if len(found) > 1 else found.values())
 
@@ -147,45 +139,54 @@ def _record(dist: Distribution) -> bytes | None:
     return None if text is None else text.encode()
 
 
-def _editable_source(dist: Distribution) -> str | None:
-    """The source folder of ``dist`` where it is an editable install (PEP 610), else ``None``."""
+def direct_url(dist: Distribution) -> dict[str, Any]:
+    """How ``dist`` was installed: its PEP 610 ``direct_url.json`` (empty when it has none, or
+    one that cannot be read: installed from an index)."""
     import json
-    from urllib.parse import unquote, urlsplit
 
     try:
-        doc = json.loads(dist.read_text("direct_url.json") or "{}")
-        url = urlsplit(str(doc.get("url", "")))
-        if doc.get("dir_info", {}).get("editable") is True and url.scheme == "file":
-            return os.path.realpath(unquote(url.path))
-    except Exception:  # no such file, or one that cannot be read: not an editable install
-        pass
-    return None
+        doc = json.loads(dist.read_text("direct_url.json") or "null")
+    except Exception:  # unreadable: as if installed from an index
+        return {}
+    return doc if isinstance(doc, dict) else {}
+
+
+def file_url_path(url: object) -> str | None:
+    """The local path a ``file:`` URL names, else ``None``."""
+    from urllib.parse import unquote, urlsplit
+
+    parts = urlsplit(str(url))
+    return unquote(parts.path) if parts.scheme == "file" else None
+
+
+def is_editable(doc: dict[str, Any]) -> bool:
+    """Whether a :func:`direct_url` document says the install is editable."""
+    dir_info = doc.get("dir_info")
+    return isinstance(dir_info, dict) and dir_info.get("editable") is True
+
+
+def editable_source(dist: Distribution) -> str | None:
+    """The source folder of ``dist`` where it is an editable install, else ``None``."""
+    doc = direct_url(dist)
+    path = file_url_path(doc.get("url", "")) if is_editable(doc) else None
+    return os.path.realpath(path) if path else None
 
 
 def _in_use_rank(dist: Distribution) -> tuple[bool, int]:
-    """Sort key of the distributions: whose files are installed first, then ``sys.path`` order."""
-    where = os.path.realpath(str(dist.locate_file("")))
-    paths = [os.path.realpath(p or os.curdir) for p in sys.path]
-    return not _owns_package_file(dist), paths.index(where) if where in paths else len(paths)
-
-
-def _owns_package_file(dist: Distribution) -> bool:
-    """Whether the installed ``tilelang/__init__.py`` is ``dist``'s (its ``RECORD`` hash)."""
+    """Sort key: whose files are installed first (its ``RECORD``'s hash of the installed
+    ``tilelang/__init__.py``), then ``sys.path`` order."""
     import base64
     import hashlib
-    from pathlib import Path
 
-    try:
-        record = _record(dist) or b""
-        at = record.index(b"\n" + _PACKAGE_FILE.encode() + b",") + 1 if not record.startswith(
-            _PACKAGE_FILE.encode()) else 0
-        line = record[at:record.find(b"\n", at)].decode().rstrip("\r")
-        algorithm, _, digest = line.split(",")[1].partition("=")
-        data = Path(str(dist.locate_file(_PACKAGE_FILE))).read_bytes()
-        found = base64.urlsafe_b64encode(hashlib.new(algorithm, data).digest()).rstrip(b"=")
-        return found.decode() == digest
-    except Exception:  # no such line or file, or an algorithm this Python lacks
-        return False
+    owns = False
+    with suppress(Exception):  # no such line or file, or a hash this Python lacks
+        path = next(p for p in dist.files or () if p.as_posix() == _PACKAGE_FILE)
+        with open(path.locate(), "rb") as stream:
+            digest = hashlib.new(path.hash.mode, stream.read()).digest()  # type: ignore[union-attr]
+        owns = base64.urlsafe_b64encode(digest).rstrip(b"=").decode() == path.hash.value  # type: ignore[union-attr]
+    where = os.path.realpath(str(dist.locate_file("")))
+    paths = [os.path.realpath(p or os.curdir) for p in sys.path]
+    return not owns, paths.index(where) if where in paths else len(paths)
 
 
 def distribution_name(dist: Distribution) -> str:
@@ -220,9 +221,8 @@ def import_tilelang(dist: Distribution) -> None:
     a failure is a :class:`TVMNotFoundError` naming it and the repair."""
     import importlib
 
-    home, source = os.path.realpath(str(dist.locate_file(""))), _editable_source(dist)
-    folder = next((p for p in _package_parents() if p == home or (
-        source is not None and (p == source or p.startswith(source + os.sep)))), None)
+    home, source = os.path.realpath(str(dist.locate_file(""))), editable_source(dist) or "\0"
+    folder = next((p for p in _package_parents() if p == home or (p + os.sep).startswith(source + os.sep)), None)
     if folder is not None:
         sys.path.insert(0, folder)
     try:
@@ -281,16 +281,13 @@ def _no_tvm_advice() -> str:
     """What to do where no TVM can be imported: never install a TVM beside a TileLang."""
     from importlib.metadata import distributions
 
-    found = _package_parents()
-    if found:
+    if found := _package_parents():
         return (f"A `tilelang` package is importable (from {found[0]}) but no installed distribution ships it: "
                 "import tilelang in the program first, and its bundled TVM is the TVM in use")
-    for dist in distributions():  # an error's path: every RECORD, for TileLang's metadata without its files
-        record = _record(dist) or b""
-        if record.startswith(b"tilelang/") or b"\ntilelang/" in record:
-            name = distribution_name(dist)
-            return (f"TileLang's metadata ({name} {dist.version}) is installed but its `tilelang` package is not: "
-                    f"repair it with `pip install --force-reinstall --no-deps {name}=={dist.version}`")
+    if dist := next((d for d in distributions() if _ships_tilelang(d)), None):  # an error's path: all metadata
+        name = distribution_name(dist)
+        return (f"TileLang's metadata ({name} {dist.version}) is installed but its `tilelang` package is not: "
+                f"repair it with `pip install --force-reinstall --no-deps {name}=={dist.version}`")
     return ("Install one with `pip install tilelang-hostcg[tvm]` (apache-tvm) or `pip install "
             "tilelang-hostcg[tilelang]` (TileLang and its bundled TVM)")
 

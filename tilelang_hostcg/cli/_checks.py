@@ -270,24 +270,16 @@ def _check_tilelang_environment(c: _Checked) -> list[Doc]:
 
 
 def _check_client(c: _Checked) -> list[Doc]:
-    """``client``: a third-party plugin is installed but the compiler in use will not use it (a
-    point it lacks, another package's route, a failed activation: a warning; the user's own
-    switch: information)."""
-    from .._routing import NAMES
+    """``client``: a third-party plugin is installed and the compiler in use will not use it (a
+    warning; the user's own switch: information)."""
     from ._client import client_document
 
-    tvm = tvm_document()
-    client = client_document(tvm)
-    if client["client"] is None or client["routed"] or not any(
-            not is_core(s.origin.distribution) and s.state != "disabled" for s in c.sources):
+    client = client_document(tvm_document())
+    if client["routed"] is not False or all(is_core(s.origin.distribution) or s.state == "disabled"
+                                            for s in c.sources):
         return []
-    name = NAMES[client["client"]]
-    if client["problem"]:
-        return [_problem("client", f"the installed plugins are not used by the compiler in use: {name} is not "
-                         f"active: {client['problem']}", severity="warning", distribution=tvm.get("distribution"),
-                         version=tvm.get("provider_version"))]
-    return [_problem("client", f"{name} is not active ({client['describe'].removeprefix('none: ')}): the installed "
-                     "plugins serve tilelang_hostcg.build() only", severity="info")]
+    return [_problem("client", f"the installed plugins are not used by the compiler in use ({client['client']}): "
+                     f"{client['problem'] or client['describe']}", severity="warning" if client["problem"] else "info")]
 
 
 _CHECKS: tuple[Callable[[_Checked], list[Doc]], ...] = (

@@ -1,20 +1,14 @@
-"""The ``client`` of ``list``, ``check`` and ``explain``: whether the compiler in use builds
-host code through the registry, as :func:`tilelang_hostcg._routing.routing` answers. Commands
-that import the compiler answer for their own process, whose ``import tvm`` or ``import
-tilelang`` ran the activation a user's program runs; plain ``list`` imports none and says what
-installed metadata tells, and where that is not enough (``routed: null``)."""
+"""The ``client`` of ``list``, ``check`` and ``explain``: :func:`tilelang_hostcg._routing.routing`'s
+answer for the compiler in use. Commands that import it answer for their own process, whose
+``import`` ran the activation a program runs; plain ``list`` imports nothing and says what
+metadata tells, and where that is not enough (``routed: null``)."""
 
 from __future__ import annotations
 
 import sys
 from typing import Any
 
-__all__ = ["client_document", "client_text", "client_of"]
-
-
-def client_of(tvm: dict[str, Any]) -> str | None:
-    """The client of the TVM document ``tvm``: ``tilelang``, ``tvm`` (apache-tvm) or ``None``."""
-    return {"tilelang": "tilelang", "apache-tvm": "tvm"}.get(str(tvm.get("provider")))
+__all__ = ["client_document", "client_text"]
 
 
 def client_document(tvm: dict[str, Any]) -> dict[str, Any]:
@@ -22,20 +16,19 @@ def client_document(tvm: dict[str, Any]) -> dict[str, Any]:
     ``tvm`` of the command (``docs/cli.md``)."""
     from .._routing import NAMES, routing
 
-    client, predicted = client_of(tvm), "tvm" not in sys.modules
+    client = {"tilelang": "tilelang", "apache-tvm": "tvm"}.get(str(tvm.get("provider")))
+    predicted = "tvm" not in sys.modules
     if client is None:
         return {"active": None, "client": None, "routed": False, "predicted": predicted, "problem": None,
                 "describe": f"none: {tvm.get('describe')}"}
-    answer = routing(client, import_it=not predicted)  # type: ignore[arg-type]  # client_of: a Client
-    problem = answer.blocker or (answer.reason if answer.pending else None)
-    describe = (NAMES[client] if answer.routed else
-                f"{'none' if answer.routed is False else 'not known'}: {answer.reason}")
+    answer = routing(client, import_it=not predicted)  # type: ignore[arg-type]  # a Client
+    state = "not known" if answer.routed is None else "none"
+    describe = NAMES[client] if answer.routed else f"{state}: {answer.reason}"
     return {"active": client if answer.routed else None, "client": client, "routed": answer.routed,
-            "predicted": predicted, "problem": problem,
+            "predicted": predicted, "problem": answer.blocker or (answer.reason if answer.pending else None),
             "describe": describe + (" (from installed metadata: nothing imported)" if predicted else "")}
 
 
 def client_text(doc: dict[str, Any]) -> str:
     """The ``client:`` line of the text output."""
-    client = doc.get("client") or {}
-    return f"Client: {client.get('describe', 'none')}"
+    return f"Client: {(doc.get('client') or {}).get('describe', 'none')}"

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 
 __all__ = ["CliError", "Doc", "PROG", "UsageError", "describe_distribution", "describe_flags",
-           "document_is", "document_stream", "err", "held_output", "note_tilelang", "out", "own_stdout",
+           "document_is", "document_stream", "err", "held_output", "out", "own_stdout",
            "printed_while", "quietly", "shown", "warn_all", "write_json", "write_traceback"]
 
 PROG = "tilelang-hostcg"
@@ -278,18 +278,3 @@ def warn_all(texts: Sequence[str]) -> None:
     """Write each of ``texts`` on stderr as a warning."""
     for text in texts:
         err(f"warning: {text}")
-
-
-def note_tilelang(doc: Doc) -> None:
-    """Say on stderr when TileLang's compiler will not use the plugins (the answers are then for
-    :func:`tilelang_hostcg.build` with its TVM), and, for plain ``list``, that ``--load`` shows
-    TileLang's defaults."""
-    tvm, client = doc.get("tvm") or {}, doc.get("client") or {}
-    if client.get("client") != "tilelang":
-        return
-    if client.get("problem"):
-        err(f"note: TileLang's compiler does not use the plugins ({client['problem']}); these answers are "
-            "for tilelang_hostcg.build() with its TVM")
-    elif doc.get("loaded") is False:  # plain list: TileLang's codegens are not registered
-        err(f"note: plain `list` imports no TileLang ({tvm.get('distribution')} {tvm.get('provider_version')}); "
-            "`list --load` imports it and shows its own host codegens and hooks")

@@ -1,32 +1,16 @@
 """TileLang integration: route TileLang's host-codegen choice and hooks through the registry.
 
-It turns itself on: once a third-party plugin is installed in a TileLang environment,
-``import tilelang`` calls :func:`install` (see :mod:`tilelang_hostcg.tilelang.activation`;
-``TILELANG_HOSTCG_AUTO_INSTALL=0`` turns that off). A program can also call it::
-
-    import tilelang_hostcg.tilelang
-
-    tilelang_hostcg.tilelang.install()
-
-After :func:`install`, TileLang (whatever distribution ships it: stock ``tilelang``,
-``tilelang-paddle``, a vendor's build; one that lacks an integration point of
-:mod:`tilelang_hostcg.tilelang.gate` is refused with :class:`UnsupportedTileLangError`
-naming it, before anything is touched) resolves its host codegen
-and runs its host-codegen hooks through :func:`tilelang_hostcg.default_registry`
-(entry points of installed plugins included), and its kernel cache and autotuner keys
-also hash the plugin set (:func:`plugin_fingerprint`); :func:`uninstall` puts TileLang
-back exactly as it was, whichever way it was installed. What is replaced in each of
-TileLang's layouts: :mod:`tilelang_hostcg.tilelang.modes`.
-
-TileLang's own host codegens are registered as *defaults* (named ``tilelang-<kind>``, of
-TileLang's distribution in use: ``tilelang``, ``tilelang-paddle``, ...): they serve only
-when no other codegen of the kind matches, and then TileLang's own object builds the
-host code, so with no plugin the output is byte-identical to stock TileLang. A plugin
-codegen that matches (whatever its priority), or a codegen registered in code, wins over
-them. TileLang's own hooks are registered as ``tilelang-<kind>`` hooks and always run
-(at priority 0, before the plugins' hooks of equal priority), because a device backend
-needs them. They belong to TileLang whoever calls :func:`install` (a program, a thread,
-or a plugin's import).
+``import tilelang`` calls :func:`install` once a third-party plugin is installed
+(:mod:`.activation`; ``TILELANG_HOSTCG_AUTO_INSTALL=0`` turns that off); a program may call
+it too. TileLang is whatever distribution ships it; one that lacks an integration point of
+:mod:`.gate` is refused with :class:`UnsupportedTileLangError` naming it, before anything is
+touched. After :func:`install`, TileLang resolves its host codegen and runs its hooks through
+:func:`tilelang_hostcg.default_registry`, and its kernel cache and autotuner keys hash the
+plugin set (:func:`plugin_fingerprint`); :func:`uninstall` puts TileLang back exactly.
+TileLang's own codegens are *defaults* (``tilelang-<kind>``, of its distribution): they
+serve only where no other codegen matches, so with no plugin the host code is stock's,
+byte for byte; its own hooks always run. What is replaced: :mod:`.modes`;
+``docs/tilelang.md`` says the rest.
 """
 
 from __future__ import annotations
@@ -36,7 +20,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from .._errors import warn_plugin
-from .._routing import owner_of, reaches, routing
+from .._routing import routing
 from .._tvm import import_tilelang, tilelang_distributions, tilelang_overlap
 from .._types import Origin
 from .cache_key import fingerprint, patch_cache_key
@@ -57,16 +41,6 @@ def is_installed() -> bool:
     """Whether TileLang's host builds go through the registry: :func:`install` is in effect (by
     a program or activation) and its route is still TileLang's (see :func:`tilelang_hostcg._routing.routing`)."""
     return bool(routing("tilelang", explain=False).routed)
-
-
-def _live() -> str | bool | None:
-    """``True`` while installed and TileLang still calls the route, who replaced it where
-    another package did, ``None`` when not installed."""
-    for owner, name, _, value in _STATE[0].patches[:2] if _STATE else ():
-        current = getattr(owner, name, None)
-        if not reaches(current, value):
-            return owner_of(current)
-    return True if _STATE else None
 
 
 def _state(registry: Registry | None) -> State:

@@ -104,15 +104,15 @@ def activate() -> None:
     try:
         from .._routing import routing
         from .._tvm import tilelang_distribution
-        from . import UnsupportedTileLangError, install
 
-        # The one answer (with no plugin planned, from a look at what is advertised, and
-        # TileLang is not touched): routed, blocked (and why) or pending.
+        # The one answer (with no plugin, from a look at what is advertised: TileLang is not
+        # touched); install() raises what blocks it, naming it. A `tilelang` no distribution
+        # ships is not TileLang: left alone.
         answer = routing("tilelang", again=True)
-        if answer.pending:
+        if answer.pending or (answer.blocker is not None and tilelang_distribution() is not None):
+            from . import install
+
             install()
-        elif answer.blocker is not None and tilelang_distribution() is not None:  # else not TileLang
-            raise UnsupportedTileLangError(answer.blocker)
     except Exception as exc:
         try:
             cause = f"{type(exc).__name__}: {exc}"

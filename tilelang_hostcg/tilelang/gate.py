@@ -1,12 +1,7 @@
-"""TileLang's integration points: what of TileLang the integration relies on, checked by shape.
-
-TileLang is whatever installed distribution ships the ``tilelang`` package
-(:func:`tilelang_hostcg._tvm.tilelang_distribution`); its name and version are reported,
-never a gate. The integration enters TileLang through one of two layouts (:data:`POINTS`,
-the table in ``docs/tilelang.md``): a TileLang that has every point of one, each of the
-shape the integration calls it with, gets the plugins; one that lacks a point is refused,
-naming it, and nothing is patched.
-"""
+"""TileLang's integration points (:data:`POINTS`, the table of ``docs/tilelang.md``), checked
+by shape: a TileLang that has those of its layout gets the plugins, whatever distribution
+ships it (:func:`tilelang_hostcg._tvm.tilelang_distribution`) and whatever its version; one
+that lacks a point is refused, naming it, and nothing is patched."""
 
 from __future__ import annotations
 
@@ -27,7 +22,7 @@ Mode = Literal["registry", "backend"]
 
 _LOWER, _HC, _BACKEND = "tilelang.engine.lower", "tilelang.backend.host_codegen", "tilelang.backend.module"
 _CACHE_KEYS = (Point("tilelang.cache.kernel_cache", "KernelCache._generate_key",
-                     ("self", "*", "target", "target_host")),
+                     ("self", "func", "out_idx", "execution_backend", "args", "target", "target_host")),
                Point("tilelang.autotuner.tuner", "AutoTuner.generate_cache_key", ("self",)))
 POINTS: dict[Mode, tuple[Point, ...]] = {
     # 0.1.14 on: each backend module chooses its host codegen and runs its hooks.

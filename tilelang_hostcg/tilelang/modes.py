@@ -1,7 +1,8 @@
 """How the integration enters TileLang: TileLang's own codegens and hooks as registry
-defaults, and the attributes it replaces, for each of TileLang's two APIs.
+defaults, and the attributes it replaces, for each of TileLang's two layouts (the points
+are checked first, :mod:`.gate`).
 
-- ``registry`` (TileLang 0.1.12-0.1.13 and builds of that layout): ``tilelang.engine.lower`` imports
+- ``registry`` (TileLang 0.1.12-0.1.13): ``tilelang.engine.lower`` imports
   ``resolve_host_codegen`` and ``apply_host_codegen_hooks`` from
   ``tilelang.backend.host_codegen`` by name; those two names in ``tilelang.engine.lower``
   are replaced. TileLang's own registry (lazy modules included) gives the defaults; its

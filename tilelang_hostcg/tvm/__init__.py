@@ -1,32 +1,15 @@
 """Apache TVM integration: every TIR build of apache-tvm builds its host module through the registry.
 
-It turns itself on: once a third-party plugin is installed beside apache-tvm, ``import tvm``
-calls :func:`install` through TVM's own ``tvm.backends`` entry point (see
-:mod:`tilelang_hostcg.tvm.activation`; ``TILELANG_HOSTCG_AUTO_INSTALL=0`` turns that off). A
-program can also call it::
-
-    import tilelang_hostcg.tvm
-
-    tilelang_hostcg.tvm.install()
-
-After :func:`install`, ``tvm.compile`` (TIR and Relax), ``tvm.tirx.build``, MetaSchedule's
-builder and the ``tirx.build`` global function build the host module through
-:func:`tilelang_hostcg.default_registry` (entry points of installed plugins included): the
-registry's hooks for each device target run on the host module first, then the host target's
-codegen builds it. Device modules are built by TVM exactly as before. The one function
-replaced is ``tvm.tirx.build.tir_to_runtime``, through which every TIR build passes; TVM's
-``target.build.*`` functions are never overridden. :func:`uninstall` puts TVM's very function
-back. Any apache-tvm that has the integration points of :mod:`tilelang_hostcg.tvm.gate` is
-routed, whatever its version.
-
-TVM's own ``target.build.llvm``, ``target.build.c`` and ``target.build.cuda_host`` are
-registered as *defaults* (named ``apache-tvm-<kind>``, distribution ``apache-tvm``), at the
-first build: they serve only when no other codegen of the kind matches, so with no plugin
-codegen the output is byte-identical to stock TVM's. A ``tvm.compile`` made inside a
-plugin's codegen or hook (nested, in the same thread) is built by TVM's original function.
-Where TileLang is imported, TileLang's integration is the one that applies
-(:mod:`tilelang_hostcg.tilelang`): the route hands every build to TVM's original.
-
+``import tvm`` calls :func:`install` through TVM's own ``tvm.backends`` entry point once a
+third-party plugin is installed (:mod:`.activation`; ``TILELANG_HOSTCG_AUTO_INSTALL=0`` turns
+that off); a program may call it too. It replaces ``tvm.tirx.build.tir_to_runtime``, through
+which every TIR build passes (``tvm.compile``, ``tvm.tirx.build``, MetaSchedule, the
+``tirx.build`` global function), with :mod:`.route`: each device target's hooks, then the host
+target's codegen, build the host module; TVM builds device modules as before and its
+``target.build.*`` functions are never overridden. Any apache-tvm that has the integration
+points of :mod:`.gate` is routed, whatever its version. TVM's own ``target.build.<kind>`` are
+*defaults* (``apache-tvm-<kind>``), so with no plugin codegen the output is stock's. A build
+nested in a plugin's codegen, or made where TileLang is imported, goes to TVM's original.
 Importing this package is cheap (no TVM, no registry): it runs at ``import tvm``.
 """
 
@@ -36,9 +19,9 @@ import sys
 import threading
 from typing import TYPE_CHECKING
 
-from .._routing import owner_of, reaches, routing
+from .._routing import routing
 from .gate import BUILD_MODULE, DEFAULT_PREFIX, FUNCTION, KINDS, UnsupportedTVMError, check
-from .route import State, make_route, route_in
+from .route import State, make_route
 
 if TYPE_CHECKING:
     from .._registry import Registry
@@ -57,16 +40,6 @@ def is_installed() -> bool:
     return bool(routing("tvm", explain=False).routed)
 
 
-def _live() -> str | bool | None:
-    """``True`` while installed and TVM still calls the route, who replaced it where another
-    package did, ``None`` when not installed (or TileLang is imported: the route hands every
-    build to TVM's original there)."""
-    if not _STATE or "tilelang" in sys.modules:
-        return None
-    current = getattr(_STATE[0].module, FUNCTION, None)
-    return True if reaches(current, _STATE[0].replacement) else owner_of(current)
-
-
 def install(*, registry: Registry | None = None) -> None:
     """Route the host modules of TVM's TIR builds through ``registry`` (default: the default
     registry, taken at the first build). Idempotent. Raises :class:`UnsupportedTVMError`,
@@ -82,13 +55,8 @@ def install(*, registry: Registry | None = None) -> None:
     with _LOCK:
         if _STATE:
             return
-        original = check(tvm)
-        state = route_in(original)  # ours, uninstalled while another package's wrapper held it
-        if state is not None:
-            state.registry, state.active = registry, True
-        else:
-            state = State(sys.modules[BUILD_MODULE], original, registry)
-            setattr(state.module, FUNCTION, make_route(state))
+        state = State(sys.modules[BUILD_MODULE], check(tvm), registry)
+        setattr(state.module, FUNCTION, make_route(state))
         _STATE.append(state)
 
 

@@ -55,12 +55,8 @@ def _activate() -> None:
     if problem is not None:
         with contextlib.suppress(Exception):  # where warnings are errors: never fail the import
             warn_control_problems([problem])
-    answer = routing("tvm", again=True)  # the one answer: routed, blocked (and why) or pending
-    if answer.blocker is not None:
-        from .gate import UnsupportedTVMError
-
-        raise UnsupportedTVMError(answer.blocker)
-    if answer.pending:
+    answer = routing("tvm", again=True)  # the one answer; install() raises what blocks it, naming it
+    if answer.pending or answer.blocker is not None:
         from . import install
 
         install()

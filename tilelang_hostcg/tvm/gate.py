@@ -1,8 +1,6 @@
-"""apache-tvm's integration points: what of TVM the route relies on, checked by shape.
-
-Any apache-tvm whose points have the shape the route calls them with is routed, whatever its
-version (the table in ``docs/tvm.md``). Nothing here imports ``packaging``: it runs at the
-end of ``import tvm``, and reads what that import has already put in ``sys.modules``."""
+"""apache-tvm's integration points (:data:`POINTS`, the table of ``docs/tvm.md``), checked by
+shape: any apache-tvm that has them is routed, whatever its version. Nothing here imports
+``packaging``: it runs at the end of ``import tvm``."""
 
 from __future__ import annotations
 
@@ -12,7 +10,6 @@ from typing import Any
 
 from .._errors import HostCodegenError
 from .._routing import Point, owner_of
-from .route import route_in
 
 __all__ = ["BUILD_MODULE", "DEFAULT_PREFIX", "FUNCTION", "KINDS", "POINTS", "UnsupportedTVMError", "check",
            "is_tvms_own"]
@@ -50,9 +47,9 @@ def is_tvms_own(func: Any, module: ModuleType) -> bool:
 
 
 def check(tvm: ModuleType, *, activation: bool = False) -> Any:
-    """TVM's own ``tir_to_runtime``, or the route of ours another package wrapped; raises
-    :class:`UnsupportedTVMError` naming a missing point (the autoload too, with
-    ``activation``) or a ``tir_to_runtime`` another package already replaced."""
+    """TVM's own ``tir_to_runtime``; raises :class:`UnsupportedTVMError` naming a missing point
+    (the autoload too, with ``activation``) or a ``tir_to_runtime`` another package already
+    replaced (also one wrapping a route of ours that ``uninstall()`` left in its wrapper)."""
     where = f"{getattr(tvm, '__version__', '?')} (at {getattr(tvm, '__file__', None) or '?'!r})"
     missing = [p for p in (point.problem() for point in POINTS[:3 if activation else 2]) if p is not None]
     if missing:
@@ -60,7 +57,7 @@ def check(tvm: ModuleType, *, activation: bool = False) -> Any:
                                   "(docs/tvm.md lists them); tilelang_hostcg.build() still works with it")
     module = import_module(BUILD_MODULE)
     func = getattr(module, FUNCTION)
-    if is_tvms_own(func, module) or route_in(func) is not None:
+    if is_tvms_own(func, module):
         return func
     raise UnsupportedTVMError(f"{BUILD_MODULE}.{FUNCTION} was already replaced by another package "
                               f"({owner_of(func)}); it is left alone")

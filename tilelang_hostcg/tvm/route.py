@@ -16,10 +16,9 @@ if TYPE_CHECKING:
     from .._registry import Registry
     from .._types import HostCodegen
 
-__all__ = ["State", "make_route", "route_in"]
+__all__ = ["State", "make_route"]
 
 _LOCAL = threading.local()  # .busy: this thread is inside a routed build
-_ROUTES: list[State] = []  # every route made in this process: one, or one per install() after another package's wrap
 
 
 class State:
@@ -69,12 +68,4 @@ def make_route(state: State) -> Callable[..., Any]:
 
     tir_to_runtime.__wrapped__ = original  # type: ignore[attr-defined]
     state.replacement = tir_to_runtime
-    _ROUTES.append(state)
     return tir_to_runtime
-
-
-def route_in(func: Any) -> State | None:
-    """The state of the route of ours that ``func`` is or wraps, else ``None``."""
-    from .._routing import reaches
-
-    return next((state for state in _ROUTES if reaches(func, state.replacement)), None)
