@@ -39,6 +39,14 @@ def test_normalize_name_is_packagings_canonicalize_name(name):
     assert normalize_name(name) == canonicalize_name(name)
 
 
+def test_the_points_of_the_installed_apache_tvm(build_module):
+    """The contract, for the apache-tvm CI tests: every point of the table, of its shape."""
+    import tvm
+
+    assert [point.problem() for point in gate.POINTS] == [None] * len(gate.POINTS)
+    assert gate.check(tvm, activation=True) is build_module.tir_to_runtime
+
+
 def test_both_activations_decide_by_one_function(monkeypatch, build_module):
     calls = []
 
