@@ -92,11 +92,12 @@ class Routing:
     pending: bool = False
 
 
-def routing(client: Client, *, explain: bool = True, import_it: bool = True, again: bool = False) -> Routing:
+def routing(client: Client, *, explain: bool = True, import_it: bool = True, activating: bool = False) -> Routing:
     """Whether ``client``'s host builds (TileLang's, or apache-tvm's) go through the registry in
     this process, and if not, why (``explain=False``: ``routed`` alone, nothing looked up).
     ``import_it=False`` imports no compiler, and answers ``routed=None`` where that would be
-    needed; ``again``: activation asks anew (an earlier activation's failure is no answer)."""
+    needed; ``activating``: activation asks (its caller read the off switch; an earlier
+    activation's failure is no answer)."""
     from _tilelang_hostcg_hook import ENV_AUTO_INSTALL, OFF
 
     live = _live(client)
@@ -105,7 +106,7 @@ def routing(client: Client, *, explain: bool = True, import_it: bool = True, aga
     if live is not None:
         replaced = f"another package replaced the route ({live}) and does not call it"
         return Routing(client, False, replaced, replaced)
-    if (os.environ.get(ENV_AUTO_INSTALL) or "").strip().lower() in OFF:
+    if not activating and (os.environ.get(ENV_AUTO_INSTALL) or "").strip().lower() in OFF:
         return Routing(client, False, f"activation is off ({ENV_AUTO_INSTALL}=0)")
     from .discovery._planning import Controls, third_party_planned
 
@@ -118,7 +119,7 @@ def routing(client: Client, *, explain: bool = True, import_it: bool = True, aga
     if client not in sys.modules and not import_it:
         return Routing(client, None, f"a third-party plugin is installed; whether {name} has the integration points "
                                      "shows once it is imported (`check` and `list --load` import it)")
-    why = _blocker(client) or (FAILED.get(client) if not again else None)
+    why = _blocker(client) or (FAILED.get(client) if not activating else None)
     if why is not None:
         return Routing(client, False, why, why)
     if client == "tvm" and os.environ.get("TVM_DEVICE_BACKEND_AUTOLOAD", "1") == "0":

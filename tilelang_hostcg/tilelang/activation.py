@@ -108,7 +108,7 @@ def activate() -> None:
         # The one answer (with no plugin, from a look at what is advertised: TileLang is not
         # touched); install() raises what blocks it, naming it. A `tilelang` no distribution
         # ships is not TileLang: left alone.
-        answer = routing("tilelang", again=True)
+        answer = routing("tilelang", activating=True)
         if answer.pending or (answer.blocker is not None and tilelang_distribution() is not None):
             from . import install
 

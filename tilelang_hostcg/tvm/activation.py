@@ -55,7 +55,7 @@ def _activate() -> None:
     if problem is not None:
         with contextlib.suppress(Exception):  # where warnings are errors: never fail the import
             warn_control_problems([problem])
-    answer = routing("tvm", again=True)  # the one answer; install() raises what blocks it, naming it
+    answer = routing("tvm", activating=True)  # the one answer; install() raises what blocks it, naming it
     if answer.pending or answer.blocker is not None:
         from . import install
 
