@@ -115,6 +115,9 @@ def routing(client: Client, *, explain: bool = True, import_it: bool = True, act
                                       "compiler runs stock; tilelang_hostcg.build() uses the core's codegens")
     if client == "tvm" and "tilelang" in sys.modules:
         return Routing(client, False, "TileLang is imported: the TileLang integration applies")
+    if client == "tvm" and os.environ.get("TVM_DEVICE_BACKEND_AUTOLOAD", "1") == "0":
+        return Routing(client, False, "TVM's autoload is off (TVM_DEVICE_BACKEND_AUTOLOAD=0), so `import tvm` does not "
+                                      "activate the integration; call tilelang_hostcg.tvm.install()")
     name = {"tilelang": "TileLang", "tvm": "TVM"}[client]
     if client not in sys.modules and not import_it:
         return Routing(client, None, f"a third-party plugin is installed; whether {name} has the integration points "
@@ -122,9 +125,6 @@ def routing(client: Client, *, explain: bool = True, import_it: bool = True, act
     why = _blocker(client) or (FAILED.get(client) if not activating else None)
     if why is not None:
         return Routing(client, False, why, why)
-    if client == "tvm" and os.environ.get("TVM_DEVICE_BACKEND_AUTOLOAD", "1") == "0":
-        return Routing(client, False, "TVM's autoload is off (TVM_DEVICE_BACKEND_AUTOLOAD=0), so `import tvm` does not "
-                                      "activate the integration; call tilelang_hostcg.tvm.install()")
     return Routing(client, False, f"not installed in this process (activation did not run at import of {name}, or "
                                   f"uninstall() was called); call tilelang_hostcg.{client}.install()", pending=True)
 
