@@ -1,11 +1,13 @@
-"""TileLang is whichever of its published builds is installed (``tilelang``,
-``tilelang-paddle``, ``tilelang-rocm``), decided from metadata alone, and named in
-messages; two builds at once are reported; a plugin requiring another build is explained.
+"""TileLang is whatever distribution ships the ``tilelang`` package, under any name
+(``tilelang``, ``tilelang-paddle``, a vendor's ``tilelang-musa``), decided from metadata
+alone and named in messages; two at once are reported; a plugin requiring stock TileLang
+over another build is explained.
 
 The metadata here is written by hand into a folder on ``sys.path`` (the stand-in builds
 ship a ``tilelang`` package of one file), and installed by ``pip`` for the command-line
-tests; real TileLang builds are in ``tests/test_tilelang*.py`` (``tilelang-paddle``
-0.1.13 among them) and, for ``tilelang-rocm``, in :func:`test_the_rocm_build_is_refused_by_name`.
+tests; real TileLang builds, relabelled as installers write metadata, are in
+``tests/test_tilelang_open_world.py``, and the index's ``tilelang-rocm`` in
+:func:`test_the_rocm_build_is_refused_naming_what_it_lacks`.
 """
 
 from __future__ import annotations
@@ -20,7 +22,6 @@ from pathlib import Path
 
 import pytest
 
-from tilelang_hostcg._names import TILELANG_BUILDS
 from tilelang_hostcg._tvm import (
     distribution_name,
     tilelang_distribution,
@@ -30,7 +31,7 @@ from tilelang_hostcg._tvm import (
 from tilelang_hostcg.discovery._requirements import check_requirements, other_build_requirements
 from tilelang_hostcg.testing import PluginEnvironment
 from tilelang_hostcg.tilelang import UnsupportedTileLangError
-from tilelang_hostcg.tilelang.gate import installed_build, mode_of
+from tilelang_hostcg.tilelang.gate import installed_build
 
 from .plugin_factory import Plugin, install, module
 
@@ -81,7 +82,6 @@ def test_paddles_build_is_tilelang(site: Path) -> None:
     dist = tilelang_distribution()
     assert dist is not None and distribution_name(dist) == "tilelang-paddle"
     assert installed_build() == ("tilelang-paddle", "0.1.13")
-    assert mode_of("0.1.13", "tilelang-paddle") == "registry"
     assert tilelang_overlap() is None
     # Plain `list` imports no TVM and names the build from metadata (a fresh process: this
     # one may have imported apache-tvm already).
@@ -110,21 +110,42 @@ def test_top_level_txt_speaks_where_there_is_no_record(site: Path) -> None:
     assert dist is not None and distribution_name(dist) == "tilelang-paddle"
 
 
-def test_an_unknown_name_is_not_a_build_even_with_the_package(site: Path) -> None:
-    write_build(site, "not-tilelang", "0.1.13")
-    assert tilelang_distribution() is None
+def test_any_name_that_ships_the_package_is_tilelang(site: Path) -> None:
+    write_build(site, "tilelang-musa", "0.1.15")
+    assert installed_build() == ("tilelang-musa", "0.1.15")
+    # Metadata beside another folder than the package's is not looked at (nor read).
+    write_build(site / "elsewhere", "tilelang-other", "0.1.15", {"other/__init__.py": ""})
+    assert [distribution_name(d) for d in tilelang_distributions()] == ["tilelang-musa"]
 
 
-def test_an_unsupported_build_is_refused_naming_distribution_and_version(site: Path) -> None:
+def test_an_editable_install_is_tilelang(site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    source = tmp_path / "checkout"
+    (source / "tilelang").mkdir(parents=True)
+    (source / "tilelang" / "__init__.py").write_text(STOCK_INIT)
+    info = write_build(site, "tilelang", "0.1.16.dev0", {"__editable__.tilelang-0.1.16.dev0.pth": str(source)})
+    (info / "direct_url.json").write_text(json.dumps({"url": source.as_uri(), "dir_info": {"editable": True}}))
+    assert tilelang_distribution() is None  # the package is not importable yet
+    monkeypatch.syspath_prepend(str(source))  # what the .pth does at start-up
+    assert installed_build() == ("tilelang", "0.1.16.dev0")
+
+
+def test_a_stand_in_without_the_integration_points_is_refused_naming_them(site: Path) -> None:
     write_build(site, "tilelang-rocm", "0.1.4.post13")
     assert installed_build() == ("tilelang-rocm", "0.1.4.post13")
     import tilelang_hostcg.tilelang as integration
 
-    with pytest.raises(UnsupportedTileLangError) as info:
-        integration.install()  # refused from metadata, before TileLang is imported
-    assert "tilelang-rocm 0.1.4.post13" in str(info.value)
-    assert "0.1.12 to 0.1.15" in str(info.value)
-    assert not integration.is_installed() and "tilelang" not in sys.modules
+    try:
+        with pytest.raises(UnsupportedTileLangError) as info:
+            integration.install()  # it imports the installed TileLang to look at its points
+        assert sys.modules["tilelang"].__file__ == str(site / "tilelang" / "__init__.py")
+    finally:
+        sys.modules.pop("tilelang", None)
+    message = str(info.value)
+    assert message.startswith("TileLang (tilelang-rocm 0.1.4.post13) lacks the integration point "
+                              "tilelang.backend.module.BackendModule.get_host_codegen (or "
+                              "tilelang.engine.lower.resolve_host_codegen)"), message
+    assert "tilelang_hostcg.build() still works" in message and "pip install" not in message
+    assert not integration.is_installed()
 
 
 def test_two_builds_the_one_whose_files_are_installed_is_used(site: Path) -> None:
@@ -154,18 +175,15 @@ def test_two_builds_without_a_hash_to_tell_the_first_on_sys_path_is_used(
     assert [distribution_name(d) for d in tilelang_distributions()] == ["tilelang", "tilelang-paddle"]
 
 
-def test_the_known_builds_are_one_list() -> None:
-    assert TILELANG_BUILDS[:2] == ("tilelang", "tilelang-paddle")
-    assert "tilelang-rocm" in TILELANG_BUILDS
-
-
 # ------------------------------------------------------------------ requirements
 @pytest.mark.parametrize(("requires", "installed", "problem"), [
     # A requirement on any build is judged by the build installed, whatever its name.
     (["tilelang>=0.1.12"], {"tilelang-paddle": "0.1.13"}, None),
     (["tilelang>=0.1.14"], {"tilelang-paddle": "0.1.13"}, "'tilelang>=0.1.14' but tilelang-paddle 0.1.13"),
-    (["tilelang-paddle>=0.1.13"], {"tilelang": "0.1.15"}, None),
-    (["tilelang-paddle>=0.1.13"], {}, "no TVM is installed"),
+    (["tilelang-musa>=0.1.15"], {"tilelang-musa": "0.1.15"}, None),
+    (["tilelang-musa>=0.1.16"], {"tilelang-musa": "0.1.15"}, "'tilelang-musa>=0.1.16' but tilelang-musa 0.1.15"),
+    (["tilelang>=0.1.16"], {"tilelang-musa": "0.1.15"}, "'tilelang>=0.1.16' but tilelang-musa 0.1.15"),
+    (["tilelang>=0.1.12"], {}, "no TVM is installed"),
     (["tilelang>=0.1.12"], {"apache-tvm": "0.27.0"}, None),  # apache-tvm stands in, as before
 ])
 def test_tilelang_requirements_are_judged_by_the_build_installed(requires, installed, problem):
@@ -180,12 +198,13 @@ def test_requirements_naming_another_build_are_found():
     lines = ["tilelang>=0.1.12", "tilelang-hostcg>=0.1", 'tilelang; extra == "tilelang"',
              "tilelang-paddle==0.1.13", "apache-tvm>=0.27"]
     assert other_build_requirements(lines, "tilelang-paddle") == [("tilelang>=0.1.12", "tilelang")]
-    assert other_build_requirements(lines, "tilelang") == [("tilelang-paddle==0.1.13", "tilelang-paddle")]
+    assert other_build_requirements(lines, "tilelang-musa") == [("tilelang>=0.1.12", "tilelang")]
+    assert other_build_requirements(lines, "tilelang") == []
 
 
 # ------------------------------------------------------------------ the commands
-# Stand-in builds at a version the integration refuses, so that ``check`` does not enter
-# their one-file ``tilelang`` package (the TVM in use stays apache-tvm).
+# Stand-in builds: their one-file ``tilelang`` package lacks TileLang's integration points, so
+# the integration refuses it and the TVM in use stays apache-tvm.
 STAND_IN = "0.1.11"
 
 
@@ -218,18 +237,16 @@ def test_check_fails_strict_with_two_builds_installed(tmp_path: Path) -> None:
     assert f"(tilelang-paddle {STAND_IN}, tilelang {STAND_IN})" in problem["message"]
     assert strict_code == 1 and strict["ok"] is False
     assert [p["severity"] for p in strict["problems"] if p["code"] == "tilelang-builds"] == ["error"]
-    # install() warns with the same text (before it refuses this stand-in's version).
+    # install() warns with the same text (before it refuses this stand-in, which lacks the points).
     proc = env.python_run("import tilelang_hostcg.tilelang as t; t.install()")
     assert "PluginWarning: 2 TileLang builds are installed" in proc.stderr, proc.stderr
-    assert "UnsupportedTileLangError" in proc.stderr
+    assert "UnsupportedTileLangError: TileLang (tilelang-paddle" in proc.stderr
     # As the message says: uninstalling one removes the files both RECORDs list ...
     env.uninstall("tilelang")
-    code, doc = _check(env, "--strict")
-    assert code == 2
-    assert f"TileLang (tilelang-paddle {STAND_IN}) is installed" in doc["error"]["message"]
-    assert f"pip install --force-reinstall --no-deps 'tilelang-paddle=={STAND_IN}'" in doc["error"]["message"]
-    # ... and reinstalling the one kept repairs it.
+    assert env.python_run("import tilelang").returncode != 0
+    # ... and reinstalling the one kept, as it says, repairs it.
     install(env, tmp_path, [_stand_in("tilelang-paddle", PADDLE_INIT)], "--force-reinstall")
+    assert env.python_run("import tilelang").returncode == 0
     code, doc = _check(env, "--strict")
     assert code == 0 and not [p for p in doc["problems"] if p["code"] == "tilelang-builds"]
 
@@ -287,10 +304,11 @@ ROCM = "tilelang-rocm==0.1.4.post13"
 
 
 @pytest.mark.slow
-def test_the_rocm_build_is_refused_by_name(tmp_path: Path) -> None:
+def test_the_rocm_build_is_refused_naming_what_it_lacks(tmp_path: Path) -> None:
     """The index's ``tilelang-rocm`` 0.1.4.post13 (a CPython 3.10 wheel only), installed by pip
-    for 3.10 into this environment's folder: its metadata is real, its package does not
-    import here, and nothing of ours imports it to refuse it."""
+    for 3.10 into this environment's folder: its metadata is real, and so is its package, which
+    ``install()`` imports to look at its integration points (here its import fails); no message
+    advises another TileLang."""
     env = PluginEnvironment(tmp_path / "venv")
     env.pip("install", "-q", "--no-deps", "--only-binary", ":all:", "--python-version", "3.10",
             "--platform", "manylinux1_x86_64", "--target", str(env.site_packages), ROCM)
@@ -300,15 +318,18 @@ def test_the_rocm_build_is_refused_by_name(tmp_path: Path) -> None:
         try:
             integration.install()
             error = None
-        except integration.UnsupportedTileLangError as exc:
-            error = str(exc)
+        except Exception as exc:
+            error = f"{type(exc).__name__}: {exc}"
         print(json.dumps({"error": error, "installed": integration.is_installed()}))
     """)
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out["installed"] is False
-    assert "TileLang 0.1.4.post13 is not supported" in out["error"]
-    assert "installed as tilelang-rocm 0.1.4.post13" in out["error"]
+    # Its import fails here (a dependency missing, or its CPython 3.10 libraries): the same build
+    # reinstalled alone is the only advice; where it imported, the points it lacks would be named.
+    assert "TileLang (tilelang-rocm 0.1.4.post13)" in out["error"], out
+    advice = out["error"].split("pip install")[1:]
+    assert all(a.startswith(" --force-reinstall --no-deps tilelang-rocm==0.1.4.post13") for a in advice), out
     listed = env.python_run("import sys; from tilelang_hostcg.cli import main; sys.exit(main())", "list")
     assert listed.returncode == 0, listed.stderr
     assert "TVM bundled with tilelang-rocm 0.1.4.post13 (not imported)" in listed.stdout
-    assert "installed as tilelang-rocm 0.1.4.post13" in listed.stderr
+    assert "Client: none: no third-party plugin is installed" in listed.stdout

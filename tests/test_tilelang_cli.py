@@ -1,7 +1,7 @@
 """The command line and the plugin-author helpers with a real TileLang, in fresh processes.
 
-TileLang 0.1.11 (unsupported by the integration): ``list``, ``check``, ``explain`` and
-``lock`` work with its bundled TVM, never a traceback. TileLang 0.1.15: ``check_plugin()``
+TileLang 0.1.11 (which lacks the integration points): ``list``, ``check``, ``explain``
+and ``lock`` work with its bundled TVM, never a traceback. TileLang 0.1.15: ``check_plugin()``
 and the ``hostcg_registry`` fixture import TVM as the library does, so a plugin's tests
 need not import ``tilelang`` first; a stray ``tilelang`` in the working directory changes
 nothing; every first-party plugin installed together compiles TileLang kernels.
@@ -45,7 +45,6 @@ def test_every_command_works_with_an_unsupported_tilelang(old: TileLangEnv) -> N
         assert proc.returncode == status, (argv, proc.stdout, proc.stderr)
         assert "Traceback" not in proc.stderr, proc.stderr
         assert "bundled with tilelang 0.1.11" in proc.stdout, (argv, proc.stdout)
-        assert "TileLang 0.1.11 is not supported by tilelang_hostcg.tilelang" in proc.stderr
         assert json_proc.returncode == status, (argv, json_proc.stdout, json_proc.stderr)
         doc = json.loads(json_proc.stdout)
         assert doc["tvm"]["provider"] == "tilelang" and doc["tvm"]["provider_version"] == "0.1.11"
@@ -108,7 +107,8 @@ def test_list_shows_what_builds_and_tvms_cuda_probe_stays_off(new: TileLangEnv) 
     listed, text, explained, checked, plain = new.cli_each(
         ("--json", "list", "--load"), ("list", "--load"), ("explain", "cuda"), ("check",),
         ("list",))
-    assert "`list --load` shows them" in plain.stderr
+    assert "Client: not known: a third-party plugin is installed; whether TileLang has the integration points" in (
+        plain.stdout)  # plain list imports nothing: it says so
     assert listed.returncode == 0, listed.stderr
     doc = json.loads(listed.stdout)
     codegens = {(r["distribution"], r["name"]): r for k in doc["codegens"]

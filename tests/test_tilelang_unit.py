@@ -1,7 +1,7 @@
-"""The parts of the TileLang integration that need no TileLang: the version gate,
-registry defaults and origins, global functions looked up at every call, the TVM
-finder, requirement checks across TVM providers, and the build driver's fixes. The
-version gate's tests are unit tests of an internal (``tilelang_hostcg.tilelang.gate``)."""
+"""The parts of the TileLang integration that need no TileLang: the check of integration
+points by shape, registry defaults and origins, global functions looked up at every call,
+the TVM finder, requirement checks across TVM providers, and the build driver's fixes.
+The shape checks are unit tests of an internal (``tilelang_hostcg._routing.Point``)."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from tilelang_hostcg import (
     Registry,
     global_func_host_codegen,
 )
+from tilelang_hostcg._routing import Point
 from tilelang_hostcg._tvm import tvm_info
 from tilelang_hostcg.discovery._requirements import check_requirements
 
@@ -36,31 +37,30 @@ def llvm_codegen(name: str, **kwargs) -> HostCodegen:
     return HostCodegen(name, global_func_host_codegen("target.build.llvm"), **kwargs)
 
 
-# ------------------------------------------------------------------ version gate
-@pytest.mark.parametrize(("version", "mode"), [
-    ("0.1.12", "registry"), ("0.1.13", "registry"), ("0.1.13.post2", "registry"),
-    ("0.1.14", "backend"), ("0.1.15", "backend"), ("0.1.15.post1", "backend"),
-    ("0.1.15+cu128", "backend"), ("0.1.15rc2", "backend"), ("0.1.15.dev1+g1234", "backend"),
-])
-def test_supported_versions_pick_their_mode(version, mode):
-    from tilelang_hostcg.tilelang.gate import mode_of
-
-    assert mode_of(version) == mode
-
-
-@pytest.mark.parametrize("version", [
-    "0.1.11", "0.1.6", "0.1.16", "0.2.0", "not-a-version",
-    # PEP 440 orders pre-releases and dev builds before their release: 0.1.12rc1 is not
-    # 0.1.12, and 0.1.14rc1 is neither 0.1.13's API for sure nor 0.1.14's.
-    "0.1.12rc1", "0.1.12.dev3", "0.1.14rc1", "0.1.16rc1", "0.1.16.dev0",
-])
-def test_other_versions_get_an_error_naming_the_range(version):
-    from tilelang_hostcg.tilelang import UnsupportedTileLangError
-    from tilelang_hostcg.tilelang.gate import mode_of
-
-    with pytest.raises(UnsupportedTileLangError, match=r"0\.1\.12 to 0\.1\.15") as info:
-        mode_of(version)
-    assert version in str(info.value) and isinstance(info.value, HostCodegenError)
+# ------------------------------------------------------------------ integration points, by shape
+# The checker on real modules (apache-tvm's and ours); TileLang's own tables are checked
+# against every real TileLang environment in tests/test_tilelang_open_world.py.
+@pytest.mark.parametrize(("point", "problem"), [
+    (Point("tvm.tirx.build", "tir_to_runtime", ("host_mod", "device_mod_dict", "target_host")), None),
+    (Point("tvm.tirx.build", "codegen_build", ("mod",)), None),
+    (Point("tilelang_hostcg._registry", "Registry.resolve_host_codegen", ("self", "target_host")), None),
+    (Point("tilelang_hostcg._types", "HostCodegen.supports_target", "field"), None),
+    (Point("tilelang_hostcg._routing", "NAMES", "dict"), None),
+    (Point("tvm.tirx.build", "tir_to_runtime", ("mod", "target")),
+     "tvm.tirx.build.tir_to_runtime (parameters (host_mod, device_mod_dict, target_host) where (mod, target) "
+     "are called)"),
+    (Point("tvm.tirx.build", "codegen_build", ("mod", "target_host")), "codegen_build (parameters"),
+    (Point("tvm.tirx.build", "tir_to_runtime_v2", ("host_mod",)), "tvm.tirx.build.tir_to_runtime_v2 (missing)"),
+    (Point("tvm.no_such_module", "f", ()),
+     "tvm.no_such_module.f (ModuleNotFoundError: No module named 'tvm.no_such_module')"),
+    (Point("tilelang_hostcg._registry", "Registry.get_host_codegen", ("self",)), "(missing)"),
+    (Point("tilelang_hostcg._types", "HostCodegen.backend", "field"), "HostCodegen.backend (no such field)"),
+    (Point("tilelang_hostcg._names", "GROUPS", "dict"), "GROUPS (not a dict)"),
+    (Point("tilelang_hostcg._names", "TILELANG", ()), "TILELANG (not a function: str)"),
+], ids=str)
+def test_an_integration_point_is_checked_by_its_shape(point, problem):
+    found = point.problem()
+    assert found == problem if problem is None else problem in found
 
 
 @pytest.mark.skipif(importlib.util.find_spec("tilelang") is not None,

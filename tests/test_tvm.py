@@ -408,17 +408,59 @@ def _cli(env: PluginEnvironment, *argv: str, env_vars: dict[str, str] | None = N
 
 
 def test_the_cli_says_which_client_is_active(stamp_env, defaults_env):
-    listed = _cli(stamp_env, "list", "--json")
-    assert listed["client"]["active"] == "tvm" and listed["client"]["predicted"]
+    listed = _cli(stamp_env, "list", "--json")  # imports nothing: cannot know whether TVM has the points
+    assert listed["client"]["client"] == "tvm" and listed["client"]["routed"] is None
+    assert listed["client"]["active"] is None and listed["client"]["predicted"]
     checked = _cli(stamp_env, "check", "--json")
-    assert checked["client"] == {"active": "tvm", "predicted": False,
-                                 "describe": "TVM integration (tilelang_hostcg.tvm)"}
+    assert checked["client"] == {"active": "tvm", "client": "tvm", "routed": True, "predicted": False,
+                                 "problem": None, "describe": "TVM integration (tilelang_hostcg.tvm)"}
     assert checked["ok"], checked["problems"]
     explained = _cli(stamp_env, "explain", "llvm", "--json")
-    assert explained["client"]["active"] == "tvm" and explained["codegen"]["name"] == "stamp_llvm"
+    assert explained["client"] == checked["client"] and explained["codegen"]["name"] == "stamp_llvm"
     text = _cli(defaults_env, "explain", "llvm")
     assert "client:   TVM integration (tilelang_hostcg.tvm)" in text
     assert "Client: TVM integration" in _cli(defaults_env, "check")
     off = _cli(stamp_env, "check", "--json", env_vars=OFF)
     assert off["client"]["active"] is None and "TILELANG_HOSTCG_AUTO_INSTALL=0" in off["client"]["describe"]
+    assert [p["severity"] for p in off["problems"] if p["code"] == "client"] == ["info"]  # the user's switch
     assert "Client: none: activation is off" in _cli(stamp_env, "list", env_vars=OFF)
+    # TVM's own switch: TVM never calls the entry point. Said so, never "see the warning".
+    no_autoload = {"TVM_DEVICE_BACKEND_AUTOLOAD": "0"}
+    strict = stamp_env.command("check", "--strict", env=no_autoload, cwd=stamp_env.path)
+    assert strict.returncode == 0 and "Client: none: TVM's autoload is off (TVM_DEVICE_BACKEND_AUTOLOAD=0)" in (
+        strict.stdout), strict.stdout
+    assert "warning" not in _cli(stamp_env, "list", env_vars=no_autoload).lower()
+
+
+def test_a_rival_that_took_the_route_fails_check_strict_naming_it(rival_env):
+    checked = _cli(rival_env, "check", "--json")
+    (problem,) = [p for p in checked["problems"] if p["code"] == "client"]
+    assert problem["severity"] == "warning" and "aaa_rival" in problem["message"]
+    assert "already replaced by another package" in problem["message"] and checked["ok"]
+    strict = rival_env.command("check", "--strict", cwd=rival_env.path)
+    assert strict.returncode == 1 and "error [client]" in strict.stdout
+
+
+@pytest.fixture(scope="module")
+def tvm26_env(environments: Environments, first_party_wheels: dict[str, Path]) -> PluginEnvironment:
+    """apache-tvm 0.26.0, pip-installed from the index into the layer (over the test
+    environment's 0.27), and the stamp plugin."""
+    env = environments.new("tvm-0.26")
+    env.pip("install", "-q", "--no-deps", "apache-tvm==0.26.0")
+    env.pip("install", "-q", "--no-deps", "--no-index", str(first_party_wheels["tilelang-hostcg-stamp"]))
+    return env
+
+
+def test_apache_tvm_0_26_has_the_points_and_is_routed(tvm26_env):
+    code = """
+        c = tree(tvm.compile(vector_add, target="c").mod)
+        import tilelang_hostcg.tvm as integration
+        print(json.dumps({"version": tvm.__version__, "c": c, "installed": integration.is_installed(),
+                          "state": state()}))
+    """
+    (out, err), (stock, _) = run(tvm26_env, code), run(tvm26_env, code, env_vars=OFF)
+    assert out["version"] == "0.26.0" and err == ""
+    assert out["installed"] and out["state"]["routed"] and stamped(out["c"]) == [True, False]
+    assert stamped(stock["c"]) == [False, False] and not stock["installed"]
+    checked = _cli(tvm26_env, "check", "--strict", "--json")
+    assert checked["client"]["routed"] and checked["tvm"]["provider_version"] == "0.26.0"

@@ -40,6 +40,14 @@ def test_normalize_name_is_packagings_canonicalize_name(name):
     assert normalize_name(name) == canonicalize_name(name)
 
 
+def test_the_points_of_the_installed_apache_tvm(build_module):
+    """The contract, for the apache-tvm CI tests: every point of the table, of its shape."""
+    import tvm
+
+    assert [point.problem() for point in gate.POINTS] == [None] * len(gate.POINTS)
+    assert gate.check(tvm, activation=True) is build_module.tir_to_runtime
+
+
 def test_both_activations_decide_by_one_function(monkeypatch, build_module):
     calls = []
 
@@ -102,11 +110,84 @@ def test_a_rival_replacement_is_detected_warned_and_left_alone(monkeypatch, buil
     assert build_module.tir_to_runtime is rival and not integration.is_installed()
 
 
-def test_another_tvm_version_is_refused_naming_it_and_the_range():
-    fake = types.SimpleNamespace(__version__="0.26.0", __file__="/x/tvm/__init__.py")
-    with pytest.raises(gate.UnsupportedTVMError, match=r"TVM 0\.26\.0 .*\(apache-tvm>=0\.27,<0\.28\)"):
-        gate.check(fake, None)  # type: ignore[arg-type]
-    assert gate.supported_version("0.27.1.dev3") and not gate.supported_version("0.28.0")
+def test_any_version_with_the_points_is_routed_and_one_without_is_refused_naming_it(monkeypatch, build_module):
+    monkeypatch.setattr(discovery, "third_party_planned", lambda controls: True)
+    monkeypatch.setattr(sys.modules["tvm"], "__version__", "0.29.0")  # a release no list could know
+    activation.autoload()
+    assert integration.is_installed()
+    integration.uninstall()
+    # codegen_build renamed, as a TVM that changed what the route calls would ship it.
+    monkeypatch.delattr(build_module, "codegen_build")
+    with pytest.raises(gate.UnsupportedTVMError, match=r"lacks tvm\.tirx\.build\.codegen_build \(missing\)") as info:
+        integration.install()
+    assert "0.29.0" in str(info.value) and "pip install" not in str(info.value)
+    with pytest.warns(PluginWarning, match=r"codegen_build \(missing\)") as caught:
+        activation.autoload()
+    assert len(caught) == 1 and "TILELANG_HOSTCG_AUTO_INSTALL=0" in str(caught[0].message)
+    assert not integration.is_installed() and gate.is_tvms_own(build_module.tir_to_runtime, build_module)
+
+
+def test_a_wrapped_route_still_routes_and_uninstall_hands_it_to_tvm(monkeypatch, build_module):
+    from tilelang_hostcg._routing import routing
+
+    integration.install()
+    route = build_module.tir_to_runtime
+
+    @functools.wraps(route)  # another tvm.backends package wraps the route and calls it
+    def wrapper(*args):
+        return route(*args)
+
+    build_module.tir_to_runtime = wrapper
+    assert integration.is_installed() and routing("tvm").routed
+    integration.uninstall()  # its wrapper stays; the route in it hands every build to TVM's original
+    assert build_module.tir_to_runtime is wrapper and not integration.is_installed()
+    calls = []
+    monkeypatch.setattr(sys.modules["tilelang_hostcg.tvm.route"], "_LOCAL", _Recorder(calls))
+    import tvm
+    from tvm.script import tirx as T
+
+    @T.prim_func
+    def one(A: T.Buffer((4,), "float32")):
+        for i in range(4):
+            A[i] = T.float32(1)
+
+    assert "define" in tvm.compile(one, target="llvm").mod.inspect_source("ll")
+    assert calls == []  # the route never entered a routed build
+    with pytest.raises(gate.UnsupportedTVMError, match="already replaced by another package"):
+        integration.install()  # the wrapper is another package's: left alone
+
+
+class _Recorder:
+    """A stand-in for the route's thread-local state that records every routed build."""
+
+    def __init__(self, calls: list[str]) -> None:
+        object.__setattr__(self, "calls", calls)
+
+    def __getattr__(self, name: str) -> bool:
+        return False
+
+    def __setattr__(self, name: str, value: object) -> None:
+        self.calls.append(name)
+
+
+def test_a_replaced_route_is_not_installed_and_names_its_replacer(monkeypatch, build_module):
+    from tilelang_hostcg._routing import routing
+
+    monkeypatch.setattr(discovery, "third_party_planned", lambda controls: True)
+    integration.install()
+    original = build_module.tir_to_runtime.__wrapped__
+
+    @functools.wraps(original)  # replaces the route, never calls it: copies TVM's __module__
+    def rival(*args):
+        return original(*args)
+
+    build_module.tir_to_runtime = rival
+    answer = routing("tvm")
+    assert not integration.is_installed() and answer.routed is False
+    assert answer.blocker is not None and __name__ in answer.blocker and __file__ in answer.blocker
+    assert "'tvm.tirx.build'" not in answer.blocker
+    integration.uninstall()
+    assert build_module.tir_to_runtime is rival  # left alone
 
 
 def test_runtime_only_and_tilelang_processes_are_left_alone(monkeypatch, build_module):

@@ -127,6 +127,7 @@ def test_an_installed_tilelang_that_fails_to_import_is_one_message(tmp_path: Pat
     info = site / "tilelang-0.1.15.dist-info"
     info.mkdir(parents=True)
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: tilelang\nVersion: 0.1.15\n")
+    (info / "RECORD").write_text("tilelang/__init__.py,,\ntilelang-0.1.15.dist-info/METADATA,,\n")
     (site / "tilelang").mkdir()
     (site / "tilelang" / "__init__.py").write_text("raise RuntimeError('CUDA libraries missing')\n")
     env = {**_env(), "PYTHONPATH": str(site)}
@@ -150,6 +151,7 @@ def test_the_repair_of_an_unimportable_tilelang_reinstalls_it_alone(tmp_path: Pa
     info = site / "tilelang-0.1.15.dist-info"
     info.mkdir(parents=True)
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: tilelang\nVersion: 0.1.15\n")
+    (info / "RECORD").write_text("tilelang/__init__.py,,\ntilelang-0.1.15.dist-info/METADATA,,\n")
     (site / "tilelang").mkdir()
     (site / "tilelang" / "__init__.py").write_text("raise RuntimeError('CUDA libraries missing')\n")
     proc = _cli(tmp_path, "check", env={**_env(), "PYTHONPATH": str(site)})

@@ -20,7 +20,9 @@ and its id (:func:`params`): ``.ci/run`` runs each environment's tests in one wo
 
 from __future__ import annotations
 
+import base64
 import fcntl
+import hashlib
 import json
 import os
 import re
@@ -83,12 +85,14 @@ class TileLangEnv:
     ``key`` names the environment (:func:`build_of`); ``distribution`` and ``version`` are
     the TileLang build installed."""
 
-    def __init__(self, path: Path, key: str) -> None:
+    def __init__(self, path: Path, key: str, *, build: bool = True) -> None:
         self.path = path
         self.key = key
         self.distribution, self.version = build_of(key)
         self._runs = 0
         self.python = str(path / "bin" / "python")
+        if not build:  # a copy made by relabel(): what it holds is set there
+            return
         marker = path / "tilelang-hostcg-test-env.json"
         pins = PINS.get(key, ())
         wanted: dict[str, Any] = {"torch": TORCH, "tilelang": self.version,
@@ -202,6 +206,68 @@ else:  # as `python -m tilelang_hostcg ARGV`, and the interpreter's own exit aft
     sys.path[0] = os.getcwd()
     runpy.run_module("tilelang_hostcg", run_name="__main__", alter_sys=True)
 """
+
+def _record_hash(data: bytes) -> str:
+    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+
+
+def relabel(env: TileLangEnv, dest: Path, name: str, version: str, *, editable: bool = False,
+            rename: tuple[str, str, str] | None = None) -> TileLangEnv:
+    """A copy of ``env`` at ``dest`` (hard links: no file of ``env`` is ever written; a file
+    changed is written anew) whose TileLang is the distribution ``name`` ``version``, its
+    metadata rewritten as an installer writes it: ``METADATA``'s ``Name`` and ``Version``,
+    the ``.dist-info`` folder's name, the ``RECORD`` lines of that folder and the hash of
+    every file changed. ``editable``: the ``tilelang`` package moved to a source folder and
+    installed from it as ``pip install -e`` installs it (a ``.pth`` naming the folder, a PEP
+    610 ``direct_url.json``, a ``RECORD`` without the package). ``rename``: ``(file, old,
+    new)`` replaces ``old`` by ``new`` in that file of TileLang's (relative to
+    ``site-packages``), as a build that renamed an integration point ships it."""
+    shutil.rmtree(dest, ignore_errors=True)
+    if subprocess.run(["cp", "-al", str(env.path), str(dest)], capture_output=True).returncode != 0:
+        shutil.copytree(env.path, dest, symlinks=True)  # another file system: a plain copy
+    site = next((dest / "lib").glob("python*/site-packages"))
+    old = next(site.glob(f"{env.distribution.replace('-', '_')}-{env.version}.dist-info"))
+    old = old.rename(old.with_name(old.name + ".old"))  # the new folder's name may be the same
+    new = site / f"{name.replace('-', '_')}-{version}.dist-info"
+    new.mkdir()
+    changed: dict[str, bytes] = {}
+    source = dest / "src"
+    meta = (old / "METADATA").read_text(encoding="utf-8")
+    meta = re.sub(r"(?m)^Name: .*$", f"Name: {name}", meta, count=1)
+    changed[f"{new.name}/METADATA"] = re.sub(r"(?m)^Version: .*$", f"Version: {version}", meta, count=1).encode()
+    if rename is not None:
+        path, before, after = rename
+        text = (site / path).read_text(encoding="utf-8")
+        assert before in text, (path, before)
+        changed[path] = text.replace(before, after).encode()
+    record = [line.replace(f"{old.name.removesuffix('.old')}/", f"{new.name}/", 1) for line in
+              (old / "RECORD").read_text(encoding="utf-8").splitlines() if line]
+    if editable:
+        source.mkdir()
+        (site / "tilelang").rename(source / "tilelang")
+        pth = f"__editable__.{name.replace('-', '_')}-{version}.pth"
+        changed[pth] = f"{source}\n".encode()
+        changed[f"{new.name}/direct_url.json"] = json.dumps(
+            {"url": source.as_uri(), "dir_info": {"editable": True}}).encode()
+        record = [line for line in record if not line.startswith("tilelang/")]
+    for item in old.iterdir():
+        if item.is_file() and item.name not in ("METADATA", "RECORD"):
+            os.link(item, new / item.name)
+    for path, data in changed.items():
+        target = source / path if editable and path.startswith("tilelang/") else site / path
+        target.unlink(missing_ok=True)  # a hard link of env's: written anew, never in place
+        target.write_bytes(data)
+    listed = {line.split(",", 1)[0]: line for line in record}
+    for path, data in changed.items():
+        if path in listed or not path.startswith("tilelang/"):
+            listed[path] = f"{path},{_record_hash(data)},{len(data)}"
+    listed[f"{new.name}/RECORD"] = f"{new.name}/RECORD,,"
+    (new / "RECORD").write_text("\n".join(listed.values()) + "\n", encoding="utf-8")
+    shutil.rmtree(old)
+    copy = TileLangEnv(dest, env.key, build=False)
+    copy.distribution, copy.version = name, version
+    return copy
+
 
 KERNELS = (Path(__file__).resolve().parent / "tilelang_kernels.py").read_text()
 """Kernels and helpers that scripts run in a TileLang environment start with."""

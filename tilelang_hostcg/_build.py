@@ -55,7 +55,7 @@ def _device_build(mod: IRModule, target: Target) -> Module:
 
 
 def _pipeline(tvm: Any, target: Target, pipeline: Any) -> tuple[Any, Any, Any]:
-    """The TIR pipeline and the host and device finalization pass factories: apache-tvm 0.27
+    """The TIR pipeline and the host and device finalization pass factories: apache-tvm
     returns the three from ``get_tir_pipeline``; TileLang's TVM returns the pipeline alone and
     keeps the passes in ``tvm.tirx.pipeline``. A ``Pass`` given as ``pipeline`` is used as is."""
     tirx = tvm.tirx
@@ -76,8 +76,8 @@ def _pipeline(tvm: Any, target: Target, pipeline: Any) -> tuple[Any, Any, Any]:
     if finalize_host is None or finalize_device is None:
         raise HostCodegenError(
             f"the TVM in use ({describe_tvm()}) gives no finalization passes for TIR pipeline "
-            f"{pipeline!r} (neither from tvm.tirx.get_tir_pipeline nor in tvm.tirx.pipeline); "
-            "build with apache-tvm 0.27 or TileLang 0.1.12-0.1.15")
+            f"{pipeline!r} (neither from tvm.tirx.get_tir_pipeline nor in tvm.tirx.pipeline), which "
+            "tilelang_hostcg.build() needs to split host from device code; build with this TVM's own tvm.tirx.build")
     return got, finalize_host, finalize_device
 
 

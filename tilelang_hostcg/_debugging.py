@@ -94,7 +94,7 @@ def reinstall_command(distribution: str, location: str | None = None) -> str:
     from importlib.metadata import Distribution, PackageNotFoundError
 
     from ._repair import reinstall
-    from .discovery._scan import direct_url, file_url_path, is_editable
+    from ._tvm import direct_url, file_url_path, is_editable
 
     try:
         dist = Distribution.at(location) if location else Distribution.from_name(distribution)

@@ -89,8 +89,8 @@ class MissingGlobalFuncError(HostCodegenError):
 
 
 class UnsupportedTileLangError(HostCodegenError):
-    """The installed TileLang is missing or outside the versions the integration supports
-    (``tilelang_hostcg.tilelang.SUPPORTED``)."""
+    """No TileLang is installed, or it lacks an integration point the integration relies on
+    (``tilelang_hostcg.tilelang.gate.POINTS``)."""
 
 
 class PluginWarning(UserWarning):

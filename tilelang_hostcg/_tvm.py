@@ -1,21 +1,16 @@
 """The one place that finds and imports TVM, and says which TVM is in use.
 
-The providers are ``apache-tvm`` (0.27) and the TVM TileLang bundles (importable only
-after ``import tilelang``). The rule: a ``tvm`` already imported is the TVM in use; else,
-where TileLang's distribution metadata is installed, its ``tilelang`` package is imported
-first (a stray ``tilelang.py`` in the working directory is not TileLang), so the TVM is
-TileLang's, as in any TileLang process; else ``import tvm``. Nothing here runs at import
-of :mod:`tilelang_hostcg`.
-
-TileLang is whichever of its published builds is installed (:data:`TILELANG_BUILDS`:
-stock ``tilelang``, ``tilelang-paddle``, ...), found by :func:`tilelang_distribution`
-from metadata alone: a build counts when its ``RECORD`` lists files of the ``tilelang``
-package (or, without a ``RECORD``, its ``top_level.txt`` names it; an editable install
-counts too). Messages name that distribution.
+The providers are ``apache-tvm`` and the TVM TileLang bundles (importable only after
+``import tilelang``). A ``tvm`` already imported is the TVM in use; else, where TileLang is
+installed (whatever distribution ships the ``tilelang`` package: :func:`tilelang_distribution`,
+from metadata alone), that ``tilelang`` is imported first (a stray ``tilelang.py`` in the
+working directory is not TileLang); else ``import tvm``. Messages name TileLang's
+distribution and version. Nothing here runs at import of :mod:`tilelang_hostcg`.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from contextlib import suppress
@@ -23,15 +18,16 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 from ._errors import HostCodegenError
-from ._names import APACHE_TVM, TILELANG, TILELANG_BUILDS
+from ._names import APACHE_TVM, TILELANG
 
 if TYPE_CHECKING:
     from importlib.metadata import Distribution
     from types import ModuleType
     from typing import Any
 
-__all__ = ["TVMInfo", "TVMNotFoundError", "describe_tvm", "distribution_name", "get_global_func", "import_tvm",
-           "tilelang_distribution", "tilelang_distributions", "tilelang_overlap", "tvm_document", "tvm_info"]
+__all__ = ["TVMInfo", "TVMNotFoundError", "describe_tvm", "direct_url", "distribution_name", "editable_source",
+           "file_url_path", "get_global_func", "import_tilelang", "import_tvm", "is_editable", "tilelang_distribution",
+           "tilelang_distributions", "tilelang_overlap", "tvm_document", "tvm_info"]
 
 
 class TVMNotFoundError(HostCodegenError, ImportError):
@@ -40,11 +36,9 @@ class TVMNotFoundError(HostCodegenError, ImportError):
 
 @dataclass(frozen=True, slots=True)
 class TVMInfo:
-    """Which TVM is in use: ``provider`` (``apache-tvm``, or ``tilelang`` for the TVM a
-    TileLang build bundles), ``provider_version`` and ``distribution`` (the installed
-    distribution that ships it: ``apache-tvm``, ``tilelang``, ``tilelang-paddle``, ...),
-    TVM's ``version``, and whether it has LLVM, the ``cuda_host`` kind and ``tvm.tirx``
-    (``tir_module``, else ``tvm.tir``)."""
+    """Which TVM is in use: ``provider`` (``apache-tvm``, or ``tilelang`` for the TVM TileLang
+    bundles), ``provider_version`` and ``distribution`` (that ships it, under any name), TVM's
+    ``version``, and whether it has LLVM, ``cuda_host`` and ``tvm.tirx`` (``tir_module``)."""
 
     provider: str
     provider_version: str | None
@@ -68,105 +62,131 @@ _INFO: list[TVMInfo] = []
 
 
 def tilelang_distribution() -> Distribution | None:
-    """The installed TileLang build in use (the first of :func:`tilelang_distributions`),
-    or ``None``: what is importable under the name ``tilelang`` does not count. Metadata
-    only, never the import system: a look at ``tilelang`` through the import system would
-    reach the start-up hook's finder.
-    """
+    """The installed TileLang in use (the first of :func:`tilelang_distributions`), or
+    ``None``. Metadata only, never the import system (whose look at ``tilelang`` would reach
+    the start-up hook's finder)."""
     found = tilelang_distributions()
     return found[0] if found else None
 
 
 def tilelang_distributions() -> tuple[Distribution, ...]:
-    """Every installed TileLang build: each distribution of :data:`TILELANG_BUILDS` (its
-    first copy on ``sys.path``, as ``importlib.metadata`` finds it) whose metadata says it
-    ships the ``tilelang`` package. More than one is a broken installation (they share the
-    ``tilelang/`` folder, see :func:`tilelang_overlap`); the one in use comes first: the
-    one whose ``RECORD`` matches the installed ``tilelang/__init__.py``, else the first on
-    ``sys.path``, else the first of :data:`TILELANG_BUILDS`."""
-    from importlib.metadata import distribution
+    """Every installed distribution that ships the ``tilelang`` package, whatever its name: the
+    metadata folders beside each ``tilelang/`` package folder on ``sys.path`` (and beside the
+    imported one) whose ``top_level.txt`` names it or, without one, whose ``RECORD`` lists
+    files under ``tilelang/``; where none is, an editable install (PEP 610) whose source
+    folder holds the package. More than one is a broken installation (see
+    :func:`tilelang_overlap`); the one in use comes first: the one whose ``RECORD`` matches
+    the installed ``tilelang/__init__.py``, else the first on ``sys.path``."""
+    from importlib.metadata import distributions
 
-    found = []
-    for name in TILELANG_BUILDS:
-        try:
-            dist = distribution(name)
-        except Exception:  # PackageNotFoundError, or unreadable metadata: not usable as installed
-            continue
-        if _ships_tilelang(dist):
-            found.append(dist)
-    if len(found) > 1:
-        found.sort(key=_in_use_rank)  # stable: TILELANG_BUILDS' order breaks ties
-    return tuple(found)
+    found: dict[str, Distribution] = {}
+    parents = _package_parents()
+    for folder in parents:
+        for dist in distributions(path=[folder]):
+            if _ships_tilelang(dist):
+                found.setdefault(distribution_name(dist), dist)
+    if parents and not found:
+        for dist in distributions():
+            if (source := editable_source(dist)) and any((p + os.sep).startswith(source + os.sep) for p in parents):
+                found.setdefault(distribution_name(dist), dist)
+    return tuple(sorted(found.values(), key=_in_use_rank) if len(found) > 1 else found.values())
 
 
 _PACKAGE_FILE = f"{TILELANG}/__init__.py"
 
 
+def _package_parents() -> list[str]:
+    """The folders that hold a ``tilelang`` package: the imported one's, those on ``sys.path``,
+    and those the other finders on ``sys.meta_path`` (an editable install's) would import."""
+    from importlib.machinery import PathFinder
+
+    module = sys.modules.get(TILELANG)
+    origins = [getattr(module, "__file__", None)]
+    for finder in sys.meta_path:
+        if type(finder).__name__ != "_Finder" and finder is not PathFinder and hasattr(finder, "find_spec"):
+            with suppress(Exception):  # a finder that cannot answer knows no TileLang
+                origins.append(getattr(finder.find_spec(TILELANG, None), "origin", None))
+    folders = [os.path.dirname(os.path.dirname(o)) for o in origins
+               if isinstance(o, str) and o.endswith("__init__.py")]
+    folders += [p or os.curdir for p in sys.path if isinstance(p, str)]
+    real = [os.path.realpath(f) for f in folders if os.path.isfile(os.path.join(f, _PACKAGE_FILE))]
+    return list(dict.fromkeys(real))
+
+
 def _ships_tilelang(dist: Distribution) -> bool:
-    """Whether ``dist``'s metadata says it ships the ``tilelang`` package: a ``RECORD`` line
-    under ``tilelang/`` (or, for an editable install, its PEP 610 ``direct_url.json``);
-    without a ``RECORD``, ``top_level.txt``; metadata listing no files at all counts."""
+    """Whether ``dist``'s metadata says it ships the ``tilelang`` package: its ``top_level.txt``
+    names it, or (without one) its ``RECORD`` lists a file under ``tilelang/``."""
     try:
-        line = _record_line(dist, f"{TILELANG}/")
-        if line is not None:
-            return bool(line) or _editable(dist)
         top_level = dist.read_text("top_level.txt")
-        return top_level is None or TILELANG in top_level.split()
+        if top_level is not None:
+            return TILELANG in top_level.split()
+        record = _record(dist)
+        return record is not None and (record.startswith(b"tilelang/") or b"\ntilelang/" in record)
     except Exception:  # unreadable metadata: not usable as installed
         return False
 
 
-def _record_line(dist: Distribution, prefix: str) -> str | None:
-    """The first line of ``dist``'s ``RECORD`` that starts with ``prefix``, ``""`` when none
-    does, ``None`` when it has no ``RECORD``. Read line by line where the metadata is a
-    folder: TileLang's ``RECORD`` is over a megabyte, and its package's lines come first."""
+def _record(dist: Distribution) -> bytes | None:
+    """``dist``'s ``RECORD`` as bytes (``None`` without one): searched whole, never parsed,
+    since TileLang's is over half a megabyte."""
     folder = getattr(dist, "_path", None)  # PathDistribution's metadata folder
     if folder is not None and hasattr(folder, "joinpath"):
         try:
-            with folder.joinpath("RECORD").open(encoding="utf-8") as stream:
-                return next((line for line in stream if line.startswith(prefix)), "")
+            return bytes(folder.joinpath("RECORD").read_bytes())
         except FileNotFoundError:
             return None
     text = dist.read_text("RECORD")
-    if text is None:
-        return None
-    return next((line for line in text.splitlines() if line.startswith(prefix)), "")
+    return None if text is None else text.encode()
 
 
-def _editable(dist: Distribution) -> bool:
-    """Whether ``dist`` is an editable install (PEP 610), whose files its ``RECORD`` omits."""
+def direct_url(dist: Distribution) -> dict[str, Any]:
+    """How ``dist`` was installed: its PEP 610 ``direct_url.json`` (empty when it has none, or
+    one that cannot be read: installed from an index)."""
     import json
 
-    doc = json.loads(dist.read_text("direct_url.json") or "{}")
-    info = doc.get("dir_info") if isinstance(doc, dict) else None
-    return isinstance(info, dict) and info.get("editable") is True
+    try:
+        doc = json.loads(dist.read_text("direct_url.json") or "null")
+    except Exception:  # unreadable: as if installed from an index
+        return {}
+    return doc if isinstance(doc, dict) else {}
+
+
+def file_url_path(url: object) -> str | None:
+    """The local path a ``file:`` URL names, else ``None``."""
+    from urllib.parse import unquote, urlsplit
+
+    parts = urlsplit(str(url))
+    return unquote(parts.path) if parts.scheme == "file" else None
+
+
+def is_editable(doc: dict[str, Any]) -> bool:
+    """Whether a :func:`direct_url` document says the install is editable."""
+    dir_info = doc.get("dir_info")
+    return isinstance(dir_info, dict) and dir_info.get("editable") is True
+
+
+def editable_source(dist: Distribution) -> str | None:
+    """The source folder of ``dist`` where it is an editable install, else ``None``."""
+    doc = direct_url(dist)
+    path = file_url_path(doc.get("url", "")) if is_editable(doc) else None
+    return os.path.realpath(path) if path else None
 
 
 def _in_use_rank(dist: Distribution) -> tuple[bool, int]:
-    """Sort key of the builds: whose files are installed first, then ``sys.path`` order."""
-    import os
-
-    where = os.path.realpath(str(dist.locate_file("")))
-    paths = [os.path.realpath(p or os.curdir) for p in sys.path]
-    return not _owns_package_file(dist), paths.index(where) if where in paths else len(paths)
-
-
-def _owns_package_file(dist: Distribution) -> bool:
-    """Whether the installed ``tilelang/__init__.py`` is ``dist``'s (its ``RECORD`` hash)."""
+    """Sort key: whose files are installed first (its ``RECORD``'s hash of the installed
+    ``tilelang/__init__.py``), then ``sys.path`` order."""
     import base64
     import hashlib
-    from pathlib import Path
 
-    try:
-        line = _record_line(dist, _PACKAGE_FILE + ",")
-        if not line:
-            return False
-        algorithm, _, digest = line.rstrip("\r\n").split(",")[1].partition("=")
-        data = Path(str(dist.locate_file(_PACKAGE_FILE))).read_bytes()
-        found = base64.urlsafe_b64encode(hashlib.new(algorithm, data).digest()).rstrip(b"=")
-        return found.decode() == digest
-    except Exception:  # no such line or file, or an algorithm this Python lacks
-        return False
+    owns = False
+    with suppress(Exception):  # no such line or file, or a hash this Python lacks
+        path = next(p for p in dist.files or () if p.as_posix() == _PACKAGE_FILE)
+        with open(path.locate(), "rb") as stream:
+            digest = hashlib.new(path.hash.mode, stream.read()).digest()  # type: ignore[union-attr]
+        owns = base64.urlsafe_b64encode(digest).rstrip(b"=").decode() == path.hash.value  # type: ignore[union-attr]
+    where = os.path.realpath(str(dist.locate_file("")))
+    paths = [os.path.realpath(p or os.curdir) for p in sys.path]
+    return not owns, paths.index(where) if where in paths else len(paths)
 
 
 def distribution_name(dist: Distribution) -> str:
@@ -178,10 +198,10 @@ def distribution_name(dist: Distribution) -> str:
     return re.sub(r"[-_.]+", "-", name).lower() or "?"
 
 
-def tilelang_overlap() -> str | None:
-    """What is wrong when more than one TileLang build is installed (a warning's text, the
-    same wherever it is given), else ``None``."""
-    found = tilelang_distributions()
+def tilelang_overlap(found: tuple[Distribution, ...] | None = None) -> str | None:
+    """What is wrong when more than one distribution ships TileLang (a warning's text, the same
+    wherever it is given), else ``None``; of ``found`` (default: :func:`tilelang_distributions`)."""
+    found = tilelang_distributions() if found is None else found
     if len(found) < 2:
         return None
     named = [f"{distribution_name(d)} {d.version}" for d in found]
@@ -196,36 +216,32 @@ def tilelang_overlap() -> str | None:
             f"`{reinstall(used, found[0].version)}`")
 
 
-def _import_installed_tilelang(dist: Distribution) -> None:
-    """Import the ``tilelang`` package of ``dist``, not whatever comes first on ``sys.path``
-    under that name (a stray ``tilelang.py`` or folder in the working directory).
-
-    Where the package is not found in the distribution's folder (an editable install
-    served by an import hook), the ordinary ``import tilelang`` runs.
-    """
+def import_tilelang(dist: Distribution) -> None:
+    """Import the installed TileLang, ``dist``'s ``tilelang`` package, through the import system
+    (the start-up hook's activation included) with its folder first on ``sys.path`` meanwhile,
+    so that a stray ``tilelang`` folder or ``tilelang.py`` in the working directory is not it;
+    a failure is a :class:`TVMNotFoundError` naming it and the repair."""
     import importlib
-    import importlib.util
-    from importlib.machinery import PathFinder
 
-    spec = None
+    home, source = os.path.realpath(str(dist.locate_file(""))), editable_source(dist) or "\0"
+    folder = next((p for p in _package_parents() if p == home or (p + os.sep).startswith(source + os.sep)), None)
+    if folder is not None:
+        sys.path.insert(0, folder)
     try:
-        spec = PathFinder.find_spec(TILELANG, [str(dist.locate_file(""))])
-    except (ImportError, ValueError, OSError):
-        spec = None
-    if spec is None or spec.loader is None or spec.origin is None:
         importlib.import_module(TILELANG)
-        return
-    found = importlib.util.find_spec(TILELANG)
-    if found is not None and found.origin == spec.origin:
-        importlib.import_module(TILELANG)
-        return
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[TILELANG] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        sys.modules.pop(TILELANG, None)
-        raise
+    except Exception as exc:  # any failure of TileLang's import: name it, never crash
+        from ._repair import foreign_tvm, tilelang_repair
+
+        raise TVMNotFoundError(
+            f"TileLang ({distribution_name(dist)} {dist.version}) is installed (at {dist.locate_file('')}) but "
+            f"cannot be imported ({type(exc).__name__}: {exc}), so its bundled TVM is not usable" + (
+                f"; apache-tvm {foreign_tvm()} is installed beside it, which does not belong there (TileLang "
+                "bundles its own TVM)" if foreign_tvm() else "")
+            + f". Repair it with: {' && '.join(tilelang_repair(dist))} (nothing else changes)") from exc
+    finally:
+        if folder is not None:
+            with suppress(ValueError):
+                sys.path.remove(folder)
 
 
 def _initializing(module: object) -> bool:
@@ -249,28 +265,13 @@ def import_tvm() -> ModuleType:
     if TILELANG not in sys.modules:
         dist = tilelang_distribution()
         if dist is not None:
-            try:
-                _import_installed_tilelang(dist)  # puts TileLang's bundled TVM on sys.path
-            except Exception as exc:  # any failure of TileLang's import: name it, never crash
-                from ._repair import foreign_tvm, tilelang_repair
-
-                raise TVMNotFoundError(
-                    f"TileLang ({distribution_name(dist)} {dist.version}) is installed (at "
-                    f"{dist.locate_file('')}) but "
-                    f"cannot be imported ({type(exc).__name__}: {exc}), so its bundled TVM is "
-                    "not usable" + (f"; apache-tvm {foreign_tvm()} is installed beside it, "
-                                    "which does not belong there (TileLang bundles its own TVM)"
-                                    if foreign_tvm() else "")
-                    + f". Repair it with: {' && '.join(tilelang_repair(dist))} (nothing else "
-                    "changes); or use apache-tvm in an environment without TileLang") from exc
+            import_tilelang(dist)  # puts TileLang's bundled TVM on sys.path
     try:
         import tvm
     except Exception as exc:
         if isinstance(exc, ImportError) and getattr(exc, "name", None) == "tvm":
-            raise TVMNotFoundError(
-                "No TVM is installed: tilelang-hostcg uses the TVM of the environment. Install "
-                "one with `pip install tilelang-hostcg[tvm]` (apache-tvm 0.27) or `pip install "
-                f"tilelang-hostcg[tilelang]` (TileLang and its bundled TVM) [{exc}]") from exc
+            raise TVMNotFoundError("No TVM is installed: tilelang-hostcg uses the TVM of the environment. "
+                                   f"{_no_tvm_advice()} [{exc}]") from exc
         from ._repair import reinstall
         from .discovery._scan import unusable_entry_points
 
@@ -281,18 +282,32 @@ def import_tvm() -> ModuleType:
     return tvm  # type: ignore[no-any-return]  # untyped package
 
 
+def _no_tvm_advice() -> str:
+    """What to do where no TVM can be imported: never install a TVM beside a TileLang."""
+    from importlib.metadata import distributions
+
+    if found := _package_parents():
+        return (f"A `tilelang` package is importable (from {found[0]}) but no installed distribution ships it: "
+                "import tilelang in the program first, and its bundled TVM is the TVM in use")
+    if dist := next((d for d in distributions() if _ships_tilelang(d)), None):  # an error's path: all metadata
+        from ._repair import reinstall
+
+        return (f"TileLang's metadata ({distribution_name(dist)} {dist.version}) is installed but its "
+                f"`tilelang` package is not: repair it with `{reinstall(distribution_name(dist), dist.version)}`")
+    return ("Install one with `pip install tilelang-hostcg[tvm]` (apache-tvm) or `pip install "
+            "tilelang-hostcg[tilelang]` (TileLang and its bundled TVM)")
+
+
 def _provider(tvm: Any) -> tuple[str, str | None, str]:
     """The provider of ``tvm``, its version and the distribution that ships it."""
     path = getattr(tvm, "__file__", None) or ""
     tilelang = sys.modules.get("tilelang")
     tl_file = getattr(tilelang, "__file__", None) if tilelang is not None else None
     if tl_file:
-        import os
-
         root = os.path.dirname(os.path.abspath(tl_file))
         if os.path.abspath(path).startswith(root + os.sep):
-            dist = tilelang_distribution()
-            version = getattr(tilelang, "__version__", None) or (dist.version if dist else None)
+            dist = tilelang_distribution()  # its version: TileLang's __version__ reads stock's name only
+            version = dist.version if dist is not None else getattr(tilelang, "__version__", None)
             return (TILELANG, None if version is None else str(version),
                     distribution_name(dist) if dist is not None else TILELANG)
     return APACHE_TVM, _dist_version(APACHE_TVM), APACHE_TVM

@@ -272,10 +272,24 @@ def _check_tilelang_environment(c: _Checked) -> list[Doc]:
                      distribution=APACHE_TVM if foreign is not None else FFI)]
 
 
+def _check_client(c: _Checked) -> list[Doc]:
+    """``client``: a third-party plugin is installed and the compiler in use will not use it (a
+    warning; the user's own switch: information)."""
+    from ._client import client_document
+
+    client = client_document(tvm_document())
+    if client["routed"] is not False or all(is_core(s.origin.distribution) or s.state == "disabled"
+                                            for s in c.sources):
+        return []
+    return [_problem("client", f"the installed plugins are not used by the compiler in use ({client['client']}): "
+                     f"{client['problem'] or client['describe']}", severity="warning" if client["problem"] else "info")]
+
+
 _CHECKS: tuple[Callable[[_Checked], list[Doc]], ...] = (
     _check_sources, _check_required, _check_unknown_kinds, _check_device_kinds,
     _check_ambiguous, _check_build_functions, _check_duplicates, _check_controls, _check_lock,
-    _check_declarations, _check_tilelang_builds, _check_tilelang_requirements, _check_tilelang_environment)
+    _check_declarations, _check_tilelang_builds, _check_tilelang_requirements, _check_tilelang_environment,
+    _check_client)
 
 
 # ---------------------------------------------------------------------- options

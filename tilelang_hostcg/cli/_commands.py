@@ -16,7 +16,6 @@ from ._output import (
     document_is,
     document_stream,
     err,
-    note_tilelang,
     out,
     quietly,
     shown,
@@ -62,7 +61,6 @@ def cmd_list(args: argparse.Namespace) -> int:
     for dup in doc["duplicates"]:
         err(f"warning: {duplicate_text(dup['distribution'], dup['locations'])}")
     warn_all(doc["warnings"])
-    note_tilelang(doc)
     return 0
 
 
@@ -81,7 +79,6 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.json:
         write_json(doc)
         return 0 if doc["ok"] else 1
-    note_tilelang(doc)
     kinds = doc["kinds"]
     out(f"TVM in use: {doc['tvm']['describe']}")
     out(client_text(doc))
@@ -178,7 +175,6 @@ def cmd_explain(args: argparse.Namespace) -> int:
         for control in doc["controls"]:
             out(f"  {control['variable']}={control['item']}: {control['effect']}")
     warn_all(doc["warnings"])
-    note_tilelang(doc)
     return 0 if chosen is not None else 1
 
 

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 
 __all__ = ["CliError", "Doc", "PROG", "UsageError", "describe_distribution", "describe_flags",
-           "document_is", "document_stream", "err", "held_output", "note_tilelang", "out", "own_stdout",
+           "document_is", "document_stream", "err", "held_output", "out", "own_stdout",
            "printed_while", "quietly", "shown", "warn_all", "write_json", "write_traceback"]
 
 PROG = "tilelang-hostcg"
@@ -280,26 +280,3 @@ def warn_all(texts: Sequence[str]) -> None:
     """Write each of ``texts`` on stderr as a warning."""
     for text in texts:
         err(f"warning: {text}")
-
-
-def note_tilelang(doc: Doc) -> None:
-    """Say on stderr when the TVM in use is a TileLang the integration does not support
-    (the answers are then for :func:`tilelang_hostcg.build` with its TVM), and, for plain
-    ``list`` under a supported one, that ``--load`` shows TileLang's defaults."""
-    tvm = doc.get("tvm") or {}
-    if tvm.get("provider") != "tilelang":
-        return
-    from ..tilelang.gate import SUPPORTED, UnsupportedTileLangError, mode_of
-
-    version = str(tvm.get("provider_version") or "?")
-    name = f"{tvm.get('distribution') or 'tilelang'} {version}"
-    try:
-        mode_of(version)
-        if doc.get("loaded") is False:  # plain list: TileLang's codegens are not registered
-            err(f"note: TileLang {version}'s own host codegens and hooks ({name}) are the "
-                "defaults; `list --load` shows them")
-    except UnsupportedTileLangError:
-        err(f"note: TileLang {version} is not supported by tilelang_hostcg.tilelang (installed "
-            f"as {name}; it supports TileLang{SUPPORTED}); these answers are for "
-            "tilelang_hostcg.build() with its TVM, and TileLang's own compiler does not use the "
-            "plugins")

@@ -133,12 +133,6 @@ def _dispatch(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     except TVMNotFoundError as exc:
         raise CliError(str(exc), exit_code=2) from None
-    except Exception as exc:
-        from ..tilelang import UnsupportedTileLangError
-
-        if isinstance(exc, UnsupportedTileLangError):  # a path that needed the integration
-            raise CliError(str(exc), exit_code=2) from None
-        raise
 
 
 _COMMANDS = ("list", "check", "lock", "explain")

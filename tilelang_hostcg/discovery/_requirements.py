@@ -4,10 +4,10 @@
 A requirement on ``tilelang-hostcg`` must be met. The TVM requirements (``apache-tvm``, or
 TileLang, which bundles a TVM) are alternatives: met when any one is met by its installed
 provider; one naming a provider that is not installed is not missing while the other is
-installed. A requirement naming any of TileLang's builds (``tilelang``,
-``tilelang-paddle``, ...) is judged by the TileLang build installed, whatever its name;
-where that is another build, :func:`other_build_requirements` says so (pip would install
-the build named over it). A provider outside the range, or no provider, makes the plugin
+installed. A requirement naming ``tilelang`` or the installed TileLang's own distribution
+(whatever its name: ``installed`` holds it under that name) is judged by the TileLang
+installed; where that is not stock ``tilelang``, :func:`other_build_requirements` says so
+(pip would install stock TileLang over it). A provider outside the range, or no provider, makes the plugin
 incompatible. Requirements inside extras never count."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from .._names import APACHE_TVM, TILELANG
 from .._names import CORE_DISTRIBUTION as CORE
-from .._names import TILELANG, TILELANG_BUILDS, TVM_PROVIDERS
 from ._records import normalize_name
 
 if TYPE_CHECKING:
@@ -24,15 +24,22 @@ if TYPE_CHECKING:
 
 __all__ = ["applicable", "check_requirements", "other_build_requirements", "relevant_requires"]
 
-_JUDGED = (CORE, *TVM_PROVIDERS)
+_JUDGED = (CORE, APACHE_TVM, TILELANG)
 
 
-def relevant_requires(lines: Iterable[str]) -> tuple[str, ...]:
-    """The ``Requires-Dist`` lines on the core or a TVM provider (raises
-    ``packaging.requirements.InvalidRequirement`` for a line that cannot be parsed)."""
+def relevant_requires(lines: Iterable[str], installed: Iterable[str] = ()) -> tuple[str, ...]:
+    """The ``Requires-Dist`` lines on the core, a TVM provider or a distribution of ``installed``
+    (raises ``packaging.requirements.InvalidRequirement`` for a line that cannot be parsed)."""
     from packaging.requirements import Requirement
 
-    return tuple(line for line in lines if normalize_name(Requirement(line).name) in _JUDGED)
+    judged = {*_JUDGED, *installed}
+    return tuple(line for line in lines if normalize_name(Requirement(line).name) in judged)
+
+
+def _tilelang_in_use(installed: Mapping[str, str | None]) -> str:
+    """The name of the installed TileLang's distribution in ``installed`` (``tilelang`` when none
+    of another name is there)."""
+    return next((name for name in installed if name not in _JUDGED), TILELANG)
 
 
 def applicable(line: str) -> Requirement | None:
@@ -52,6 +59,7 @@ def check_requirements(distribution: str, requires: Sequence[str],
     from packaging.requirements import InvalidRequirement
 
     tvm_reqs: list[tuple[str, Requirement]] = []  # (provider: apache-tvm or tilelang, requirement)
+    in_use = _tilelang_in_use(installed)
     for line in requires:
         try:
             req = applicable(line)
@@ -60,8 +68,8 @@ def check_requirements(distribution: str, requires: Sequence[str],
         if req is None:
             continue
         name = normalize_name(req.name)
-        if name in TVM_PROVIDERS:
-            tvm_reqs.append((TILELANG if name in TILELANG_BUILDS else name, req))
+        if name in (APACHE_TVM, TILELANG, in_use):
+            tvm_reqs.append((APACHE_TVM if name == APACHE_TVM else TILELANG, req))
         elif name == CORE:
             have = installed.get(name)
             if have is None:
@@ -70,7 +78,8 @@ def check_requirements(distribution: str, requires: Sequence[str],
                 return f"it requires {str(req)!r} but {name} {have} is installed"
     if not tvm_reqs:
         return None
-    present = _providers(installed)
+    present = {provider: (name, str(installed[name])) for provider, name in (
+        (APACHE_TVM, APACHE_TVM), (TILELANG, in_use)) if installed.get(name)}
     failed = [(req, *present[name]) for name, req in tvm_reqs if name in present]
     if any(_contains(req, have) for req, _, have in failed):
         return None
@@ -85,25 +94,12 @@ def check_requirements(distribution: str, requires: Sequence[str],
             "tilelang-hostcg[tilelang]`")
 
 
-def _providers(installed: Mapping[str, str | None]) -> dict[str, tuple[str, str]]:
-    """The TVM providers installed: ``apache-tvm`` and ``tilelang`` (TileLang, whichever of
-    its builds is installed, the first of :data:`TILELANG_BUILDS` in ``installed``), each
-    with the distribution's name and version."""
-    found = {}
-    for name in TVM_PROVIDERS:
-        have = installed.get(name)
-        provider = TILELANG if name in TILELANG_BUILDS else name
-        if have and provider not in found:
-            found[provider] = (name, have)
-    return found
-
-
 def other_build_requirements(requires: Sequence[str], in_use: str) -> list[tuple[str, str]]:
-    """The lines of ``requires`` (Requires-Dist lines outside any extra) that name a TileLang
-    build other than ``in_use``, the build installed, each with the build it names
-    (``[("tilelang>=0.1.12", "tilelang")]`` for ``in_use="tilelang-paddle"``): pip, asked
-    to meet them, installs that build over the same ``tilelang/`` folder. Lines that
-    cannot be parsed are left to :func:`check_requirements`."""
+    """The lines of ``requires`` (Requires-Dist lines outside any extra) that name stock
+    ``tilelang`` where ``in_use``, the TileLang installed, is another distribution, each with
+    the name (``[("tilelang>=0.1.12", "tilelang")]`` for ``in_use="tilelang-paddle"``): pip,
+    asked to meet them, installs stock TileLang over the same ``tilelang/`` folder. Lines
+    that cannot be parsed are left to :func:`check_requirements`."""
     from packaging.requirements import InvalidRequirement
 
     found = []
@@ -113,7 +109,7 @@ def other_build_requirements(requires: Sequence[str], in_use: str) -> list[tuple
         except InvalidRequirement:
             continue
         name = normalize_name(req.name) if req is not None else None
-        if name is not None and name in TILELANG_BUILDS and name != normalize_name(in_use):
+        if name == TILELANG != normalize_name(in_use):
             found.append((line, name))
     return found
 

@@ -6,18 +6,16 @@ messages by its metadata folder, ``PathDistribution``'s ``_path``, where it has 
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 from collections.abc import Iterable, Sequence
 from contextlib import suppress
 from pathlib import PosixPath, WindowsPath
-from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote, urlsplit
+from typing import TYPE_CHECKING
 
 from .._errors import warn_once, warn_plugin
-from .._names import APACHE_TVM, CORE_DISTRIBUTION, GROUPS, TILELANG_BUILDS
-from .._tvm import distribution_name, tilelang_distribution
+from .._names import APACHE_TVM, CORE_DISTRIBUTION, GROUPS, TILELANG
+from .._tvm import distribution_name, editable_source, tilelang_distribution
 from ._near_miss import near_miss_group
 from ._records import AdvertisedEntryPoint, DiscoveryIndex, normalize_name
 from ._requirements import check_requirements, relevant_requires
@@ -25,8 +23,7 @@ from ._requirements import check_requirements, relevant_requires
 if TYPE_CHECKING:
     from importlib.metadata import Distribution, EntryPoint, PackageMetadata
 
-__all__ = ["direct_url", "file_url_path", "installed_versions", "is_editable", "scan_environment",
-           "unusable_entry_points"]
+__all__ = ["installed_versions", "scan_environment", "unusable_entry_points"]
 
 
 def scan_environment(core_version: str, *, full: bool = True) -> DiscoveryIndex:
@@ -129,11 +126,11 @@ def _unreadable(dist: Distribution, filename: str) -> bool:
 def installed_versions(core_version: str) -> dict[str, str | None]:
     """Installed versions of the distributions plugins may require (the core and the
     TVM providers); ``None`` for one that is not installed (the core: ``core_version``).
-    Of TileLang's builds, only the one in use has a version (see
+    TileLang is there under the name of its distribution in use, whatever it is (see
     :func:`tilelang_hostcg._tvm.tilelang_distribution`)."""
     from importlib.metadata import version
 
-    found: dict[str, str | None] = dict.fromkeys(TILELANG_BUILDS)
+    found: dict[str, str | None] = {TILELANG: None}
     for name in (CORE_DISTRIBUTION, APACHE_TVM):
         try:
             found[name] = version(name)
@@ -241,7 +238,7 @@ def _advertised(dist: Distribution, meta: PackageMetadata, eps: Iterable[EntryPo
     verdict = None
     if installed is not None:
         try:  # ``requires`` parses the metadata again; it is needed only for requires.txt
-            requires = relevant_requires(meta.get_all("Requires-Dist") or dist.requires or ())
+            requires = relevant_requires(meta.get_all("Requires-Dist") or dist.requires or (), installed)
         except Exception as exc:
             problems.append(f"{_where(dist)}: its METADATA cannot be used ({_reason(exc)}); the "
                             f"distribution is ignored. {_fix(dist)}")
@@ -265,9 +262,9 @@ def _duplicates(copies_of: dict[str, list[Distribution]]) -> tuple[tuple[str, tu
             if real not in seen:
                 seen.add(real)
                 distinct.append(copy)
-        projects = [p for p in map(_editable_project, (head, *distinct)) if p]
+        projects = [p for p in map(editable_source, (head, *distinct)) if p]
         distinct = [c for c in distinct if not _inside_any(c, projects) and not (
-            _inside_any(head, projects) and _editable_project(c) is not None)]
+            _inside_any(head, projects) and editable_source(c) is not None)]
         if distinct and any(map(_advertises, (head, *distinct))):
             out.append((key, tuple(map(_location, (head, *distinct)))))
     return tuple(sorted(out))
@@ -279,35 +276,6 @@ def _advertises(dist: Distribution) -> bool:
     except Exception:  # judged where the copy is used; a later copy never is
         return False
     return any(f"[{group}]" in text for group in GROUPS)
-
-
-def direct_url(dist: Distribution) -> dict[str, Any]:
-    """How ``dist`` was installed: its PEP 610 ``direct_url.json`` (empty when it has none, or
-    one that cannot be read: installed from an index)."""
-    try:
-        doc = json.loads(dist.read_text("direct_url.json") or "null")
-    except Exception:  # unreadable: as if installed from an index
-        return {}
-    return doc if isinstance(doc, dict) else {}
-
-
-def file_url_path(url: object) -> str | None:
-    """The local path a ``file:`` URL names, else ``None``."""
-    parts = urlsplit(str(url))
-    return unquote(parts.path) if parts.scheme == "file" else None
-
-
-def is_editable(doc: dict[str, Any]) -> bool:
-    """Whether a :func:`direct_url` document says the install is editable."""
-    dir_info = doc.get("dir_info")
-    return isinstance(dir_info, dict) and dir_info.get("editable") is True
-
-
-def _editable_project(dist: Distribution) -> str | None:
-    """The source folder of an editable install, if any."""
-    doc = direct_url(dist)
-    path = file_url_path(doc.get("url", "")) if is_editable(doc) else None
-    return os.path.realpath(path) if path else None
 
 
 def _inside_any(dist: Distribution, folders: Sequence[str]) -> bool:

@@ -1,49 +1,36 @@
 """TileLang integration: route TileLang's host-codegen choice and hooks through the registry.
 
-It turns itself on: once a third-party plugin is installed in a TileLang environment,
-``import tilelang`` calls :func:`install` (see :mod:`tilelang_hostcg.tilelang.activation`;
-``TILELANG_HOSTCG_AUTO_INSTALL=0`` turns that off). A program can also call it::
-
-    import tilelang_hostcg.tilelang
-
-    tilelang_hostcg.tilelang.install()
-
-After :func:`install`, TileLang (0.1.12 to 0.1.15, whichever of its published builds is
-installed: stock ``tilelang`` or PaddlePaddle's ``tilelang-paddle``; another version is
-refused with :class:`UnsupportedTileLangError`, before anything is touched) resolves its host codegen
-and runs its host-codegen hooks through :func:`tilelang_hostcg.default_registry`
-(entry points of installed plugins included), and its kernel cache and autotuner keys
-also hash the plugin set (:func:`plugin_fingerprint`); :func:`uninstall` puts TileLang
-back exactly as it was, whichever way it was installed. What is replaced in each
-TileLang version: :mod:`tilelang_hostcg.tilelang.modes`.
-
-TileLang's own host codegens are registered as *defaults* (named ``tilelang-<kind>``, of
-TileLang's distribution in use: ``tilelang``, ``tilelang-paddle``, ...): they serve only
-when no other codegen of the kind matches, and then TileLang's own object builds the
-host code, so with no plugin the output is byte-identical to stock TileLang. A plugin
-codegen that matches (whatever its priority), or a codegen registered in code, wins over
-them. TileLang's own hooks are registered as ``tilelang-<kind>`` hooks and always run
-(at priority 0, before the plugins' hooks of equal priority), because a device backend
-needs them. They belong to TileLang whoever calls :func:`install` (a program, a thread,
-or a plugin's import).
+``import tilelang`` calls :func:`install` once a third-party plugin is installed
+(:mod:`.activation`; ``TILELANG_HOSTCG_AUTO_INSTALL=0`` turns that off); a program may call
+it too. TileLang is whatever distribution ships it; one that lacks an integration point of
+:mod:`.gate` is refused with :class:`UnsupportedTileLangError` naming it, before anything is
+touched. After :func:`install`, TileLang resolves its host codegen and runs its hooks through
+:func:`tilelang_hostcg.default_registry`, and its kernel cache and autotuner keys hash the
+plugin set (:func:`plugin_fingerprint`); :func:`uninstall` puts TileLang back exactly.
+TileLang's own codegens are *defaults* (``tilelang-<kind>``, of its distribution): they
+serve only where no other codegen matches, so with no plugin the host code is stock's,
+byte for byte; its own hooks always run. What is replaced: :mod:`.modes`;
+``docs/tilelang.md`` says the rest.
 """
 
 from __future__ import annotations
 
+import sys
 import threading
 from typing import TYPE_CHECKING, Any
 
 from .._errors import warn_plugin
-from .._tvm import tilelang_overlap
+from .._routing import routing
+from .._tvm import import_tilelang, tilelang_distributions, tilelang_overlap
 from .._types import Origin
 from .cache_key import fingerprint, patch_cache_key
-from .gate import SUPPORTED, UnsupportedTileLangError, installed_build, mode_of
+from .gate import UnsupportedTileLangError, check, installed_build
 from .modes import DEFAULT_PREFIX, State, enter, undo
 
 if TYPE_CHECKING:
     from .._registry import Registry
 
-__all__ = ["DEFAULT_PREFIX", "SUPPORTED", "UnsupportedTileLangError", "add_defaults", "install",
+__all__ = ["DEFAULT_PREFIX", "UnsupportedTileLangError", "add_defaults", "install",
            "is_installed", "plugin_fingerprint", "uninstall"]
 
 _LOCK = threading.RLock()
@@ -51,19 +38,23 @@ _STATE: list[State] = []
 
 
 def is_installed() -> bool:
-    """Whether :func:`install` is in effect (called by a program or by activation)."""
-    return bool(_STATE)
+    """Whether TileLang's host builds go through the registry: :func:`install` is in effect (by
+    a program or activation) and its route is still TileLang's (see :func:`tilelang_hostcg._routing.routing`)."""
+    return bool(routing("tilelang", explain=False).routed)
 
 
 def _state(registry: Registry | None) -> State:
-    """What :func:`install` or :func:`add_defaults` will record; raises
-    :class:`UnsupportedTileLangError` for a TileLang that is missing or unsupported, and
-    warns when more than one TileLang build is installed."""
-    distribution, version = installed_build()
-    overlap = tilelang_overlap()
+    """What :func:`install` or :func:`add_defaults` will record, TileLang imported; raises
+    :class:`UnsupportedTileLangError` where TileLang is missing or lacks an integration
+    point, and warns when more than one distribution ships TileLang."""
+    found = tilelang_distributions()
+    distribution, version = build = installed_build(found)
+    overlap = tilelang_overlap(found)
     if overlap is not None:
         warn_plugin(overlap)
-    mode = mode_of(version, distribution)
+    if "tilelang" not in sys.modules:
+        import_tilelang(found[0])  # before the lock: see install()
+    mode = check(build)
     if registry is None:
         from .._api import default_registry
 
@@ -74,15 +65,14 @@ def _state(registry: Registry | None) -> State:
 def install(*, registry: Registry | None = None) -> None:
     """Route TileLang's host-codegen choice and hooks through ``registry`` (default: the
     default registry). Idempotent; raises :class:`UnsupportedTileLangError` for a TileLang
-    outside :data:`SUPPORTED`, having changed nothing. Any failure leaves TileLang and the
-    registry as they were."""
+    that lacks an integration point, having changed nothing. Any failure leaves TileLang and
+    the registry as they were."""
     if _STATE:
         return
+    # _state imports TileLang before the lock: a thread importing TileLang activates the
+    # integration at the end of its import, and must not wait for this thread, which would
+    # wait for its import.
     state = _state(registry)
-    # Before the lock: a thread importing TileLang activates the integration at the end
-    # of its import, and must not wait for this thread, which would wait for its import.
-    import tilelang  # noqa: F401  # its TVM becomes the TVM in use
-
     with _LOCK:
         if _STATE:
             return

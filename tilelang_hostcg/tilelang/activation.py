@@ -103,16 +103,16 @@ def activate() -> None:
     never raises (but ``KeyboardInterrupt`` and ``SystemExit``). Called once TileLang is
     imported."""
     try:
-        from ..discovery._planning import Controls, third_party_planned
+        from .._routing import routing
+        from .._tvm import tilelang_distribution
 
-        # A look at what is advertised, planned by the controls as resolution plans it; the
-        # requirement verdicts (and their warnings) come with the registry's own discovery.
-        if not third_party_planned(Controls.from_environ()):
-            return
-        from . import install
-        from .gate import tilelang_version
+        # The one answer (with no plugin, from a look at what is advertised: TileLang is not
+        # touched); install() raises what blocks it, naming it. A `tilelang` no distribution
+        # ships is not TileLang: left alone.
+        answer = routing("tilelang", activating=True)
+        if answer.pending or (answer.blocker is not None and tilelang_distribution() is not None):
+            from . import install
 
-        if tilelang_version() is not None:  # else something named tilelang, not TileLang
             install()
     except Exception as exc:
         try:
@@ -124,5 +124,8 @@ def activate() -> None:
 
 
 def _warn(message: str) -> None:
+    from .._routing import FAILED
+
+    FAILED["tilelang"] = message  # what the client line of this process quotes
     with contextlib.suppress(Exception):  # never fail the import
         warn_plugin(message)

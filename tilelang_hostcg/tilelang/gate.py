@@ -1,82 +1,76 @@
-"""The TileLang versions the integration supports, and which of TileLang's APIs each has.
-
-"Installed" means what ``importlib.metadata`` sees (the metadata of one of TileLang's
-builds, :func:`tilelang_hostcg._tvm.tilelang_distribution`: stock ``tilelang``,
-``tilelang-paddle``, ...), not whether something named ``tilelang`` happens to be
-importable. Every build's version is judged alike: the builds ship the same ``tilelang``
-package at the same version. Versions compare as PEP 440 says (``packaging``):
-``0.1.12rc1`` comes before ``0.1.12``, so it is refused.
-"""
+"""TileLang's integration points (:data:`POINTS`, the table of ``docs/tilelang.md``), checked
+by shape: a TileLang that has those of its layout gets the plugins, whatever distribution
+ships it (:func:`tilelang_hostcg._tvm.tilelang_distribution`) and whatever its version; one
+that lacks a point is refused, naming it, and nothing is patched."""
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Literal
 
 from .._errors import UnsupportedTileLangError
-from .._names import TILELANG
-from .._tvm import distribution_name, tilelang_distribution
+from .._routing import Point
+from .._tvm import distribution_name, tilelang_distributions
 
-__all__ = ["SUPPORTED", "Mode", "UnsupportedTileLangError", "installed_build", "installed_tilelang",
-           "mode_of", "tilelang_version"]
+if TYPE_CHECKING:
+    from importlib.metadata import Distribution
+
+__all__ = ["POINTS", "Mode", "UnsupportedTileLangError", "check", "installed_build"]
 
 Mode = Literal["registry", "backend"]
-"""Which of TileLang's APIs a version has (see :mod:`tilelang_hostcg.tilelang.modes`)."""
+"""Which of TileLang's layouts it has (see :mod:`tilelang_hostcg.tilelang.modes`)."""
 
-SUPPORTED = ">=0.1.12,<0.1.16"
-"""The TileLang versions the integration supports (0.1.12 to 0.1.15)."""
+_LOWER, _HC, _BACKEND = "tilelang.engine.lower", "tilelang.backend.host_codegen", "tilelang.backend.module"
+_CACHE_KEYS = (Point("tilelang.cache.kernel_cache", "KernelCache._generate_key",
+                     ("self", "func", "out_idx", "execution_backend", "args", "target", "target_host")),
+               Point("tilelang.autotuner.tuner", "AutoTuner.generate_cache_key", ("self",)))
+POINTS: dict[Mode, tuple[Point, ...]] = {
+    # 0.1.14 on: each backend module chooses its host codegen and runs its hooks.
+    "backend": (Point(_BACKEND, "BackendModule.get_host_codegen", ("self", "target_host")),
+                Point(_BACKEND, "BackendModule.preprocess_host_codegen", ("self", "mod", "target_host", "target")),
+                Point(_BACKEND, "BackendModule.matches", ("self", "target")),
+                Point(_BACKEND, "BackendModule.host_codegens", "field"),
+                Point(_BACKEND, "BackendModule.host_codegen_hooks", "field"),
+                Point(_BACKEND, "list_backends", ()), *_CACHE_KEYS),
+    # 0.1.12-0.1.13: tilelang.engine.lower imports the registry's functions by name.
+    "registry": (Point(_LOWER, "resolve_host_codegen", ("target_host",)),
+                 Point(_LOWER, "apply_host_codegen_hooks", ("mod", "target_host", "target")),
+                 Point(_HC, "_HOST_CODEGENS", "dict"), Point(_HC, "_LAZY_HOST_CODEGENS", "dict"),
+                 Point(_HC, "_HOST_CODEGEN_HOOKS", "dict"), Point(_HC, "_LAZY_HOST_CODEGEN_HOOKS", "dict"),
+                 *_CACHE_KEYS),
+}
+"""Every point of TileLang the integration relies on, by layout."""
 
-_MODES: tuple[tuple[Mode, str], ...] = (
-    # 0.1.12-0.1.13: ``tilelang.engine.lower`` imports the functions of
-    # ``tilelang.backend.host_codegen`` by name.
-    ("registry", ">=0.1.12,<0.1.14"),
-    # 0.1.14-0.1.15: ``BackendModule.get_host_codegen`` / ``preprocess_host_codegen``.
-    ("backend", ">=0.1.14,<0.1.16"),
-)
 
-
-def tilelang_version() -> str | None:
-    """The installed TileLang's version (its distribution metadata, the rule of
-    :func:`tilelang_hostcg._tvm.tilelang_distribution`), or ``None``."""
-    dist = tilelang_distribution()
-    return None if dist is None else str(dist.version)
-
-
-def installed_build() -> tuple[str, str]:
-    """The installed TileLang build's distribution name and version (``("tilelang-paddle",
-    "0.1.13")``); :class:`UnsupportedTileLangError` when there is none."""
-    dist = tilelang_distribution()
-    if dist is None:
+def installed_build(found: Sequence[Distribution] | None = None) -> tuple[str, str]:
+    """The installed TileLang's distribution name and version (``("tilelang-musa", "0.1.15")``),
+    of ``found`` (default: :func:`~tilelang_hostcg._tvm.tilelang_distributions`);
+    :class:`UnsupportedTileLangError` when no installed distribution ships TileLang."""
+    found = tilelang_distributions() if found is None else found
+    if not found:
         raise UnsupportedTileLangError(
-            f"TileLang is not installed; tilelang_hostcg.tilelang supports tilelang{SUPPORTED} "
-            "(0.1.12 to 0.1.15, or PaddlePaddle's build tilelang-paddle of those versions): "
-            "`pip install tilelang-hostcg[tilelang]`")
-    return distribution_name(dist), str(dist.version)
+            "TileLang is not installed (no installed distribution ships the `tilelang` package); "
+            "tilelang_hostcg.build() works with the TVM in use")
+    return distribution_name(found[0]), str(found[0].version)
 
 
-def installed_tilelang() -> str:
-    """The installed TileLang's version; :class:`UnsupportedTileLangError` when there is none."""
-    return installed_build()[1]
+def check(build: tuple[str, str] | None = None) -> Mode:
+    """The layout of the imported TileLang (``backend`` where it has ``tilelang.backend.module``);
+    :class:`UnsupportedTileLangError` naming every point of it that is missing or of another
+    shape (where it has neither layout, each layout's first point)."""
+    from importlib.util import find_spec
 
-
-def mode_of(version: str, distribution: str = TILELANG) -> Mode:
-    """Which of TileLang's APIs ``version`` (of the build ``distribution``) has:
-    ``"registry"`` (0.1.12-0.1.13) or ``"backend"`` (0.1.14-0.1.15). Pre-releases,
-    post-releases and local versions count as PEP 440 orders them; any other version
-    raises :class:`UnsupportedTileLangError`, naming the distribution and version."""
-    from packaging.specifiers import SpecifierSet
-    from packaging.version import InvalidVersion, Version
-
+    name, version = build or installed_build()
     try:
-        parsed: Version | None = Version(version)
-    except InvalidVersion:
-        parsed = None
-    if parsed is not None:
-        for mode, versions in _MODES:
-            if SpecifierSet(versions).contains(parsed, prereleases=True):
-                return mode
-    raise UnsupportedTileLangError(
-        f"TileLang {version} is not supported by tilelang_hostcg.tilelang (installed as "
-        f"{distribution} {version}): it supports TileLang{SUPPORTED} (0.1.12 to 0.1.15, of "
-        "the builds tilelang and tilelang-paddle). Install a supported TileLang "
-        f"(`pip install '{distribution}>=0.1.12,<0.1.16'`), or use tilelang_hostcg.build() "
-        "without the integration")
+        mode: Mode = "backend" if find_spec(_BACKEND) is not None else "registry"  # the layout by its module
+    except ImportError:  # no tilelang.backend at all
+        mode = "registry"
+    missing = [p for p in (point.problem() for point in POINTS[mode]) if p is not None]
+    if mode == "registry" and missing and missing[0].startswith(f"{POINTS[mode][0]} "):  # neither layout
+        missing = [f"{POINTS['backend'][0]} (or {POINTS['registry'][0]})"]
+    if missing:
+        raise UnsupportedTileLangError(
+            f"TileLang ({name} {version}) lacks the integration point{'s' if len(missing) > 1 else ''} "
+            f"{'; '.join(missing)}, which tilelang_hostcg.tilelang relies on (docs/tilelang.md lists them); "
+            "tilelang_hostcg.build() still works with its TVM")
+    return mode

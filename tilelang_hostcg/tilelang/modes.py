@@ -1,12 +1,13 @@
 """How the integration enters TileLang: TileLang's own codegens and hooks as registry
-defaults, and the attributes it replaces, for each of TileLang's two APIs.
+defaults, and the attributes it replaces, for each of TileLang's two layouts (the points
+are checked first, :mod:`.gate`).
 
 - ``registry`` (TileLang 0.1.12-0.1.13): ``tilelang.engine.lower`` imports
   ``resolve_host_codegen`` and ``apply_host_codegen_hooks`` from
   ``tilelang.backend.host_codegen`` by name; those two names in ``tilelang.engine.lower``
   are replaced. TileLang's own registry (lazy modules included) gives the defaults; its
   bookkeeping (which kinds it has loaded) is left to TileLang.
-- ``backend`` (TileLang 0.1.14-0.1.15): ``BackendModule.get_host_codegen`` and
+- ``backend`` (TileLang 0.1.14 on): ``BackendModule.get_host_codegen`` and
   ``BackendModule.preprocess_host_codegen`` are replaced; every registered backend's
   ``host_codegens`` and ``host_codegen_hooks`` give the defaults.
 
@@ -66,7 +67,7 @@ class State:
     registry: Registry
     mode: Mode
     origin: Origin  # TileLang's distribution and version: the defaults' origin
-    patches: list[tuple[Any, str, Any]] = field(default_factory=list)
+    patches: list[tuple[Any, str, Any, Any]] = field(default_factory=list)  # owner, name, original, ours
     codegens: dict[str, HostCodegen] = field(default_factory=dict)
     hooks: dict[str, HostCodegenHook] = field(default_factory=dict)
     checked: dict[int, tuple[HostCodegen, HostCodegen]] = field(default_factory=dict)
@@ -84,7 +85,7 @@ def enter(state: State, *, patch_tilelang: bool) -> None:
 
 def undo(state: State) -> None:
     """Put TileLang's original attributes back and remove TileLang's defaults."""
-    for owner, name, original in reversed(state.patches):
+    for owner, name, original, _ in reversed(state.patches):
         setattr(owner, name, original)
     state.patches.clear()
     registry = state.registry
@@ -102,7 +103,7 @@ def patch(state: State, owner: Any, name: str, value: Any) -> None:
     put back by :func:`undo`."""
     original = owner.__dict__[name] if isinstance(owner, type) else getattr(owner, name)
     value.__wrapped__ = original
-    state.patches.append((owner, name, original))
+    state.patches.append((owner, name, original, value))
     setattr(owner, name, value)
 
 
@@ -211,7 +212,7 @@ def _enter_registry_mode(state: State, *, patch_tilelang: bool) -> None:
     patch(state, lower, "apply_host_codegen_hooks", apply_host_codegen_hooks)
 
 
-# ---------------------------------------------------------------- 0.1.14-0.1.15
+# ---------------------------------------------------------------- 0.1.14 on
 def _enter_backend_mode(state: State, *, patch_tilelang: bool) -> None:
     backend_module = import_module("tilelang.backend.module")
     cls = backend_module.BackendModule

@@ -1,31 +1,15 @@
-"""Apache TVM integration: every TIR build of apache-tvm 0.27 builds its host module through the registry.
+"""Apache TVM integration: every TIR build of apache-tvm builds its host module through the registry.
 
-It turns itself on: once a third-party plugin is installed beside apache-tvm, ``import tvm``
-calls :func:`install` through TVM's own ``tvm.backends`` entry point (see
-:mod:`tilelang_hostcg.tvm.activation`; ``TILELANG_HOSTCG_AUTO_INSTALL=0`` turns that off). A
-program can also call it::
-
-    import tilelang_hostcg.tvm
-
-    tilelang_hostcg.tvm.install()
-
-After :func:`install`, ``tvm.compile`` (TIR and Relax), ``tvm.tirx.build``, MetaSchedule's
-builder and the ``tirx.build`` global function build the host module through
-:func:`tilelang_hostcg.default_registry` (entry points of installed plugins included): the
-registry's hooks for each device target run on the host module first, then the host target's
-codegen builds it. Device modules are built by TVM exactly as before. The one function
-replaced is ``tvm.tirx.build.tir_to_runtime``, through which every TIR build passes; TVM's
-``target.build.*`` functions are never overridden. :func:`uninstall` puts TVM's very function
-back.
-
-TVM's own ``target.build.llvm``, ``target.build.c`` and ``target.build.cuda_host`` are
-registered as *defaults* (named ``apache-tvm-<kind>``, distribution ``apache-tvm``), at the
-first build: they serve only when no other codegen of the kind matches, so with no plugin
-codegen the output is byte-identical to stock TVM's. A ``tvm.compile`` made inside a
-plugin's codegen or hook (nested, in the same thread) is built by TVM's original function.
-Where TileLang is imported, TileLang's integration is the one that applies
-(:mod:`tilelang_hostcg.tilelang`): the route hands every build to TVM's original.
-
+``import tvm`` calls :func:`install` through TVM's own ``tvm.backends`` entry point once a
+third-party plugin is installed (:mod:`.activation`; ``TILELANG_HOSTCG_AUTO_INSTALL=0`` turns
+that off); a program may call it too. It replaces ``tvm.tirx.build.tir_to_runtime``, through
+which every TIR build passes (``tvm.compile``, ``tvm.tirx.build``, MetaSchedule, the
+``tirx.build`` global function), with :mod:`.route`: each device target's hooks, then the host
+target's codegen, build the host module; TVM builds device modules as before and its
+``target.build.*`` functions are never overridden. Any apache-tvm that has the integration
+points of :mod:`.gate` is routed, whatever its version. TVM's own ``target.build.<kind>`` are
+*defaults* (``apache-tvm-<kind>``), so with no plugin codegen the output is stock's. A build
+nested in a plugin's codegen, or made where TileLang is imported, goes to TVM's original.
 Importing this package is cheap (no TVM, no registry): it runs at ``import tvm``.
 """
 
@@ -35,13 +19,14 @@ import sys
 import threading
 from typing import TYPE_CHECKING
 
-from .gate import BUILD_MODULE, DEFAULT_PREFIX, FUNCTION, KINDS, SUPPORTED, UnsupportedTVMError, check
+from .._routing import routing
+from .gate import BUILD_MODULE, DEFAULT_PREFIX, FUNCTION, KINDS, UnsupportedTVMError, check
 from .route import State, make_route
 
 if TYPE_CHECKING:
     from .._registry import Registry
 
-__all__ = ["DEFAULT_PREFIX", "KINDS", "SUPPORTED", "UnsupportedTVMError", "add_defaults", "install",
+__all__ = ["DEFAULT_PREFIX", "KINDS", "UnsupportedTVMError", "add_defaults", "install",
            "is_installed", "uninstall"]
 
 _LOCK = threading.RLock()
@@ -49,15 +34,17 @@ _STATE: list[State] = []
 
 
 def is_installed() -> bool:
-    """Whether :func:`install` is in effect (called by a program or by activation at ``import tvm``)."""
-    return bool(_STATE)
+    """Whether TVM's TIR builds go through the registry: :func:`install` is in effect (by a program
+    or activation at ``import tvm``) and TVM still calls the route, also inside another package's
+    wrapper (see :func:`tilelang_hostcg._routing.routing`)."""
+    return bool(routing("tvm", explain=False).routed)
 
 
 def install(*, registry: Registry | None = None) -> None:
     """Route the host modules of TVM's TIR builds through ``registry`` (default: the default
     registry, taken at the first build). Idempotent. Raises :class:`UnsupportedTVMError`,
-    having changed nothing, for a TVM other than apache-tvm :data:`SUPPORTED` or where another
-    package has already replaced ``tvm.tirx.build.tir_to_runtime`` (it is left alone)."""
+    having changed nothing, for a TVM that lacks an integration point or where another package
+    has already replaced ``tvm.tirx.build.tir_to_runtime`` (it is left alone)."""
     if _STATE:
         return
     tvm = sys.modules.get("tvm")
@@ -68,29 +55,21 @@ def install(*, registry: Registry | None = None) -> None:
     with _LOCK:
         if _STATE:
             return
-        module = sys.modules.get(BUILD_MODULE)
-        if module is None and getattr(tvm, "__file__", None):
-            from importlib import import_module
-
-            try:
-                module = import_module(BUILD_MODULE)
-            except ImportError:
-                module = None
-        original = check(tvm, module)
-        state = State(module, original, registry)  # type: ignore[arg-type]  # check: not None
-        replacement = make_route(state)
-        setattr(module, FUNCTION, replacement)
+        state = State(sys.modules[BUILD_MODULE], check(tvm), registry)
+        setattr(state.module, FUNCTION, make_route(state))
         _STATE.append(state)
 
 
 def uninstall() -> None:
     """Undo :func:`install`, also one made at ``import tvm``: TVM's original ``tir_to_runtime``
-    is put back (the same object) and TVM's defaults leave the registry. No-op when not
-    installed."""
+    is put back (the same object) and TVM's defaults leave the registry. Where another package
+    has wrapped the route since, its wrapper stays and the route in it hands every build to
+    TVM's original. No-op when not installed."""
     with _LOCK:
         if not _STATE:
             return
         state = _STATE.pop()
+        state.active = False
         if getattr(state.module, FUNCTION, None) is state.replacement:
             setattr(state.module, FUNCTION, state.original)
         state.close()

@@ -5,10 +5,11 @@ It calls :func:`tilelang_hostcg.tvm.install` under the rule of TileLang's activa
 (:func:`tilelang_hostcg.discovery._planning.third_party_planned`, the same function): only where a
 distribution other than ``tilelang-hostcg`` advertises our entry points that the controls
 (``TILELANG_HOSTCG_DISABLE_PLUGIN_AUTOLOAD=1``, ``TILELANG_HOSTCG_ONLY``,
-``TILELANG_HOSTCG_DISABLE``) do not all skip. Otherwise TVM is not touched at all; nor with
+``TILELANG_HOSTCG_DISABLE``) do not all skip, as :func:`tilelang_hostcg._routing.routing`
+answers. Otherwise TVM is not touched at all; nor with
 ``TILELANG_HOSTCG_AUTO_INSTALL=0``, in TVM's runtime-only mode (``TVM_USE_RUNTIME_LIB=1``,
-silently), or where TileLang is being imported (TileLang's integration applies there). An
-unsupported TVM, or a ``tir_to_runtime`` another package replaced, is one
+silently), or where TileLang is being imported (TileLang's integration applies there). A
+TVM that lacks an integration point, or a ``tir_to_runtime`` another package replaced, is one
 :class:`~tilelang_hostcg.PluginWarning` naming it and the off switch, and TVM stays stock.
 :func:`autoload` never raises, and under ``python -W error`` its warnings are shown, not
 raised (``at_import``). It imports no registry and no ``packaging``: the registry comes with the first build.
@@ -49,14 +50,20 @@ def _activate() -> None:
     tvm = sys.modules.get("tvm")
     if tvm is None or getattr(tvm, "_RUNTIME_ONLY", False) or "tilelang" in sys.modules:
         return
-    from ..discovery._planning import Controls, third_party_planned
+    from .._routing import routing
 
-    if third_party_planned(Controls.from_environ()):  # which warns of each control problem
+    # The one answer (its Controls warn of each control problem once); install() raises what
+    # blocks it, naming it.
+    answer = routing("tvm", activating=True)
+    if answer.pending or answer.blocker is not None:
         from . import install
 
         install()
 
 
 def _warn(message: str) -> None:
+    from .._routing import FAILED
+
+    FAILED["tvm"] = message  # what the client line of this process quotes
     with contextlib.suppress(Exception):  # never fail the import
         warn_plugin(message)

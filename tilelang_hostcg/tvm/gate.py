@@ -1,24 +1,28 @@
-"""Which Apache TVM the integration supports, and whether TVM's function is still TVM's own.
-
-Nothing here imports TVM or ``packaging``: it runs at the end of ``import tvm``, and reads
-what that import has already put in ``sys.modules``."""
+"""apache-tvm's integration points (:data:`POINTS`, the table of ``docs/tvm.md``), checked by
+shape: any apache-tvm that has them is routed, whatever its version. Nothing here imports
+``packaging``: it runs at the end of ``import tvm``."""
 
 from __future__ import annotations
 
+from importlib import import_module
 from types import FunctionType, ModuleType
 from typing import Any
 
 from .._errors import HostCodegenError
+from .._routing import Point, owner_of
 
-__all__ = ["BUILD_MODULE", "DEFAULT_PREFIX", "FUNCTION", "KINDS", "SUPPORTED", "UnsupportedTVMError", "check",
+__all__ = ["BUILD_MODULE", "DEFAULT_PREFIX", "FUNCTION", "KINDS", "POINTS", "UnsupportedTVMError", "check",
            "is_tvms_own"]
-
-SUPPORTED = ">=0.27,<0.28"
-"""The apache-tvm releases the integration supports (PEP 440), as the ``[tvm]`` extra."""
 
 BUILD_MODULE = "tvm.tirx.build"
 FUNCTION = "tir_to_runtime"
 """The one function of TVM the integration replaces: every TIR build passes through it."""
+
+POINTS = (Point(BUILD_MODULE, FUNCTION, ("host_mod", "device_mod_dict", "target_host")),
+          Point(BUILD_MODULE, "codegen_build", ("mod", "target")),
+          Point("tvm.backend._autoload_backends", "_autoload_backends", ()))
+"""What the route relies on: the function it replaces, TVM's build of one module, and (for
+activation at ``import tvm``) TVM's autoload of the ``tvm.backends`` entry points."""
 
 DEFAULT_PREFIX = "apache-tvm-"
 """Names of TVM's own codegens in the registry: ``apache-tvm-<kind>``."""
@@ -29,13 +33,8 @@ at the first build; another host kind's is registered when it is first built."""
 
 
 class UnsupportedTVMError(HostCodegenError):
-    """The TVM in use cannot be routed: another version than :data:`SUPPORTED`, no
-    ``tvm.tirx.build.tir_to_runtime``, or one already replaced by another package."""
-
-
-def supported_version(version: str) -> bool:
-    """Whether TVM's ``__version__`` is of the 0.27 line (``0.27.0``, ``0.27.1.dev3``, ...)."""
-    return version.split(".")[:2] == ["0", "27"]
+    """The TVM in use cannot be routed: it lacks an integration point (:data:`POINTS`), or
+    another package already replaced ``tvm.tirx.build.tir_to_runtime``."""
 
 
 def is_tvms_own(func: Any, module: ModuleType) -> bool:
@@ -47,21 +46,19 @@ def is_tvms_own(func: Any, module: ModuleType) -> bool:
             and getattr(func, "__wrapped__", None) is None)
 
 
-def check(tvm: ModuleType, module: ModuleType | None) -> Any:
-    """TVM's own ``tir_to_runtime`` of ``module`` (``tvm.tirx.build``); raises
-    :class:`UnsupportedTVMError` naming what was found for another TVM version, a missing
-    module or function, or a function another package already replaced."""
-    version = str(getattr(tvm, "__version__", "?"))
-    where = getattr(tvm, "__file__", None) or "?"
-    if not supported_version(version):
-        raise UnsupportedTVMError(f"TVM {version} (at {where!r}) is not supported by "
-                                  f"tilelang_hostcg.tvm (apache-tvm{SUPPORTED})")
-    func = getattr(module, FUNCTION, None) if module is not None else None
-    if func is None:
-        raise UnsupportedTVMError(f"TVM {version} (at {where!r}) has no {BUILD_MODULE}.{FUNCTION}")
-    if not is_tvms_own(func, module):  # type: ignore[arg-type]
-        owner = getattr(func, "__module__", None) or type(func).__name__
-        raise UnsupportedTVMError(
-            f"{BUILD_MODULE}.{FUNCTION} was already replaced by another package ({owner!r}: "
-            f"{func!r}); it is left alone")
-    return func
+def check(tvm: ModuleType, *, activation: bool = False) -> Any:
+    """TVM's own ``tir_to_runtime``; raises :class:`UnsupportedTVMError` naming a missing point
+    (the autoload too, with ``activation``) or a ``tir_to_runtime`` another package already
+    replaced (also one wrapping a route of ours that ``uninstall()`` left in its wrapper)."""
+    where = f"{getattr(tvm, '__version__', '?')} (at {getattr(tvm, '__file__', None) or '?'!r})"
+    missing = [p for p in (point.problem() for point in POINTS[:3 if activation else 2]) if p is not None]
+    if missing:
+        raise UnsupportedTVMError(f"TVM {where} lacks {'; '.join(missing)}, which tilelang_hostcg.tvm relies on "
+                                  "(docs/tvm.md lists them); tilelang_hostcg.build() still works with it")
+    module = import_module(BUILD_MODULE)
+    func = getattr(module, FUNCTION)
+    if is_tvms_own(func, module):
+        return func
+    raise UnsupportedTVMError(f"{BUILD_MODULE}.{FUNCTION} was already replaced by another package "
+                              f"({owner_of(func)}); it is left alone")
+

@@ -25,9 +25,10 @@ _LOCAL = threading.local()  # .busy: this thread is inside a routed build
 class State:
     """One :func:`~tilelang_hostcg.tvm.install`: TVM's module and original function, the
     replacement, the registry (``None``: the default registry, taken at the first build) and
-    TVM's defaults registered in it (by kind)."""
+    TVM's defaults registered in it (by kind); ``active``: installed (an uninstalled route that
+    another package's wrapper still holds hands every build to TVM's original)."""
 
-    __slots__ = ("codegens", "lock", "module", "original", "registry", "replacement", "used")
+    __slots__ = ("active", "codegens", "lock", "module", "original", "registry", "replacement", "used")
 
     def __init__(self, module: ModuleType, original: Callable[..., Any], registry: Registry | None) -> None:
         self.module = module
@@ -37,6 +38,7 @@ class State:
         self.codegens: dict[str, HostCodegen] = {}
         self.lock = threading.Lock()
         self.used: Registry | None = None  # the registry the defaults went into
+        self.active = True
 
     def close(self) -> None:
         """Remove TVM's defaults from the registry they went into."""
@@ -55,7 +57,7 @@ def make_route(state: State) -> Callable[..., Any]:
     def tir_to_runtime(host_mod: Any, device_mod_dict: Any, target_host: Any) -> Any:
         """TVM's ``tir_to_runtime`` with the host module built through tilelang-hostcg's
         registry (TVM's original for a nested build and where TileLang is imported)."""
-        if getattr(_LOCAL, "busy", False) or "tilelang" in sys.modules:
+        if not state.active or getattr(_LOCAL, "busy", False) or "tilelang" in sys.modules:
             return original(host_mod, device_mod_dict, target_host)
         _LOCAL.busy = True
         try:

@@ -1,0 +1,136 @@
+"""Open world: a plugin reaches every TileLang that has the integration points, whatever its
+distribution's name or version, and the command line tells the truth about it.
+
+Real TileLang wheels (0.1.15's and 0.1.12's installed files) relabelled as an installer
+writes metadata (:func:`~tests.tilelang_env.relabel`): the next releases (0.1.16, 0.2.0),
+vendors' builds on both layouts (0.1.15's files as ``tilelang-musa``, 0.1.12's as
+``tilelang-hygon``), an editable install, and a build with an integration point renamed.
+Each runs an unchanged program with the stamp plugin pip-installed. A contract test runs
+the check of the integration points in every real TileLang environment CI builds.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from .tilelang_env import KERNELS, TileLangEnv, TileLangEnvs, params, relabel
+
+pytestmark = [pytest.mark.slow, pytest.mark.tilelang]
+
+STAMPS = ("tilelang_hostcg_stamp_codegen", "tilelang_hostcg_stamp_hook")
+OFF = {"TILELANG_HOSTCG_AUTO_INSTALL": "0"}
+CASES = {  # id: the real environment whose files are relabelled, the name and version, options
+    "as-0.1.16": ("0.1.15", "tilelang", "0.1.16", {}),
+    "as-0.2.0": ("0.1.15", "tilelang", "0.2.0", {}),
+    "as-musa": ("0.1.15", "tilelang-musa", "0.1.15", {}),
+    "editable": ("0.1.15", "tilelang", "0.1.15", {"editable": True}),
+    "as-hygon": ("0.1.12", "tilelang-hygon", "0.1.12", {}),
+    "renamed-point": ("0.1.15", "tilelang", "0.1.16",
+                      {"rename": ("tilelang/backend/module.py", "get_host_codegen", "select_host_codegen")}),
+}
+PROGRAM = KERNELS + """
+import json, os
+import tilelang_hostcg.tilelang as integration  # KERNELS imported TileLang: activation alone
+if os.environ.get("HOSTCG_TEST_INSTALL"):
+    integration.install()  # by hand, where activation has nothing to activate
+source = host_source(elementwise())
+from tilelang_hostcg._tvm import tvm_info
+print(json.dumps({"stamps": [s in source for s in STAMPS], "installed": integration.is_installed(),
+                  "source": source, "describe": tvm_info().describe()}))
+""".replace("STAMPS", repr(STAMPS))
+
+
+def _run(env: TileLangEnv, extra: dict[str, str] | None = None) -> dict:
+    """:data:`PROGRAM`'s document, with the warnings of tilelang-hostcg it printed on stderr."""
+    proc = env.run(PROGRAM, env=extra)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    out["warnings"] = [line for line in proc.stderr.splitlines() if "Warning: tilelang-hostcg" in line]
+    return out
+
+
+def _case(key: str) -> object:
+    return pytest.param(key, marks=pytest.mark.xdist_group(f"tilelang-{CASES[key][0]}"),
+                        id=f"tilelang-{CASES[key][0]}-{key}")
+
+
+@pytest.fixture(scope="module", params=[_case(key) for key in CASES])
+def case(request: pytest.FixtureRequest, tilelang_envs: TileLangEnvs) -> Iterator[tuple[str, TileLangEnv]]:
+    """A copy of the real environment, relabelled, with the project and the stamp plugin."""
+    base_key, name, version, options = CASES[request.param]
+    base = tilelang_envs[base_key].env
+    env = relabel(base, base.path.parent / f"relabelled-{request.param}", name, version, **options)
+    env.pip("install", "-q", "--no-deps", str(tilelang_envs.wheels["tilelang-hostcg-stamp"]))
+    yield request.param, env
+    shutil.rmtree(env.path, ignore_errors=True)
+
+
+def test_an_unchanged_program_gets_the_plugin_where_the_points_are(case: tuple[str, TileLangEnv],
+                                                                   tmp_path: Path) -> None:
+    key, env = case
+    out, stock = _run(env), _run(env, OFF)
+    assert out["describe"].endswith(f"bundled with {env.distribution} {env.version}")  # its name and version
+    assert stock["stamps"] == [False, False] and stock["warnings"] == []
+    listed, checked, strict, explained = env.cli_each(("list", "--json"), ("check", "--json"),
+                                                      ("check", "--strict"), ("explain", "cuda", "--json"))
+    assert json.loads(listed.stdout)["client"]["routed"] is None  # plain list cannot know, and says so
+    client = json.loads(checked.stdout)["client"]
+    if key != "renamed-point":
+        assert out["stamps"] == [True, True] and out["installed"] and out["warnings"] == []
+        assert client["active"] == "tilelang" and client["routed"] and strict.returncode == 0, strict.stdout
+        # TileLang's own codegen as the default (the plugin disabled): byte-identical to stock.
+        plain = _run(env, {"TILELANG_HOSTCG_DISABLE": "tilelang-hostcg-stamp", "HOSTCG_TEST_INSTALL": "1"})
+        assert plain["installed"] and plain["source"] == stock["source"]
+    else:  # refused: one warning naming the point, no advice about the compiler, TileLang stock
+        point = "tilelang.backend.module.BackendModule.get_host_codegen"
+        (warning,) = out["warnings"]
+        assert point in warning and "tilelang_hostcg.build() still works" in warning
+        assert "TILELANG_HOSTCG_AUTO_INSTALL=0" in warning and "pip install" not in warning
+        assert out["stamps"] == [False, False] and not out["installed"] and out["source"] == stock["source"]
+        (problem,) = [p for p in json.loads(checked.stdout)["problems"] if p["code"] == "client"]
+        assert problem["severity"] == "warning" and point in problem["message"] and checked.returncode == 0
+        assert strict.returncode == 1 and "error [client]" in strict.stdout
+        assert client["active"] is None and client["routed"] is False and point in client["problem"]
+    assert json.loads(explained.stdout)["client"] == client  # the same answer from every command
+    # From a folder holding a stray `tilelang` (a package, a module) the answer is the same.
+    for stray in ("tilelang/__init__.py", "tilelang.py") if key in ("as-musa", "renamed-point") else ():
+        cwd = tmp_path / stray.replace("/", "-")
+        (cwd / stray).parent.mkdir(parents=True)
+        (cwd / stray).write_text("raise RuntimeError('not TileLang')\n")
+        proc = subprocess.run([env.python, "-m", "tilelang_hostcg", "explain", "cuda", "--json"], capture_output=True,
+                              text=True, env=env.environ(), cwd=cwd, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(proc.stdout)["client"] == client, stray
+
+
+@pytest.fixture(scope="module", params=params("0.1.15", "0.1.12", "0.1.11", "paddle-0.1.13"))
+def real(request: pytest.FixtureRequest, tilelang_envs: TileLangEnvs) -> TileLangEnv:
+    return tilelang_envs[request.param].env
+
+
+def test_the_points_of_every_real_tilelang(real: TileLangEnv) -> None:
+    """The contract: the check of the integration points in each real TileLang CI builds."""
+    out = real.run_json("""
+        import json, tilelang
+        from tilelang_hostcg.tilelang.gate import POINTS, UnsupportedTileLangError, check
+        try:
+            mode, error = check(), None
+        except UnsupportedTileLangError as exc:
+            mode, error = None, str(exc)
+        print(json.dumps({"mode": mode, "error": error,
+                          "problems": {m: [p.problem() for p in points] for m, points in POINTS.items()}}))
+    """)
+    expected = {"0.1.15": "backend", "0.1.12": "registry", "paddle-0.1.13": "registry", "0.1.11": None}[real.key]
+    assert out["mode"] == expected, out
+    if expected is not None:
+        assert out["problems"][expected] == [None] * len(out["problems"][expected])
+    else:  # 0.1.11 hard-codes its host codegen: neither layout
+        assert out["error"].startswith("TileLang (tilelang 0.1.11) lacks the integration point "
+                                       "tilelang.backend.module.BackendModule.get_host_codegen (or "
+                                       "tilelang.engine.lower.resolve_host_codegen)")
