@@ -7,7 +7,7 @@ calls it, and skips the ``import`` line of the ``.pth`` of the same name), throu
 line of ``tilelang_hostcg_hook.pth`` before. :func:`start` is idempotent: one finder
 however often it runs. It imports nothing and puts a finder first on ``sys.meta_path``
 that answers ``None`` for every module but ``tilelang``; the rest is in
-``tilelang_hostcg.tilelang.activation``, imported when TileLang is looked up. The finder
+``tilelang_hostcg.tilelang._activation``, imported when TileLang is looked up. The finder
 stays until TileLang's module has executed: a look (``importlib.util.find_spec``) or a
 failed import changes nothing. Nothing here raises or prints: a failure is one warning
 (shown, not raised, where warnings are errors), and TileLang stays stock.
@@ -53,7 +53,7 @@ class _Finder:
             if os.environ.get(ENV_AUTO_INSTALL, "").strip().lower() in OFF:
                 self.leave()
                 return None
-            from tilelang_hostcg.tilelang.activation import find_spec
+            from tilelang_hostcg.tilelang._activation import find_spec
 
             return find_spec(self, name, path, target)
         except Exception as exc:  # the usual finders still import TileLang

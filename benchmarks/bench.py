@@ -743,7 +743,7 @@ _ACTIVATION_COST = """
 import time
 import tilelang
 start = time.process_time()
-from tilelang_hostcg.tilelang.activation import activate
+from tilelang_hostcg.tilelang._activation import activate
 activate()
 spent = (time.process_time() - start) * 1e3
 import tilelang_hostcg.tilelang as integration
@@ -774,7 +774,7 @@ for name in [m for m in sys.modules if m.startswith("tilelang_hostcg")]:
     del sys.modules[name]
 del os.environ["TILELANG_HOSTCG_AUTO_INSTALL"]
 start = time.process_time()
-from tilelang_hostcg.tvm.activation import autoload
+from tilelang_hostcg.tvm._activation import autoload
 autoload()
 spent = (time.process_time() - start) * 1e3
 assert sys.modules["tilelang_hostcg.tvm"].is_installed(), "the entry point did not route TVM"
@@ -786,7 +786,7 @@ import sys, time, statistics, json
 import tvm
 build = sys.modules["tvm.tirx.build"]
 route = build.tir_to_runtime
-assert route.__module__ == "tilelang_hostcg.tvm.route"
+assert route.__module__ == "tilelang_hostcg.tvm._route"
 ours, stock = [], []
 for _ in range(3):
     tvm.compile(vector_add, target="llvm")  # warm: first use, caches
@@ -813,7 +813,7 @@ stats = pstats.Stats(profile)
 # apart): leave it out of our share.
 ours = sum(tt for (path, _, func), (_, _, tt, _, _) in stats.stats.items()
            if "tilelang_hostcg" in path and not (path.endswith("_targets.py") and func == "__call__"))
-routed = sys.modules["tvm.tirx.build"].tir_to_runtime.__module__ == "tilelang_hostcg.tvm.route"
+routed = sys.modules["tvm.tirx.build"].tir_to_runtime.__module__ == "tilelang_hostcg.tvm._route"
 print(json.dumps([spent, ours * 1e3, routed]))
 """
 

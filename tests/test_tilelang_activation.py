@@ -177,7 +177,7 @@ class TestWithTheStampPluginInstalled:
         import that succeeds; ``activate`` (an internal, counted here) runs once."""
         out = env.run_json(PROBE + """
 import contextlib, importlib.util, io
-import tilelang_hostcg.tilelang.activation as activation
+import tilelang_hostcg.tilelang._activation as activation
 from tilelang_hostcg.cli import main
 
 calls = []

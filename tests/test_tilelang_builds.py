@@ -31,7 +31,7 @@ from tilelang_hostcg._tvm import (
 from tilelang_hostcg.discovery._requirements import check_requirements, other_build_requirements
 from tilelang_hostcg.testing import PluginEnvironment
 from tilelang_hostcg.tilelang import UnsupportedTileLangError
-from tilelang_hostcg.tilelang.gate import installed_build
+from tilelang_hostcg.tilelang._points import installed_build
 
 from .plugin_factory import Plugin, install, module
 

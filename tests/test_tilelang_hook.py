@@ -159,7 +159,7 @@ for name in names:
                 pkgutil.resolve_name(line.strip())()
                 run.append(line.strip())
 finders = [type(f).__module__ for f in sys.meta_path if type(f).__module__ == "_tilelang_hostcg_hook"]
-import tilelang_hostcg.tilelang.activation as activation
+import tilelang_hostcg.tilelang._activation as activation
 calls = []
 stock = activation.activate
 activation.activate = lambda: (calls.append(1), stock())[1]

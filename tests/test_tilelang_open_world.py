@@ -118,7 +118,7 @@ def test_the_points_of_every_real_tilelang(real: TileLangEnv) -> None:
     """The contract: the check of the integration points in each real TileLang CI builds."""
     out = real.run_json("""
         import json, tilelang
-        from tilelang_hostcg.tilelang.gate import POINTS, UnsupportedTileLangError, check
+        from tilelang_hostcg.tilelang._points import POINTS, UnsupportedTileLangError, check
         try:
             mode, error = check(), None
         except UnsupportedTileLangError as exc:

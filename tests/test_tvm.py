@@ -110,7 +110,7 @@ def programs():
 def state():
     build = sys.modules["tvm.tirx.build"]
     route = build.tir_to_runtime
-    return {"routed": getattr(route, "__module__", "") == "tilelang_hostcg.tvm.route",
+    return {"routed": getattr(route, "__module__", "") == "tilelang_hostcg.tvm._route",
             "registry_imported": "tilelang_hostcg._registry" in sys.modules,
             "packaging_imported": "packaging" in sys.modules}
 '''

@@ -49,4 +49,4 @@ print(json.dumps({"stamped": STAMP in source, "tilelang_on": tilelang_on,
     assert out["tilelang_on"] and out["stamped"]  # by TileLang's integration
     assert not out["tvm_imported_by_tilelang"]
     assert not out["tvm_on"] and out["warnings"] == []
-    assert out["route"] != "tilelang_hostcg.tvm.route"
+    assert out["route"] != "tilelang_hostcg.tvm._route"

@@ -56,7 +56,7 @@ def test_both_activations_decide_by_one_function(monkeypatch, build_module):
         return False
 
     monkeypatch.setattr(discovery, "third_party_planned", decide)
-    from tilelang_hostcg.tilelang.activation import activate
+    from tilelang_hostcg.tilelang._activation import activate
 
     activate()
     activation.autoload()
@@ -65,7 +65,7 @@ def test_both_activations_decide_by_one_function(monkeypatch, build_module):
     monkeypatch.setattr(discovery, "third_party_planned", lambda controls: True)
     activation.autoload()
     route = build_module.tir_to_runtime
-    assert integration.is_installed() and route.__module__ == "tilelang_hostcg.tvm.route"
+    assert integration.is_installed() and route.__module__ == "tilelang_hostcg.tvm._route"
     integration.uninstall()
     assert build_module.tir_to_runtime is route.__wrapped__  # the identical object
 
@@ -142,7 +142,7 @@ def test_a_wrapped_route_still_routes_and_uninstall_hands_it_to_tvm(monkeypatch,
     integration.uninstall()  # its wrapper stays; the route in it hands every build to TVM's original
     assert build_module.tir_to_runtime is wrapper and not integration.is_installed()
     calls = []
-    monkeypatch.setattr(sys.modules["tilelang_hostcg.tvm.route"], "_LOCAL", _Recorder(calls))
+    monkeypatch.setattr(sys.modules["tilelang_hostcg.tvm._route"], "_LOCAL", _Recorder(calls))
     import tvm
     from tvm.script import tirx as T
 

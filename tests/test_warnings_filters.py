@@ -51,7 +51,7 @@ def fill(A: T.Buffer((4,), "float32")):
 source = tvm.compile(fill, target="c").mod.inspect_source()
 route = sys.modules["tvm.tirx.build"].tir_to_runtime
 print(json.dumps({"stamped": "tilelang_hostcg_stamp_codegen" in source,
-                  "routed": route.__module__ == "tilelang_hostcg.tvm.route"}))
+                  "routed": route.__module__ == "tilelang_hostcg.tvm._route"}))
 """
 
 

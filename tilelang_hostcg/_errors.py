@@ -90,7 +90,7 @@ class MissingGlobalFuncError(HostCodegenError):
 
 class UnsupportedTileLangError(HostCodegenError):
     """No TileLang is installed, or it lacks an integration point the integration relies on
-    (``tilelang_hostcg.tilelang.gate.POINTS``)."""
+    (``tilelang_hostcg.tilelang._points.POINTS``)."""
 
 
 class PluginWarning(UserWarning):

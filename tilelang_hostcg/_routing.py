@@ -149,12 +149,12 @@ def _blocker(client: Client) -> str | None:
 
     try:
         if client == "tilelang":
-            from .tilelang.gate import check
+            from .tilelang._points import check
 
             import_tvm()  # imports the installed TileLang, where it is not imported yet
             check()
         else:
-            from .tvm.gate import check as check_tvm
+            from .tvm._points import check as check_tvm
 
             check_tvm(sys.modules.get("tvm") or import_tvm(), activation=True)  # at ``import tvm``: in the making
     except Exception as exc:  # UnsupportedTileLangError, UnsupportedTVMError, TVMNotFoundError

@@ -1,15 +1,15 @@
 """TileLang integration: route TileLang's host-codegen choice and hooks through the registry.
 
 ``import tilelang`` calls :func:`install` once a third-party plugin is installed
-(:mod:`.activation`; ``TILELANG_HOSTCG_AUTO_INSTALL=0`` turns that off); a program may call
+(:mod:`._activation`; ``TILELANG_HOSTCG_AUTO_INSTALL=0`` turns that off); a program may call
 it too. TileLang is whatever distribution ships it; one that lacks an integration point of
-:mod:`.gate` is refused with :class:`UnsupportedTileLangError` naming it, before anything is
+:mod:`._points` is refused with :class:`UnsupportedTileLangError` naming it, before anything is
 touched. After :func:`install`, TileLang resolves its host codegen and runs its hooks through
 :func:`tilelang_hostcg.default_registry`, and its kernel cache and autotuner keys hash the
 plugin set (:func:`plugin_fingerprint`); :func:`uninstall` puts TileLang back exactly.
 TileLang's own codegens are *defaults* (``tilelang-<kind>``, of its distribution): they
 serve only where no other codegen matches, so with no plugin the host code is stock's,
-byte for byte; its own hooks always run. What is replaced: :mod:`.modes`;
+byte for byte; its own hooks always run. What is replaced: :mod:`._layouts`;
 ``docs/tilelang.md`` says the rest.
 """
 
@@ -23,9 +23,9 @@ from .._errors import warn_plugin
 from .._routing import routing
 from .._tvm import import_tilelang, tilelang_distributions, tilelang_overlap
 from .._types import Origin
-from .cache_key import fingerprint, patch_cache_key
-from .gate import UnsupportedTileLangError, check, installed_build
-from .modes import DEFAULT_PREFIX, State, enter, undo
+from ._cache_key import fingerprint, patch_cache_key
+from ._layouts import DEFAULT_PREFIX, State, enter, undo
+from ._points import UnsupportedTileLangError, check, installed_build
 
 if TYPE_CHECKING:
     from .._registry import Registry

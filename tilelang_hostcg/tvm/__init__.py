@@ -1,13 +1,13 @@
 """Apache TVM integration: every TIR build of apache-tvm builds its host module through the registry.
 
 ``import tvm`` calls :func:`install` through TVM's own ``tvm.backends`` entry point once a
-third-party plugin is installed (:mod:`.activation`; ``TILELANG_HOSTCG_AUTO_INSTALL=0`` turns
+third-party plugin is installed (:mod:`._activation`; ``TILELANG_HOSTCG_AUTO_INSTALL=0`` turns
 that off); a program may call it too. It replaces ``tvm.tirx.build.tir_to_runtime``, through
 which every TIR build passes (``tvm.compile``, ``tvm.tirx.build``, MetaSchedule, the
-``tirx.build`` global function), with :mod:`.route`: each device target's hooks, then the host
+``tirx.build`` global function), with :mod:`._route`: each device target's hooks, then the host
 target's codegen, build the host module; TVM builds device modules as before and its
 ``target.build.*`` functions are never overridden. Any apache-tvm that has the integration
-points of :mod:`.gate` is routed, whatever its version. TVM's own ``target.build.<kind>`` are
+points of :mod:`._points` is routed, whatever its version. TVM's own ``target.build.<kind>`` are
 *defaults* (``apache-tvm-<kind>``), so with no plugin codegen the output is stock's. A build
 nested in a plugin's codegen, or made where TileLang is imported, goes to TVM's original.
 Importing this package is cheap (no TVM, no registry): it runs at ``import tvm``.
@@ -20,8 +20,8 @@ import threading
 from typing import TYPE_CHECKING
 
 from .._routing import routing
-from .gate import BUILD_MODULE, DEFAULT_PREFIX, FUNCTION, KINDS, UnsupportedTVMError, check
-from .route import State, make_route
+from ._points import BUILD_MODULE, DEFAULT_PREFIX, FUNCTION, KINDS, UnsupportedTVMError, check
+from ._route import State, make_route
 
 if TYPE_CHECKING:
     from .._registry import Registry
@@ -78,6 +78,6 @@ def uninstall() -> None:
 def add_defaults(registry: Registry) -> None:
     """Register TVM's own codegens in ``registry`` as :func:`install` does at the first build,
     without touching TVM (the CLI's ``check`` and ``explain`` answer as routed TVM would)."""
-    from .defaults import register_defaults
+    from ._defaults import register_defaults
 
     register_defaults(registry, {})

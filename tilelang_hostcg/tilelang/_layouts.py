@@ -1,6 +1,6 @@
 """How the integration enters TileLang: TileLang's own codegens and hooks as registry
 defaults, and the attributes it replaces, for each of TileLang's two layouts (the points
-are checked first, :mod:`.gate`).
+are checked first, :mod:`._points`).
 
 - ``registry`` (TileLang 0.1.12-0.1.13): ``tilelang.engine.lower`` imports
   ``resolve_host_codegen`` and ``apply_host_codegen_hooks`` from
@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from .._names import CODEGEN_GROUP, HOOK_GROUP
 from .._targets import GlobalFuncBuild
 from .._types import HostCodegen, HostCodegenHook, Origin
-from .gate import Mode
+from ._points import Mode
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._names import CODEGEN_GROUP, HOOK_GROUP
 from .._targets import default_host, is_host_target, parse_target
-from .modes import State, patch
+from ._layouts import State, patch
 
 if TYPE_CHECKING:
     from .._registry import Registry

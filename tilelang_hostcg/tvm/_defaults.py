@@ -8,11 +8,11 @@ from .._build import build_split
 from .._names import APACHE_TVM, CODEGEN_GROUP
 from .._targets import GlobalFuncBuild, parse_target
 from .._types import HostCodegen, Origin
-from .gate import DEFAULT_PREFIX, KINDS
+from ._points import DEFAULT_PREFIX, KINDS
 
 if TYPE_CHECKING:
     from .._registry import Registry
-    from .route import State
+    from ._route import State
 
 __all__ = ["register_defaults", "remove_defaults", "routed"]
 

@@ -1,7 +1,7 @@
 """The route: TVM's ``tvm.tirx.build.tir_to_runtime`` with the host module built through the registry.
 
 The replacement made at ``import tvm`` is a small function of this module, which imports
-nothing more; the registry (and :mod:`.defaults`) is imported at the first build."""
+nothing more; the registry (and :mod:`._defaults`) is imported at the first build."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ class State:
         with self.lock:
             registry, self.used = self.used, None
             if registry is not None:
-                from .defaults import remove_defaults
+                from ._defaults import remove_defaults
 
                 remove_defaults(registry, self.codegens)
 
@@ -61,7 +61,7 @@ def make_route(state: State) -> Callable[..., Any]:
             return original(host_mod, device_mod_dict, target_host)
         _LOCAL.busy = True
         try:
-            from .defaults import routed
+            from ._defaults import routed
 
             return routed(state, host_mod, device_mod_dict, target_host)
         except Exception as exc:

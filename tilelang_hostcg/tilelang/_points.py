@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 __all__ = ["POINTS", "Mode", "UnsupportedTileLangError", "check", "installed_build"]
 
 Mode = Literal["registry", "backend"]
-"""Which of TileLang's layouts it has (see :mod:`tilelang_hostcg.tilelang.modes`)."""
+"""Which of TileLang's layouts it has (see :mod:`tilelang_hostcg.tilelang._layouts`)."""
 
 _LOWER, _HC, _BACKEND = "tilelang.engine.lower", "tilelang.backend.host_codegen", "tilelang.backend.module"
 _CACHE_KEYS = (Point("tilelang.cache.kernel_cache", "KernelCache._generate_key",
