@@ -33,7 +33,8 @@ source = host_source(elementwise())
 tilelang_on = sys.modules["tilelang_hostcg.tilelang"].is_installed()
 tvm_imported = "tilelang_hostcg.tvm" in sys.modules
 # What the entry point does where a TVM autoloads it while TileLang is imported: nothing.
-from tilelang_hostcg.tvm import activation, is_installed
+from tilelang_hostcg.tvm import _activation as activation
+from tilelang_hostcg.tvm import is_installed
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     activation.autoload()
