@@ -187,7 +187,7 @@ def tilelang_overlap() -> str | None:
     named = [f"{distribution_name(d)} {d.version}" for d in found]
     used = distribution_name(found[0])
     others = " ".join(distribution_name(d) for d in found[1:])
-    from ._repair import reinstall  # on a problem only: not at activation
+    from ._advice import reinstall  # on a problem only: not at activation
 
     return (f"{len(found)} TileLang builds are installed ({', '.join(named)}); they ship the "
             "same `tilelang` package into the same folder, so one's files overwrote the "
@@ -252,7 +252,7 @@ def import_tvm() -> ModuleType:
             try:
                 _import_installed_tilelang(dist)  # puts TileLang's bundled TVM on sys.path
             except Exception as exc:  # any failure of TileLang's import: name it, never crash
-                from ._repair import foreign_tvm, tilelang_repair
+                from ._advice import foreign_tvm, tilelang_repair
 
                 raise TVMNotFoundError(
                     f"TileLang ({distribution_name(dist)} {dist.version}) is installed (at "
@@ -271,7 +271,7 @@ def import_tvm() -> ModuleType:
                 "No TVM is installed: tilelang-hostcg uses the TVM of the environment. Install "
                 "one with `pip install tilelang-hostcg[tvm]` (apache-tvm 0.27) or `pip install "
                 f"tilelang-hostcg[tilelang]` (TileLang and its bundled TVM) [{exc}]") from exc
-        from ._repair import reinstall
+        from ._advice import reinstall
         from .discovery._scan import unusable_entry_points
 
         culprits = "; ".join(unusable_entry_points())  # TVM's autoload reads every distribution's

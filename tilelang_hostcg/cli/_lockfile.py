@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from .._advice import reinstall
 from .._errors import LockFileError
-from .._repair import reinstall
 from ..discovery._planning import normalize_name
 
 __all__ = ["LOCK_SCHEMA", "format_lock", "lock_drift", "read_lock", "write_lock"]

@@ -11,8 +11,8 @@ from contextlib import AbstractContextManager, suppress
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
-from .._debugging import capture, error_message, failure_site, failure_text, plugin_traceback, wrong_entry_point
 from .._errors import text_of
+from .._failures import capture, error_message, failure_site, failure_text, plugin_traceback, wrong_entry_point
 from .._names import CODEGEN_GROUP, CORE_DISTRIBUTION, HOOK_GROUP
 from .._plugin_sources import SourceInfo, module_of
 from .._registry import Registry

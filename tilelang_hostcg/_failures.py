@@ -87,13 +87,13 @@ def plugin_traceback(exc: BaseException | None) -> list[str]:
 
 
 def reinstall_command(distribution: str, location: str | None = None) -> str:
-    """The ``pip`` command (:func:`~._repair.reinstall`) that reinstalls ``distribution`` alone,
+    """The ``pip`` command (:func:`~._advice.reinstall`) that reinstalls ``distribution`` alone,
     as it was installed (PEP 610 ``direct_url.json``, of the metadata folder ``location`` when
     known): editable from its folder, from its folder, file or repository, or
     ``NAME==VERSION`` from an index."""
     from importlib.metadata import Distribution, PackageNotFoundError
 
-    from ._repair import reinstall
+    from ._advice import reinstall
     from .discovery._scan import direct_url, file_url_path, is_editable
 
     try:
