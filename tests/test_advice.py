@@ -1,4 +1,4 @@
-"""Advice is safe to follow as written: one helper, ``tilelang_hostcg._repair.reinstall``,
+"""Advice is safe to follow as written: one helper, ``tilelang_hostcg._advice.reinstall``,
 words every reinstall the package advises (never with the dependencies, the name and version
 shell-quoted), and no other text of the package words one."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import tilelang_hostcg
-from tilelang_hostcg._repair import reinstall
+from tilelang_hostcg._advice import reinstall
 
 PACKAGE = Path(tilelang_hostcg.__file__).parent
 # A reinstall or put-back: pinned, forced, without dependencies, or editable.
@@ -33,7 +33,7 @@ def test_reinstall_advice_is_safe_to_follow_as_written(args: tuple[str, ...], sp
 
 
 def _helper_lines() -> range:
-    tree = ast.parse((PACKAGE / "_repair.py").read_text())
+    tree = ast.parse((PACKAGE / "_advice.py").read_text())
     (helper,) = [node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == "reinstall"]
     return range(helper.lineno, (helper.end_lineno or helper.lineno) + 1)
 
@@ -52,12 +52,12 @@ def test_one_helper_words_every_reinstall() -> None:
                 continue
             words_one = "force-reinstall" in text or any(
                 mark in text.partition("pip install")[2] for mark in REINSTALL_MARKS)
-            if path.name == "_repair.py" and node.lineno in helper:
+            if path.name == "_advice.py" and node.lineno in helper:
                 found += 1
             elif words_one:
                 bypassing.append(f"{path.relative_to(PACKAGE)}:{node.lineno}: {text!r}")
     assert found >= 2  # the helper's own wordings: the test sees them
-    assert bypassing == [], "reinstall advice that bypasses _repair.reinstall:\n" + "\n".join(bypassing)
+    assert bypassing == [], "reinstall advice that bypasses _advice.reinstall:\n" + "\n".join(bypassing)
 
 
 def test_help_speaks_to_apache_tvm_users_too(capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,5 +1,5 @@
 """Unit tests of two internal modules: ``tilelang_hostcg._errors`` (how text from outside is
-shown) and ``tilelang_hostcg._debugging`` (where a plugin failed, its own traceback, and the
+shown) and ``tilelang_hostcg._failures`` (where a plugin failed, its own traceback, and the
 command that reinstalls it), over real modules and real metadata folders. The command
 line's use of them is tested in ``tests/test_cli_plugins.py``."""
 
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tilelang_hostcg._debugging import failure_site, plugin_traceback, reinstall_command
 from tilelang_hostcg._errors import shown
+from tilelang_hostcg._failures import failure_site, plugin_traceback, reinstall_command
 
 from .conftest import ModuleFolder
 

@@ -24,8 +24,7 @@ __all__ = ["build", "build_split", "split_host_device"]
 
 
 def split_host_device(mod: IRModule) -> tuple[IRModule, dict[Target, IRModule]]:
-    """Split ``mod`` into the host functions (whose target TVM reports as CPU) and one
-    module per device target."""
+    """Split ``mod`` into the host functions and one module per device target."""
     import tvm
 
     def is_host_func(func: Any) -> bool:
@@ -37,11 +36,8 @@ def split_host_device(mod: IRModule) -> tuple[IRModule, dict[Target, IRModule]]:
     by_text: dict[str, tuple[Target, dict[Any, Any]]] = {}
     for gvar, func in device_mod.functions.items():
         target = func.attrs.get("target", None)
-        entry = by_text.setdefault(str(target), (target, {}))
-        entry[1][gvar] = func
-    device_mods = {target: tvm.IRModule(funcs, attrs=device_mod.attrs)
-                   for target, funcs in by_text.values()}
-    return host_mod, device_mods
+        by_text.setdefault(str(target), (target, {}))[1][gvar] = func
+    return host_mod, {target: tvm.IRModule(funcs, attrs=device_mod.attrs) for target, funcs in by_text.values()}
 
 
 def _device_build(mod: IRModule, target: Target) -> Module:
@@ -55,37 +51,29 @@ def _device_build(mod: IRModule, target: Target) -> Module:
 
 
 def _pipeline(tvm: Any, target: Target, pipeline: Any) -> tuple[Any, Any, Any]:
-    """The TIR pipeline and the host and device finalization pass factories: apache-tvm
-    returns the three from ``get_tir_pipeline``; TileLang's TVM returns the pipeline alone and
-    keeps the passes in ``tvm.tirx.pipeline``. A ``Pass`` given as ``pipeline`` is used as is."""
+    """The TIR pipeline and the host and device finalization pass factories (apache-tvm returns the
+    three; TileLang's TVM the pipeline alone, with the passes in ``tvm.tirx.pipeline``)."""
     tirx = tvm.tirx
-    if pipeline is None:
-        got = tirx.get_default_tir_pipeline(target)
-    elif isinstance(pipeline, str):
-        got = tirx.get_tir_pipeline(pipeline)
-    else:
-        got = pipeline
+    got = (tirx.get_default_tir_pipeline(target) if pipeline is None else
+           tirx.get_tir_pipeline(pipeline) if isinstance(pipeline, str) else pipeline)
     if isinstance(got, tuple) and len(got) == 3:
         return got[0], got[1], got[2]
     try:
         module: Any = import_module(tirx.__name__ + ".pipeline")
     except ImportError:
         module = None
-    finalize_host = getattr(module, "finalize_host_passes", None)
-    finalize_device = getattr(module, "finalize_device_passes", None)
+    finalize_host, finalize_device = (getattr(module, f"finalize_{n}_passes", None) for n in ("host", "device"))
     if finalize_host is None or finalize_device is None:
         raise HostCodegenError(
             f"the TVM in use ({describe_tvm()}) gives no finalization passes for TIR pipeline "
-            f"{pipeline!r} (neither from tvm.tirx.get_tir_pipeline nor in tvm.tirx.pipeline), which "
-            "tilelang_hostcg.build() needs to split host from device code; build with this TVM's own tvm.tirx.build")
+            f"{pipeline!r} (neither from tvm.tirx.get_tir_pipeline nor in tvm.tirx.pipeline); "
+            "build with apache-tvm 0.27 or TileLang 0.1.12-0.1.15")
     return got, finalize_host, finalize_device
 
 
 def _device_key(target: Target) -> str:
     """A device target's text without its host (device functions lose the host in the split)."""
-    fields = dict(target.export())
-    fields.pop("host", None)
-    return json.dumps(fields, sort_keys=True, default=str)
+    return json.dumps({k: v for k, v in target.export().items() if k != "host"}, sort_keys=True, default=str)
 
 
 def _host_target(target: Target) -> Target:
@@ -102,9 +90,7 @@ def _host_target(target: Target) -> Target:
 
 def build(registry: Registry, func_or_mod: PrimFunc | IRModule, target: Any = None,
           pipeline: Any = "default") -> Module:
-    """Compile a TIR ``PrimFunc``/``IRModule`` like ``tvm.tirx.build``, building the host module
-    through ``registry``. ``target``: a ``Target``, kind name or JSON form (text or dict); a
-    device target's host is its ``host`` or TVM's default host."""
+    """Compile a TIR ``PrimFunc``/``IRModule`` like ``tvm.tirx.build``, the host module through ``registry``."""
     tvm = import_tvm()
     from tvm.target import Target
     from tvm.tirx import PrimFunc
@@ -113,12 +99,8 @@ def build(registry: Registry, func_or_mod: PrimFunc | IRModule, target: Any = No
     if not isinstance(mod, tvm.IRModule):
         raise TypeError(f"build expects a PrimFunc or IRModule, got {type(func_or_mod).__name__}")
     if target is None:
-        target = Target.current()
-        if target is None:
-            for func in mod.functions.values():
-                target = func.attrs.get("target", None)
-                if target is not None:
-                    break
+        target = next((t for t in (Target.current(), *(f.attrs.get("target", None) for f in mod.functions.values()))
+                       if t is not None), None)
     target = parse_target(target if target is not None else "llvm")
     target_host = _host_target(target)
     target = target.with_host(target_host)
@@ -138,12 +120,10 @@ def build(registry: Registry, func_or_mod: PrimFunc | IRModule, target: Any = No
 def build_split(registry: Registry, host_mod: IRModule, device_mods: Iterable[tuple[Target, IRModule]],
                 target_host: Target, device_build: Callable[[IRModule, Target], Module],
                 hook_targets: Iterable[Target] = ()) -> Module:
-    """The host and device modules of a split (finalized) build into one runtime module, as
-    TVM's ``tir_to_runtime`` does, with the host module built through ``registry``: each
-    non-empty device module by ``device_build`` (in the order given), then the registry's hooks
-    of every device target (those with a device module, and ``hook_targets``) on the host
-    module, in an order that does not depend on the order of the module's functions (sorted by
-    the target's text), then the host module by the host target's codegen."""
+    """A split, finalized build into one runtime module, as TVM's ``tir_to_runtime`` does: each non-empty
+    device module by ``device_build``, the hooks of every device target (those with a module, and
+    ``hook_targets``; sorted by the target's text) on the host module, then the host module through
+    ``registry``."""
     tvm = import_tvm()
     skip_assert = tvm.ir.transform.PassContext.current().config.get("tirx.disable_assert", False)
     device_built = []

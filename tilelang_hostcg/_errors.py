@@ -1,6 +1,5 @@
-"""The exception tree (errors of the registry, and of input given by the user: exit status 2 on
-the command line), the warning category of the package, and :func:`shown`: text from outside
-(plugins, metadata, the environment) as shown to people, never interpreted by the terminal."""
+"""The exception tree, the package's warning category and how it warns, and :func:`shown`: text
+from outside (plugins, metadata, the environment) as printed, never interpreted by the terminal."""
 
 from __future__ import annotations
 
@@ -23,38 +22,31 @@ __all__ = ["AmbiguousHostCodegenError", "DeviceAsHostError", "DuplicateRegistrat
 
 
 class HostCodegenError(ValueError):
-    """The root of every exception class of ``tilelang_hostcg``: each also derives from the
-    standard type it is (``ValueError`` here; ``ImportError``, ``TypeError`` where it is one)."""
+    """The root of every exception class of ``tilelang_hostcg`` (each also the standard type it is)."""
 
 
 class NoHostCodegenError(HostCodegenError):
-    """No registered host codegen matches the host target (``kind``; ``available``: the names
-    registered for it)."""
+    """No registered host codegen matches the host target (``available``: the kind's names)."""
 
     def __init__(self, message: str, *, kind: str, available: Sequence[str] = ()) -> None:
         super().__init__(message)
-        self.kind = kind
-        self.available = tuple(available)
+        self.kind, self.available = kind, tuple(available)
 
 
 class AmbiguousHostCodegenError(HostCodegenError):
-    """Several distributions provide matching codegens of equal top priority (``candidates``:
-    ``(codegen name, distribution)`` pairs)."""
+    """Codegens of several distributions match with equal top priority (``(name, distribution)`` pairs)."""
 
     def __init__(self, message: str, *, kind: str, candidates: Sequence[tuple[str, str]]) -> None:
         super().__init__(message)
-        self.kind = kind
-        self.candidates = tuple(candidates)
+        self.kind, self.candidates = kind, tuple(candidates)
 
 
 class PluginLoadError(HostCodegenError):
-    """A plugin could not be loaded; ``__cause__`` holds the original exception, ``origin`` the
-    :class:`~tilelang_hostcg.Origin` of the failing entry point."""
+    """A plugin could not be loaded; ``__cause__`` is the original exception, ``origin`` its ``Origin``."""
 
     def __init__(self, message: str, *, kind: str, origin: object) -> None:
         super().__init__(message)
-        self.kind = kind
-        self.origin = origin
+        self.kind, self.origin = kind, origin
 
 
 class DuplicateRegistrationError(HostCodegenError):
@@ -62,18 +54,15 @@ class DuplicateRegistrationError(HostCodegenError):
 
     def __init__(self, message: str, *, kind: str, name: str) -> None:
         super().__init__(message)
-        self.kind = kind
-        self.name = name
+        self.kind, self.name = kind, name
 
 
 class PluginCallbackError(HostCodegenError, TypeError):
-    """A plugin's callback (a codegen's build, a hook) returned something it must not (also a
-    ``TypeError``); ``name`` is the codegen's or hook's name, ``origin`` its ``Origin``."""
+    """A plugin's callback (a codegen's build, a hook) returned something it must not."""
 
     def __init__(self, message: str, *, name: str, origin: object) -> None:
         super().__init__(message)
-        self.name = name
-        self.origin = origin
+        self.name, self.origin = name, origin
 
 
 class TargetParseError(HostCodegenError):
@@ -98,25 +87,19 @@ class PluginWarning(UserWarning):
 
 
 _PACKAGE = __name__.rpartition(".")[0]
-
-# ---------------------------------------------------------------- the caller's line
-# Modules a warning looks past to reach the user's line: ours (the package and its
-# start-up hook), TileLang's (after tilelang_hostcg.tilelang.install(), TileLang calls
-# us from inside its compiler and kernel cache), TVM's (its ``tvm.backends`` autoload runs
-# the TVM integration's activation inside ``import tvm``, and routed builds call us from
-# inside ``tvm.compile``), the import system's (activation is in ``import tilelang``) and contextlib's.
+# A warning looks past our frames, TileLang's and TVM's (they call us from their compilers and
+# at import), the import system's and contextlib's, to reach the user's line.
 _PASSED = (_PACKAGE, "_tilelang_hostcg_hook", "tilelang", "tvm", "importlib", "contextlib")
 
 
 def _outside(frame: FrameType | None, level: int = 2) -> tuple[int, FrameType | None]:
-    """The ``stacklevel`` of the first frame, from ``frame`` (at ``level``) outwards, whose
-    module is neither ours, TileLang's, TVM's nor the import system's (the user's line), and it."""
+    """The ``stacklevel`` of the user's line (the first frame not of :data:`_PASSED`), and it."""
     while frame is not None:
         name = frame.f_globals.get("__name__")
         if not (isinstance(name, str) and any(name == p or name.startswith(p + ".") for p in _PASSED)):
             break
         frame = frame.f_back
-        # ``warnings`` does not count the import system's frozen frames (its rule): neither do we.
+        # ``warnings`` does not count the import system's frozen frames: neither do we.
         while frame is not None and "importlib" in (path := frame.f_code.co_filename) and "_bootstrap" in path:
             frame = frame.f_back
         level += 1
@@ -137,9 +120,7 @@ def at_import() -> Iterator[None]:
 
 
 def warn_plugin(message: str, category: type[Warning] = PluginWarning) -> None:
-    """Warn, pointing at the user's line, with the text of plugins and metadata in ``message``
-    escaped (:func:`shown`: our messages are one line); the filters apply (``-W error`` raises
-    it there), but under :func:`at_import`."""
+    """Warn at the user's line with ``message`` :func:`shown`; the filters apply, but under :func:`at_import`."""
     level, frame = _outside(sys._getframe(1))
     try:
         warnings.warn(shown(message), category, stacklevel=level)
@@ -169,9 +150,7 @@ def text_of(exc: BaseException) -> str:
 
 
 def add_note(exc: BaseException, note: str) -> None:
-    """Add ``note`` to ``exc`` as PEP 678 says (``add_note`` on Python 3.11 and later). On
-    Python 3.10 the note also joins the message (the first of ``args``, when it is text),
-    so that it shows in the traceback; the exception keeps its type."""
+    """Add ``note`` to ``exc`` (PEP 678); on Python 3.10 it also joins the message, to show in the traceback."""
     if sys.version_info >= (3, 11):
         exc.add_note(note)
         return
@@ -199,9 +178,7 @@ class LockFileError(InputError):
 
 
 class UnknownKindError(InputError):
-    """A kind named on the command line is neither a TVM target kind nor advertised, or is
-    of the wrong sort for its option (a device kind for ``--require``, a host kind for
-    ``--require-hook``)."""
+    """A kind named on the command line is unknown, or of the wrong sort for its option."""
 
     def __init__(self, message: str, *, kind: str) -> None:
         super().__init__(message)
@@ -209,16 +186,14 @@ class UnknownKindError(InputError):
 
 
 class DeviceAsHostError(InputError, HostCodegenError):
-    """A device target (``cuda``, ``rocm``, ...) was given where a host target is needed:
-    a target's ``host``, or ``--host`` on the command line. ``kind`` is its kind."""
+    """A device target (``cuda``, ...) was given where a host target is needed (a target's host, ``--host``)."""
 
     def __init__(self, message: str, *, kind: str) -> None:
         super().__init__(message)
         self.kind = kind
 
 
-# C0 controls (newline and tab too: one field stays one line), DEL, C1 controls, and the
-# bidirectional marks, embeddings, overrides and isolates that reorder what follows.
+# C0 controls (newline and tab too: a field stays one line), DEL, C1 and bidirectional controls.
 _INTERPRETED = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
 # A byte that was not UTF-8, as ``repr`` writes its surrogate escape.
@@ -231,10 +206,14 @@ def _escape(match: re.Match[str]) -> str:
     return _NAMED.get(char) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
 
 
-def shown(text: str) -> str:
-    """``text`` safe to print: control characters (``\\n`` and ``\\t`` included), DEL, C1
-    controls and bidirectional controls escaped (``\\x1b``, ``\\u202e``), and bytes that
-    were not UTF-8 (surrogate escapes, raw or as ``repr`` writes them) as ``\\xNN``."""
+def shown(text: str, limit: int | None = None) -> str:
+    """``text`` safe to print: control characters (``\\n`` and ``\\t`` included), DEL, C1 and
+    bidirectional controls escaped (``\\x1b``, ``\\u202e``), bytes that were not UTF-8 (surrogate
+    escapes, raw or as ``repr`` writes them) as ``\\xNN``. With ``limit``: quoted, and cut at
+    ``limit`` characters (``'...'... (N characters)``)."""
+    if limit is not None:
+        cut = f"'{shown(text[:limit])}'"
+        return cut if len(text) <= limit else f"{cut}... ({len(text)} characters)"
     text = _INTERPRETED.sub(_escape, _SURROGATE_REPR.sub(r"\\x\1", text))
     try:
         data = text.encode("utf-8", "surrogateescape")

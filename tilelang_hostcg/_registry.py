@@ -293,7 +293,7 @@ def _warn_skipped(problems: Sequence[Source], what: str, controls: Controls) -> 
         if source.warned:
             continue
         source.warned = not source.transient
-        from ._debugging import advice, failure_text  # on failure only
+        from ._failures import advice, failure_text  # on failure only
 
         info = source.info()
         warn_plugin(f"{failure_text(info)}; it is skipped for {what}. {advice(info, controls)}")

@@ -207,7 +207,7 @@ def tilelang_overlap(found: tuple[Distribution, ...] | None = None) -> str | Non
     named = [f"{distribution_name(d)} {d.version}" for d in found]
     used = distribution_name(found[0])
     others = " ".join(distribution_name(d) for d in found[1:])
-    from ._repair import reinstall  # on a problem only: not at activation
+    from ._advice import reinstall  # on a problem only: not at activation
 
     return (f"{len(found)} TileLang builds are installed ({', '.join(named)}); they ship the "
             "same `tilelang` package into the same folder, so one's files overwrote the "
@@ -230,7 +230,7 @@ def import_tilelang(dist: Distribution) -> None:
     try:
         importlib.import_module(TILELANG)
     except Exception as exc:  # any failure of TileLang's import: name it, never crash
-        from ._repair import foreign_tvm, tilelang_repair
+        from ._advice import foreign_tvm, tilelang_repair
 
         raise TVMNotFoundError(
             f"TileLang ({distribution_name(dist)} {dist.version}) is installed (at {dist.locate_file('')}) but "
@@ -272,7 +272,7 @@ def import_tvm() -> ModuleType:
         if isinstance(exc, ImportError) and getattr(exc, "name", None) == "tvm":
             raise TVMNotFoundError("No TVM is installed: tilelang-hostcg uses the TVM of the environment. "
                                    f"{_no_tvm_advice()} [{exc}]") from exc
-        from ._repair import reinstall
+        from ._advice import reinstall
         from .discovery._scan import unusable_entry_points
 
         culprits = "; ".join(unusable_entry_points())  # TVM's autoload reads every distribution's
@@ -290,7 +290,7 @@ def _no_tvm_advice() -> str:
         return (f"A `tilelang` package is importable (from {found[0]}) but no installed distribution ships it: "
                 "import tilelang in the program first, and its bundled TVM is the TVM in use")
     if dist := next((d for d in distributions() if _ships_tilelang(d)), None):  # an error's path: all metadata
-        from ._repair import reinstall
+        from ._advice import reinstall
 
         return (f"TileLang's metadata ({distribution_name(dist)} {dist.version}) is installed but its "
                 f"`tilelang` package is not: repair it with `{reinstall(distribution_name(dist), dist.version)}`")

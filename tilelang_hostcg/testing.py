@@ -146,7 +146,7 @@ def check_plugin(distribution: str, registry: Registry | None = None) -> list[st
     import importlib
 
     from . import __version__
-    from ._debugging import capture
+    from ._failures import capture
     from ._names import CODEGEN_GROUP, HOOK_GROUP
     from ._registry import Registry
     from ._resolution import cannot_build_text, missing_build

@@ -7,12 +7,12 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .._debugging import advice, failure_site, failure_text, plugin_traceback
+from .._advice import reinstall
 from .._errors import AmbiguousHostCodegenError, UnknownKindError, shown, text_of
+from .._failures import advice, failure_site, failure_text, plugin_traceback
 from .._names import APACHE_TVM, CODEGEN_GROUP, HOOK_GROUP
 from .._plugin_sources import SourceInfo, module_of
 from .._registry import Registry
-from .._repair import reinstall
 from .._resolution import Resolution, cannot_build_text, missing_build
 from .._table import Registration
 from .._targets import canonical_kind, is_host_target, parse_target
@@ -250,7 +250,7 @@ def _check_tilelang_requirements(c: _Checked) -> list[Doc]:
 def _check_tilelang_environment(c: _Checked) -> list[Doc]:
     """``tvm-conflict``: ``apache-tvm`` installed beside TileLang, or TileLang's requirement on
     ``apache-tvm-ffi`` not met (even while ``import tilelang`` still works)."""
-    from .._repair import FFI, foreign_tvm, tilelang_repair, unmet_requirement
+    from .._advice import FFI, foreign_tvm, tilelang_repair, unmet_requirement
 
     dist = tilelang_distribution()
     if dist is None:

@@ -1,5 +1,4 @@
-"""The commands ``list``, ``check``, ``lock`` and ``explain``: each formats the document its
-module builds (imported when the command runs) and returns the exit status."""
+"""The commands: each prints the document its module builds and returns the exit status."""
 
 from __future__ import annotations
 
@@ -31,7 +30,7 @@ __all__ = ["cmd_check", "cmd_explain", "cmd_list", "cmd_lock"]
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    """``list``: every advertised kind with its entry points (and, with ``--load``, names)."""
+    """``list``: every advertised kind with its entry points."""
     from ._report import describe_state, duplicate_text, list_document
 
     if args.traceback and not args.load:
@@ -90,11 +89,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     for item in doc["printed"]:
         out(f"note: {printed_text(item)}")
     errors, warnings = doc["summary"]["errors"], doc["summary"]["warnings"]
-    if doc["ok"]:
-        out("check passed" + (f" with {warnings} warning(s)" if warnings else ""))
-        return 0
-    out(f"check failed: {errors} error(s), {warnings} warning(s)")
-    return 1
+    out(("check passed" + (f" with {warnings} warning(s)" if warnings else "")) if doc["ok"] else
+        f"check failed: {errors} error(s), {warnings} warning(s)")
+    return 0 if doc["ok"] else 1
 
 
 def cmd_lock(args: argparse.Namespace) -> int:
@@ -111,10 +108,9 @@ def cmd_lock(args: argparse.Namespace) -> int:
     regular = write_lock(args.output, text)  # as a shell redirect writes it
     summary = (f"{len(doc['distributions'])} distribution(s), {len(doc['codegens'])} codegen(s), "
                f"{len(doc['hooks'])} hook(s)")
-    if regular:
-        out(f"Wrote {args.output}: {summary}")
-    else:  # a device or FIFO, written through: stdout may be what it is
-        err(f"Wrote {args.output} (written through, not replaced): {summary}")
+    # a device or FIFO is written through: stdout may be what it is, so the note goes to stderr
+    (out if regular else err)(f"Wrote {args.output}: {summary}" if regular else
+                              f"Wrote {args.output} (written through, not replaced): {summary}")
     return 0
 
 
@@ -176,7 +172,6 @@ def cmd_explain(args: argparse.Namespace) -> int:
             out(f"  {control['variable']}={control['item']}: {control['effect']}")
     warn_all(doc["warnings"])
     return 0 if chosen is not None else 1
-
 
 
 def _host_needs_device_target(target: str, host: str) -> None:

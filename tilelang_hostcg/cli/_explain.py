@@ -1,5 +1,4 @@
-"""The ``explain`` document: the resolution record of one target (:meth:`Registry.resolution`,
-:meth:`Registry.hook_candidates`), worded."""
+"""The ``explain`` document: the resolution record of one target, worded."""
 
 from __future__ import annotations
 
@@ -24,22 +23,23 @@ if TYPE_CHECKING:
     from .._plugin_sources import SourceInfo
     from .._registry import Registry
 
-__all__ = ["explain_document", "verdict_text"]
+__all__ = ["explain_document"]
+
+_VERDICTS = {"raised": "supports_target raised {} (fix the plugin's predicate)",
+             "not-bool": "supports_target returned {}, not a bool (fix the plugin's predicate to return True or False)",
+             "no-match": "its supports_target returned False for this target"}
 
 
 def _target_json(target: Target) -> Any:
-    text = str(target)
     try:
-        return json.loads(text)
+        return json.loads(str(target))
     except ValueError:
-        return text
+        return str(target)
 
 
 def explain_document(target: str, host: str | None = None) -> Doc:
-    """Why ``target`` (a kind name or JSON form, as ``host``) resolves as it does, and which hooks
-    apply in order. Raises :class:`~tilelang_hostcg.TargetParseError` for what TVM cannot parse
-    and :class:`~tilelang_hostcg.DeviceAsHostError` for a device host. Nothing resolving,
-    ``codegen`` is ``null`` and ``error`` says why."""
+    """Why ``target`` (a kind name or JSON form, as ``host``) resolves as it does, and which hooks apply
+    in order; raises ``TargetParseError`` or ``DeviceAsHostError`` for bad input."""
     parsed = parse_target(target, host=host)
     device = not is_host_target(parsed)
     target_host = host_of(parsed)
@@ -72,39 +72,26 @@ def explain_document(target: str, host: str | None = None) -> Doc:
                     warnings=captured)
 
 
-def verdict_text(candidate: Candidate) -> str:
+def _verdict_text(candidate: Candidate) -> str:
     """Why a candidate does not serve the target, from its verdict (empty when it does)."""
     if candidate.verdict == "missing-build":
         return cannot_build_text(str(candidate.detail))
-    if candidate.verdict == "raised":
-        return f"supports_target raised {candidate.detail} (fix the plugin's predicate)"
-    if candidate.verdict == "not-bool":
-        return (f"supports_target returned {candidate.detail}, not a bool (fix the plugin's "
-                "predicate to return True or False)")
-    if candidate.verdict == "no-match":
-        return "its supports_target returned False for this target"
-    return ""
+    return _VERDICTS.get(candidate.verdict, "").format(candidate.detail)
 
 
 def _selected_text(resolution: Resolution, reg: Any) -> str:
-    why = resolution.why
-    if why == "preferred":
-        return f"selected: preferred by TILELANG_HOSTCG_PREFER={resolution.kind}={reg.name}"
-    if why == "default":
-        return (f"selected: the default of {reg.origin.describe()} (no other codegen of the "
-                "kind matches)")
-    if why == "only":
-        return "selected: the only codegen that matches"
-    if why == "order":
-        return (f"selected: highest priority {reg.priority}, registered before the others of "
-                "equal priority (same distribution or code)")
-    return f"selected: highest priority ({reg.priority}) among the matches"
+    return "selected: " + {
+        "preferred": f"preferred by TILELANG_HOSTCG_PREFER={resolution.kind}={reg.name}",
+        "default": f"the default of {reg.origin.describe()} (no other codegen of the kind matches)",
+        "only": "the only codegen that matches",
+        "order": f"highest priority {reg.priority}, registered before the others of equal priority "
+                 "(same distribution or code)",
+    }.get(str(resolution.why), f"highest priority ({reg.priority}) among the matches")
 
 
 def _passed_over(resolution: Resolution, c: Candidate, controls: Controls) -> str:
     """Why a matching candidate was not chosen."""
-    reg, kind = c.registration, resolution.kind
-    chosen = resolution.choice
+    reg, kind, chosen = c.registration, resolution.kind, resolution.choice
     if chosen is None:  # an ambiguity
         matching = [m for m in resolution.candidates if m.matches]
         best = min(m.tier or 0 for m in matching)
@@ -139,7 +126,7 @@ def _codegen_docs(resolution: Resolution, sources: Sequence[SourceInfo], control
         if selected:
             why = _selected_text(resolution, reg)
         elif c.verdict != "match":
-            why = "passed over: " + verdict_text(c)
+            why = "passed over: " + _verdict_text(c)
         else:
             why = _passed_over(resolution, c, controls)
         if doc["replaces_core"]:
@@ -156,8 +143,8 @@ def _source_docs(kind: str, group: str, sources: Sequence[SourceInfo], verb: str
     """The kind's sources that did not load, shaped as the candidates are (``name: null``)."""
     out = []
     for info in sources:
-        if (info.group != group or canonical_kind(info.kind) != kind
-                or info.state not in ("broken", "disabled", "incompatible")):
+        if info.group != group or canonical_kind(info.kind) != kind or info.state not in (
+                "broken", "disabled", "incompatible"):
             continue
         src = source_doc(info)
         doc: Doc = {key: src[key] for key in ("distribution", "version", "entry_point", "core",
@@ -174,22 +161,19 @@ def _source_docs(kind: str, group: str, sources: Sequence[SourceInfo], verb: str
 
 
 def _hook_docs(registry: Registry, target: Target) -> list[Doc]:
-    kind = canonical_kind(target.kind.name)
-    candidates = registry.hook_candidates(target)
-    out = []
-    order = 0
-    for c in candidates:
+    out, order = [], 0
+    for c in registry.hook_candidates(target):
         doc = registration_doc(c.registration, HOOK_GROUP)
         if c.matches:
             order += 1
             reason = f"applies, #{order} (priority {c.registration.priority})"
         else:
-            reason = "skipped: " + verdict_text(c)
+            reason = "skipped: " + _verdict_text(c)
         doc.update(applies=c.matches, order=order if c.matches else None, verdict=c.verdict,
                    state="loaded", reason=reason)
         out.append(doc)
     out.sort(key=lambda d: (d["order"] is None, d["order"] or 0))
-    return out + _source_docs(kind, HOOK_GROUP, registry.sources(), "skipped")
+    return out + _source_docs(canonical_kind(target.kind.name), HOOK_GROUP, registry.sources(), "skipped")
 
 
 def _applied_controls(controls: Controls, resolution: Resolution,
@@ -210,12 +194,8 @@ def _applied_controls(controls: Controls, resolution: Resolution,
             effect = (f"no effect: kind {kind!r} has no codegen named {prefer!r}; its codegens: "
                       + (", ".join(repr(n) for n in sorted(set(names))) or "none"))
         out.append({"variable": ENV_PREFER, "item": f"{kind}={prefer}", "effect": effect})
-    for entry in entries:
-        if entry["state"] != "disabled" or entry["distribution"] is None:
-            continue
-        control = controls.skip_control(entry["distribution"], entry["kind"])
-        if control is not None:
-            out.append({"variable": control[0], "item": control[1],
-                        "effect": f"skipped entry point '{entry['entry_point']}' of "
-                                  f"{entry['distribution']!r}"})
-    return out
+    skipped = [(e, controls.skip_control(e["distribution"], e["kind"])) for e in entries
+               if e["state"] == "disabled" and e["distribution"] is not None]
+    return out + [{"variable": control[0], "item": control[1],
+                   "effect": f"skipped entry point '{e['entry_point']}' of {e['distribution']!r}"}
+                  for e, control in skipped if control is not None]

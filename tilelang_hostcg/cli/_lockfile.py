@@ -1,5 +1,4 @@
-"""Lock files: the format, reading and validating one, writing one (as a shell redirect does:
-never renamed over anything; a FIFO with nobody at the other end fails, never hangs), and the
+"""Lock files: the format, reading and validating, writing (as a shell redirect does), and the
 drift between a lock and what is installed."""
 
 from __future__ import annotations
@@ -11,18 +10,14 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from .._advice import reinstall
 from .._errors import LockFileError
-from .._repair import reinstall
 from ..discovery._planning import normalize_name
 
 __all__ = ["LOCK_SCHEMA", "format_lock", "lock_drift", "read_lock", "write_lock"]
 
-LOCK_SCHEMA = 1  # the version of the lock-file format ``lock`` writes
-
-Doc = dict[str, Any]
+LOCK_SCHEMA = 1
 Drift = tuple[str, str, str | None, str | None, str | None]  # code, message, kind, distribution, version
-
-# Each list of a lock document, and the type of each field of its records.
 LOCK_FIELDS: dict[str, dict[str, type]] = {
     "distributions": {"name": str, "version": str},
     "entry_points": {"group": str, "kind": str, "value": str, "distribution": str},
@@ -41,8 +36,7 @@ def format_lock(doc: Mapping[str, Any]) -> str:
 
 
 def write_lock(path: str, text: str) -> bool:
-    """Write ``text`` to ``path``; returns whether ``path`` is a regular file. Raises
-    :class:`LockFileError` when the write fails (a folder, a FIFO nobody reads, no space, ...)."""
+    """Write ``text`` to ``path`` (a FIFO nobody reads fails, never hangs); whether it is a regular file."""
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NONBLOCK, 0o644)
         os.set_blocking(fd, True)  # opened without waiting for a FIFO's other end
@@ -57,9 +51,8 @@ def write_lock(path: str, text: str) -> bool:
     return regular
 
 
-def read_lock(path: str | Path) -> Doc:
-    """Read and validate a lock file (UTF-8 JSON: ``"schema": 1``, an optional ``"command":
-    "lock"``, the optional lists of :data:`LOCK_FIELDS`); raises :class:`LockFileError`."""
+def read_lock(path: str | Path) -> dict[str, Any]:
+    """Read and validate a lock file; raises :class:`LockFileError`."""
     where = str(path)
     advice = f"regenerate it with `tilelang-hostcg lock -o {where}`"
     try:
@@ -132,8 +125,7 @@ def _keyed(key: str, items: Iterable[Mapping[str, Any]]) -> dict[tuple[str, ...]
 
 
 def lock_drift(locked: Mapping[str, Any], current: Mapping[str, Any], path: str) -> list[Drift]:
-    """Differences between a lock document and the installed set (``lock-added``,
-    ``lock-removed``, ``lock-changed``)."""
+    """Differences between a lock document and the installed set."""
     fix = f"if the change is intended, update the lock with `tilelang-hostcg lock -o {path}`"
     old = {normalize_name(str(d["name"])): str(d["version"]) for d in locked["distributions"]}
     new = {d["name"]: d["version"] for d in current["distributions"]}

@@ -1,18 +1,16 @@
-"""The data behind the command line: the list and lock documents, and the records explain and
-check share. Each document is a JSON-ready ``dict`` (``docs/cli.md``) from a fresh,
-discovering registry; plugin problems are entries, never raised. Plain ``list`` imports
-neither a plugin nor TVM."""
+"""The list and lock documents and the records explain and check share: JSON-ready dicts
+(``docs/cli.md``) from a fresh, discovering registry. Plain ``list`` imports no plugin, nor TVM."""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, suppress
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
-from .._debugging import capture, error_message, failure_site, failure_text, plugin_traceback, wrong_entry_point
 from .._errors import text_of
+from .._failures import capture, error_message, failure_site, failure_text, plugin_traceback, wrong_entry_point
 from .._names import CODEGEN_GROUP, CORE_DISTRIBUTION, HOOK_GROUP
 from .._plugin_sources import SourceInfo, module_of
 from .._registry import Registry
@@ -30,20 +28,18 @@ from ..discovery._planning import (
     plan_sources,
 )
 from ..tilelang import UnsupportedTileLangError, add_defaults
-from ._lockfile import LOCK_SCHEMA, format_lock
+from ._lockfile import LOCK_SCHEMA
 from ._output import printed_while
 
 if TYPE_CHECKING:
     from .._table import Registration
 
-__all__ = ["LOCK_SCHEMA", "SCHEMA", "Session", "capture", "controls_doc", "describe_state", "document",
-           "duplicate_text", "error_doc", "format_lock", "is_core", "list_document", "lock_document", "lock_from",
-           "registration_doc", "source_doc"]
+__all__ = ["SCHEMA", "Session", "capture", "controls_doc", "describe_state", "document", "duplicate_text",
+           "error_doc", "is_core", "list_document", "lock_document", "lock_from", "registration_doc", "source_doc"]
 
-SCHEMA = 1
-"""Version of the JSON documents printed by ``--json``."""
-
+SCHEMA = 1  # the version of the ``--json`` documents
 Doc = dict[str, Any]
+CORE_KINDS = frozenset(name for group, name, _ in CORE_ENTRY_POINTS if group == CODEGEN_GROUP)
 
 
 def document(command: str, tvm: Doc, **fields: Any) -> Doc:
@@ -53,27 +49,25 @@ def document(command: str, tvm: Doc, **fields: Any) -> Doc:
     return {"schema": SCHEMA, "command": command, "version": __version__, "tvm": tvm,
             "client": client_document(tvm), **fields}
 
-CORE_KINDS = frozenset(name for group, name, _ in CORE_ENTRY_POINTS if group == CODEGEN_GROUP)
 
-
-# ---------------------------------------------------------------------- session
 class Session:
-    """A fresh discovering registry that also keeps the discovery index it read, and what
-    each plugin wrote to stdout and stderr while it was imported (``printed``: the
-    entry point's origin, the bytes of each stream; noted inside ``held_output``)."""
+    """A fresh discovering registry, the discovery ``index`` it read, and what each plugin
+    printed while imported (``printed``: origin, stdout bytes, stderr bytes)."""
 
     def __init__(self) -> None:
         self.index = DiscoveryIndex()
         self.printed: list[tuple[Origin, bytes, bytes]] = []
-        self.registry = Registry(discover=True, index_loader=self._plan,
-                                 watch=self._watch)
+        self.registry = Registry(discover=True, index_loader=self._plan, watch=self._watch)
 
     def _watch(self, origin: Origin) -> AbstractContextManager[None]:
         return printed_while(lambda out, err: self.printed.append((origin, out, err)))
 
+    def _plan(self, controls: Controls) -> Sequence[PlannedSource]:
+        self.index = discover(controls)
+        return plan_sources(self.index.entry_points, controls, __version__)
+
     def add_client_defaults(self) -> None:
-        """Register the client's own codegens as its integration does (imports TVM): TileLang's
-        where TileLang provides the TVM in use, TVM's where the TVM integration routes builds."""
+        """Register the client's own codegens as its integration does (imports TVM)."""
         import_tvm()
         if "tilelang" in sys.modules:
             with suppress(UnsupportedTileLangError):  # no integration there: answer for build()
@@ -81,30 +75,22 @@ class Session:
         elif (tvm := sys.modules.get("tilelang_hostcg.tvm")) is not None and tvm.is_installed():
             tvm.add_defaults(self.registry)
 
-    def _plan(self, controls: Controls) -> Sequence[PlannedSource]:
-        self.index = discover(controls)
-        return plan_sources(self.index.entry_points, controls, __version__)
-
 
 def error_doc(exc: BaseException | None) -> Doc | None:
     """``{"type", "message"}`` of an exception (``None`` for none)."""
-    if exc is None:
-        return None
-    return {"type": type(exc).__name__, "message": text_of(exc)}
+    return None if exc is None else {"type": type(exc).__name__, "message": text_of(exc)}
 
 
 def describe_state(entry: Doc) -> str:
     """An entry point's state, with its error (and where it failed) or reason."""
     state = str(entry["state"])
     error = entry.get("error")
+    if error and error.get("wrong_entry_point"):
+        return f"{state}: its entry point is wrong: {error['wrong_entry_point']}"
     if error:
-        if error.get("wrong_entry_point"):
-            return f"{state}: its entry point is wrong: {error['wrong_entry_point']}"
         site = f" (at {error['file']}:{error['line']})" if error.get("file") else ""
         return f"{state}: {error['type']}: {error['message']}{site}"
-    if entry.get("reason"):
-        return f"{state}: {entry['reason']}"
-    return state
+    return f"{state}: {entry['reason']}" if entry.get("reason") else state
 
 
 def duplicate_text(name: str, locations: Sequence[str]) -> str:
@@ -137,19 +123,10 @@ def source_doc(info: SourceInfo) -> Doc:
             "traceback": plugin_traceback(info.error) or None}
 
 
-def cannot_build(reg: Registration) -> str | None:
-    """The TVM global function ``reg``'s build calls and the TVM in use lacks, judged as
-    resolution judges it (``None`` when it can build, or no TVM can be imported)."""
+def _without_tvm(judge: Callable[[Any], str | None], obj: Any) -> str | None:
     try:
-        return missing_build(reg.obj)
-    except TVMNotFoundError:
-        return None
-
-
-def _can_build(reg: Registration) -> str | None:
-    try:
-        return can_build_text(reg.obj)
-    except TVMNotFoundError:
+        return judge(obj)
+    except TVMNotFoundError:  # no TVM: nothing to say
         return None
 
 
@@ -162,13 +139,10 @@ def registration_doc(reg: Registration, group: str) -> Doc:
            "extends_core": foreign_core, "default": reg.default,
            "replaces_core": foreign_core and reg.name == reg.kind}  # the core's names are its kinds
     if group == CODEGEN_GROUP:
-        needs = required_global_funcs(reg.obj)
-        doc["build_function"] = needs[0] if needs else None
-        doc["global_funcs"] = list(needs)
-        missing = cannot_build(reg)
-        doc["buildable"] = missing is None
-        doc["cannot_build"] = None if missing is None else cannot_build_text(missing)
-        doc["can_build"] = _can_build(reg) if missing is None else None
+        needs, missing = required_global_funcs(reg.obj), _without_tvm(missing_build, reg.obj)
+        doc.update(build_function=needs[0] if needs else None, global_funcs=list(needs), buildable=missing is None,
+                   cannot_build=None if missing is None else cannot_build_text(missing),
+                   can_build=_without_tvm(can_build_text, reg.obj) if missing is None else None)
     return doc
 
 
@@ -182,14 +156,9 @@ def _kinds(registry: Registry, group: str, sources: Sequence[SourceInfo],
     for reg in registry.registrations(group) if loaded else []:
         by_kind.setdefault(reg.kind, [])
         regs_by_kind.setdefault(reg.kind, []).append(reg)
-    out = []
-    for kind in sorted(by_kind):
-        entries = by_kind[kind]
-        out.append({"kind": kind, "entry_points": entries,
-                    "extends_core": any(e["extends_core"] for e in entries),
-                    "registrations": ([registration_doc(r, group) for r in regs_by_kind.get(kind, ())]
-                                      if loaded else None)})
-    return out
+    return [{"kind": kind, "entry_points": entries, "extends_core": any(e["extends_core"] for e in entries),
+             "registrations": [registration_doc(r, group) for r in regs_by_kind.get(kind, ())] if loaded else None}
+            for kind, entries in sorted(by_kind.items())]
 
 
 def controls_doc(controls: Controls) -> Doc:
@@ -200,11 +169,9 @@ def controls_doc(controls: Controls) -> Doc:
             "problems": [{"variable": p.variable, "message": p.message} for p in controls.problems]}
 
 
-# ---------------------------------------------------------------------- list
 def list_document(*, load: bool = False) -> Doc:
-    """Every advertised kind with its entry points; with ``load`` every plugin is imported
-    (states become ``loaded`` or ``broken``) and ``registrations`` lists each kind's
-    codegens or hooks in resolution order, client defaults included."""
+    """Every advertised kind with its entry points; with ``load`` every plugin is imported and
+    ``registrations`` lists each kind's codegens or hooks in resolution order."""
     session = Session()
     registry = session.registry
     captured: list[str] = []
@@ -222,7 +189,6 @@ def list_document(*, load: bool = False) -> Doc:
                                 for name, locations in session.index.duplicates])
 
 
-# ---------------------------------------------------------------------- lock
 def lock_from(registry: Registry, sources: Sequence[SourceInfo]) -> Doc:
     """The lock document of what ``registry`` loaded from ``sources``."""
     dists: dict[str, str] = {}
@@ -238,30 +204,26 @@ def lock_from(registry: Registry, sources: Sequence[SourceInfo]) -> Doc:
     def regs(group: str) -> list[Doc]:
         return sorted(({"kind": r.kind, "name": r.name, "priority": r.priority,
                         "distribution": normalize_name(r.origin.distribution)}
-                       for r in registry.registrations(group)
-                       if r.origin.distribution is not None), key=_lock_key)
+                       for r in registry.registrations(group) if r.origin.distribution is not None), key=key)
+
+    def key(item: Mapping[str, Any]) -> tuple[str, ...]:
+        return tuple(str(item.get(k, "")) for k in ("group", "kind", "name", "distribution", "value"))
 
     return {"schema": LOCK_SCHEMA, "command": "lock",
             "distributions": [{"name": n, "version": v} for n, v in sorted(dists.items())],
-            "entry_points": sorted(entry_points, key=_lock_key), "codegens": regs(CODEGEN_GROUP),
+            "entry_points": sorted(entry_points, key=key), "codegens": regs(CODEGEN_GROUP),
             "hooks": regs(HOOK_GROUP)}
 
 
-def _lock_key(item: Mapping[str, Any]) -> tuple[str, ...]:
-    return tuple(str(item.get(k, "")) for k in ("group", "kind", "name", "distribution", "value"))
-
-
 def lock_document() -> tuple[Doc, list[str]]:
-    """The installed plugin set as a lock document (every plugin imported, for the names of
-    its codegens and hooks), and notes: broken or incompatible entry points (locked, but
-    registering nothing) and captured plugin warnings."""
+    """The installed plugin set as a lock document (every plugin imported), and notes: broken or
+    incompatible entry points (locked, registering nothing) and captured plugin warnings."""
     session = Session()
     registry = session.registry
     notes: list[str] = []
     with capture(notes):
         registry.load_all()
         sources = registry.sources()
-    notes += [failure_text(info) for info in sources
-              if info.state in ("broken", "incompatible")]
+    notes += [failure_text(info) for info in sources if info.state in ("broken", "incompatible")]
     return lock_from(registry, sources), notes
 

@@ -1,7 +1,6 @@
-"""The ``tilelang-hostcg`` command line: :func:`main`, the parser, dispatch and the error
-documents. Exit status (``docs/cli.md``): 0 ok; 1 ``check`` found a problem or ``explain``
-nothing that resolves; 2 a usage error or no usable TVM (one line on stderr, and with
-``--json`` one JSON document on stdout)."""
+"""The ``tilelang-hostcg`` command line. Exit status (``docs/cli.md``): 0 ok; 1 ``check`` found a
+problem or ``explain`` nothing that resolves; 2 a usage error or no usable TVM (one line on
+stderr, and with ``--json`` one JSON document on stdout)."""
 
 from __future__ import annotations
 
@@ -18,14 +17,12 @@ from ._output import PROG, CliError, UsageError, document_stream, err, own_stdou
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from ._output import Doc
-
 __all__ = ["main"]
 
 
 class _Parser(argparse.ArgumentParser):
-    """An ``ArgumentParser`` whose errors are :class:`UsageError` (one line, exit 2), and whose
-    ``--help`` and ``--version`` are the command's document."""
+    """Errors are :class:`UsageError` (one line, exit 2); help and version are the document;
+    help ends with where the documentation is."""
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message} (see '{self.prog} --help')", prog=self.prog)
@@ -33,168 +30,113 @@ class _Parser(argparse.ArgumentParser):
     def _print_message(self, message: str, file: Any = None) -> None:
         super()._print_message(message, document_stream() if file in (None, sys.stdout) else file)
 
-
-class _MainParser(_Parser):
-    """The top-level parser: its help ends with where the documentation is."""
-
     def format_help(self) -> str:
-        return super().format_help() + "\n" + _documentation() + "\n"
+        from importlib.metadata import PackageNotFoundError, metadata
+
+        try:
+            urls = metadata(CORE_DISTRIBUTION).get_all("Project-URL") or []
+        except PackageNotFoundError:
+            urls = []
+        lines = [f"  {label.strip()}: {url.strip()}" for label, _, url in (u.partition(",") for u in urls)
+                 if url.strip()]
+        docs = ("Documentation (the command line, its exit status and JSON documents are in docs/cli.md):\n"
+                + "\n".join(lines) if lines else
+                "Documentation: docs/cli.md (the command line, its exit status and JSON documents) in the "
+                "tilelang-hostcg repository and source distribution (a checkout has it; once the package is "
+                "published, `pip download --no-deps --no-binary :all: tilelang-hostcg` fetches it).")
+        return f"{super().format_help()}\n{docs}\n"
 
 
-def _documentation() -> str:
-    """Where the documentation is: the installed metadata's ``Project-URL``s, else the
-    source distribution, which ships ``docs/``."""
-    from importlib.metadata import PackageNotFoundError, metadata
-
-    try:
-        urls = metadata(CORE_DISTRIBUTION).get_all("Project-URL") or []
-    except PackageNotFoundError:
-        urls = []
-    lines = [f"  {label.strip()}: {url.strip()}" for label, _, url in
-             (item.partition(",") for item in urls) if url.strip()]
-    if not lines:
-        return ("Documentation: docs/cli.md (the command line, its exit status and JSON "
-                "documents) in the tilelang-hostcg repository and source distribution "
-                "(a checkout has it; once the package is published, "
-                "`pip download --no-deps --no-binary :all: tilelang-hostcg` fetches it).")
-    return ("Documentation (the command line, its exit status and JSON documents are in "
-            "docs/cli.md):\n" + "\n".join(lines))
-
-
-# ---------------------------------------------------------------------- parser
 def _parser() -> argparse.ArgumentParser:
     from .. import __version__
 
-    parser = _MainParser(
-        prog=PROG,
-        description="Inspect, check and pin the installed host-codegen plugins of TileLang and "
-                    "Apache TVM (tilelang-hostcg).",
-        epilog="Exit status: 0 ok, 1 check failed (explain: nothing resolves), 2 usage error "
-               "or no usable TVM. --json may come before or after the command.")
+    parser = _Parser(prog=PROG, description="Inspect, check and pin the installed host-codegen plugins of "
+                     "TileLang and Apache TVM (tilelang-hostcg).",
+                     epilog="Exit status: 0 ok, 1 check failed (explain: nothing resolves), 2 usage error or "
+                     "no usable TVM. --json may come before or after the command.")
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     parser.add_argument("--json", action="store_true", default=False,
                         help="print one JSON document (for list, check and explain)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    as_json, as_traceback = _Parser(add_help=False), _Parser(add_help=False)
+    as_json.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print one JSON document")
+    as_traceback.add_argument("--traceback", action="store_true", help="show a failed plugin's own traceback")
+    both = [as_json, as_traceback]
 
-    p = sub.add_parser("list", help="every advertised kind and its entry points",
-                       description="List every advertised host-codegen and hook kind with its "
-                                   "entry points. Reads metadata only unless --load is given.")
-    p.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
-                   help="print one JSON document")
+    p = sub.add_parser("list", parents=both, help="every advertised kind and its entry points",
+                       description="List every advertised host-codegen and hook kind with its entry points. "
+                                   "Reads metadata only unless --load is given.")
     p.add_argument("--load", action="store_true",
                    help="import the plugins and show each codegen's and hook's name and priority")
-    p.add_argument("--traceback", action="store_true",
-                   help="with --load: show a failed plugin's own traceback")
     p.set_defaults(handler=cmd_list)
 
-    p = sub.add_parser("check", help="load every plugin and report every problem",
-                       description="Load every advertised plugin and report every problem; "
-                                   "exit 1 if there is any.")
+    p = sub.add_parser("check", parents=both, help="load every plugin and report every problem",
+                       description="Load every advertised plugin and report every problem; exit 1 if there is any.")
     p.add_argument("--require", action="append", default=[], metavar="KIND",
                    help="a host kind that must have a codegen (repeatable, or comma-separated)")
     p.add_argument("--require-hook", action="append", default=[], metavar="KIND",
                    help="a device kind that must have a hook (repeatable, or comma-separated)")
     p.add_argument("--lock", metavar="FILE", help="fail when the installed set differs from FILE")
     p.add_argument("--strict", action="store_true", help="treat warnings as failures")
-    p.add_argument("--traceback", action="store_true",
-                   help="show a failed plugin's own traceback")
-    p.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
-                   help="print one JSON document")
     p.set_defaults(handler=cmd_check)
 
     p = sub.add_parser("lock", help="write the installed plugin set as a lock file",
-                       description="Write the installed plugin set (distributions, versions, "
-                                   "entry points, codegen and hook names) for `check --lock`.")
+                       description="Write the installed plugin set (distributions, versions, entry points, "
+                                   "codegen and hook names) for `check --lock`.")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE (default: stdout)")
     p.set_defaults(handler=cmd_lock)
 
-    p = sub.add_parser("explain", help="why a target resolves to its codegen and hooks",
-                       description="Show the codegen a target resolves to, the hooks that apply "
-                                   "in order, and why every other candidate was passed over.")
-    p.add_argument("target", metavar="TARGET",
-                   help="a target kind name (llvm, cuda, ...) or TVM's JSON form")
+    p = sub.add_parser("explain", parents=both, help="why a target resolves to its codegen and hooks",
+                       description="Show the codegen a target resolves to, the hooks that apply in order, "
+                                   "and why every other candidate was passed over.")
+    p.add_argument("target", metavar="TARGET", help="a target kind name (llvm, cuda, ...) or TVM's JSON form")
     p.add_argument("--host", metavar="HOST", help="the host target of a device TARGET")
-    p.add_argument("--traceback", action="store_true",
-                   help="show the own traceback of a plugin of the target's kinds that failed to load")
-    p.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
-                   help="print one JSON document")
     p.set_defaults(handler=cmd_explain)
-
     return parser
 
 
-def _dispatch(args: argparse.Namespace) -> int:
-    from .._errors import InputError, TargetParseError
-    from .._tvm import TVMNotFoundError
-
-    try:
-        return int(args.handler(args))
-    except (InputError, TargetParseError) as exc:
-        raise UsageError(str(exc)) from None
-    except TVMNotFoundError as exc:
-        raise CliError(str(exc), exit_code=2) from None
-
-
-_COMMANDS = ("list", "check", "lock", "explain")
-
-
-def _command_of(argv: Sequence[str]) -> str | None:
-    """The command named in ``argv``, or ``None``."""
-    words = [a for a in argv if not a.startswith("-")]
-    return words[0] if words and words[0] in _COMMANDS else None
-
-
-def _wants_json(argv: Sequence[str]) -> bool:
-    return "--json" in argv[:argv.index("--")] if "--" in argv else "--json" in argv
-
-
-def _error_document(argv: Sequence[str], exc: CliError) -> Doc:
+def _error_document(argv: Sequence[str], exc: CliError) -> dict[str, Any]:
     from .. import __version__
     from ._report import SCHEMA
 
-    return {"schema": SCHEMA, "command": _command_of(argv), "version": __version__, "ok": False,
-            "error": {"type": type(exc).__name__, "message": shown(str(exc)),
-                      "exit_code": exc.exit_code}}
-
-
-def _safe_streams() -> None:
-    """Never fail on a name the terminal's encoding cannot show (``LANG=C``,
-    ``PYTHONIOENCODING=ascii``): write such characters as backslash escapes."""
-    for stream in (sys.stdout, sys.stderr):
-        reconfigure = getattr(stream, "reconfigure", None)
-        if reconfigure is not None:
-            with contextlib.suppress(ValueError, OSError):
-                reconfigure(errors="backslashreplace")
+    words = [a for a in argv if not a.startswith("-")]
+    command = words[0] if words and words[0] in ("list", "check", "lock", "explain") else None
+    return {"schema": SCHEMA, "command": command, "version": __version__, "ok": False,
+            "error": {"type": type(exc).__name__, "message": shown(str(exc)), "exit_code": exc.exit_code}}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line with ``argv``; returns the exit status. Without ``argv`` it runs as
-    the program (``tilelang-hostcg``, ``python -m tilelang_hostcg``): ``sys.argv[1:]``, and the
-    standard output kept for the command's document alone until the process ends
-    (:func:`~.output.own_stdout`: what plugins print, also from ``atexit``, goes to stderr)."""
-    _safe_streams()
+    """Run the command line with ``argv``; returns the exit status. Without ``argv`` it runs as the
+    program: ``sys.argv[1:]``, with stdout kept for the command's document (plugins' prints go to stderr)."""
+    from .._errors import InputError, TargetParseError, UnsupportedTileLangError
+    from .._tvm import TVMNotFoundError
+
+    for stream in (sys.stdout, sys.stderr):  # a name the terminal cannot show is escaped, never fatal
+        with contextlib.suppress(ValueError, OSError, AttributeError):
+            stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
     if argv is None:
         own_stdout()
     args_list = list(argv) if argv is not None else sys.argv[1:]
-    parser = _parser()
     try:
         try:
-            args = parser.parse_args(args_list)
+            args = _parser().parse_args(args_list)
         except SystemExit as exc:  # --help and --version print and exit 0
             return exc.code if isinstance(exc.code, int) else 0
         if args.command is None:
-            raise UsageError("missing command: choose one of list, check, lock, explain "
-                             f"(see '{PROG} --help')")
-        status = _dispatch(args)
+            raise UsageError(f"missing command: choose one of list, check, lock, explain (see '{PROG} --help')")
+        try:
+            status = int(args.handler(args))
+        except (InputError, TargetParseError) as exc:
+            raise UsageError(str(exc)) from None
+        except (TVMNotFoundError, UnsupportedTileLangError) as exc:
+            raise CliError(str(exc), exit_code=2) from None
         document_stream().flush()  # a closed pipe shows here, not at interpreter exit
         return status
     except CliError as exc:
-        if _wants_json(args_list):
+        if "--json" in (args_list[:args_list.index("--")] if "--" in args_list else args_list):
             write_json(_error_document(args_list, exc))
         err(f"{exc.prog}: error: {exc}")
         return exc.exit_code
-    except BrokenPipeError:
-        # The reader went away (``| head``): stop quietly, as other Unix tools do.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, document_stream().fileno())
+    except BrokenPipeError:  # the reader went away (``| head``): stop quietly, as other tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), document_stream().fileno())
         return 1

@@ -1,8 +1,5 @@
-"""The ``TILELANG_HOSTCG_*`` environment controls: reading, judging and warning.
-
-Every value is untrusted. A control that cannot take effect (malformed, naming nothing
-installed, unknown or removed) is a :class:`ControlProblem`: warned once per process and
-listed by ``check``. Names under :data:`RESERVED_PREFIX` are never judged."""
+"""The ``TILELANG_HOSTCG_*`` environment controls. A control that cannot take effect (malformed,
+naming nothing installed, unknown) is a :class:`ControlProblem`: warned once and listed by ``check``."""
 
 from __future__ import annotations
 
@@ -12,7 +9,9 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .._errors import warn_once
+from _tilelang_hostcg_hook import ENV_AUTO_INSTALL, OFF
+
+from .._errors import shown, warn_once
 from .._names import CODEGEN_GROUP, CORE_DISTRIBUTION
 from .._targets import kind_spellings
 from ._records import CORE_ENTRY_POINTS, normalize_name
@@ -22,24 +21,18 @@ if TYPE_CHECKING:
 
     from ._records import AdvertisedEntryPoint
 
-__all__ = ["ENV_AUTOLOAD_OFF", "ENV_AUTO_INSTALL", "ENV_DISABLE", "ENV_ONLY", "ENV_PREFER",
-           "KNOWN_VARIABLES", "RESERVED_PREFIX", "ControlProblem", "Controls",
-           "auto_install_problem", "is_utf8_text", "show_text", "warn_control_problems"]
+__all__ = ["ENV_AUTOLOAD_OFF", "ENV_AUTO_INSTALL", "ENV_DISABLE", "ENV_ONLY", "ENV_PREFER", "ControlProblem",
+           "Controls", "auto_install_problem", "is_utf8_text", "nearest", "warn_control_problems"]
 
 PREFIX = "TILELANG_HOSTCG_"
 ENV_AUTOLOAD_OFF = "TILELANG_HOSTCG_DISABLE_PLUGIN_AUTOLOAD"
 ENV_DISABLE = "TILELANG_HOSTCG_DISABLE"
 ENV_ONLY = "TILELANG_HOSTCG_ONLY"
 ENV_PREFER = "TILELANG_HOSTCG_PREFER"
-ENV_AUTO_INSTALL = "TILELANG_HOSTCG_AUTO_INSTALL"
-"""Set to ``0`` (or ``false``, ``no``, ``off``) to turn off activation (TileLang's and TVM's)."""
-
 KNOWN_VARIABLES = (ENV_AUTOLOAD_OFF, ENV_AUTO_INSTALL, ENV_DISABLE, ENV_ONLY, ENV_PREFER)
-RESERVED_PREFIX = "TILELANG_HOSTCG_TEST_"
-"""Variables of the project's own tests (e.g. ``TILELANG_HOSTCG_TEST_ENVS``): not judged."""
+RESERVED_PREFIX = "TILELANG_HOSTCG_TEST_"  # the project's own tests' variables: never judged
 
-_TRUE = frozenset({"1", "true", "yes", "on"})
-_FALSE = frozenset({"", "0", "false", "no", "off"})
+_ON = ("1", "true", "yes", "on")
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,28 +44,15 @@ class ControlProblem:
     message: str
 
 
-def show_text(text: str, limit: int = 60) -> str:
-    """``text`` quoted, printable and at most ``limit`` characters: undecodable bytes as ``\\xNN``,
-    other non-ASCII as escapes."""
-    shown = text if len(text) <= limit else text[:limit]
-    raw = shown.encode("utf-8", "surrogateescape").decode("ascii", "backslashreplace")
-    raw = "".join(ch if ch.isprintable() else f"\\x{ord(ch):02x}" for ch in raw)
-    return f"'{raw}'" if len(text) <= limit else f"'{raw}'... ({len(text)} characters)"
-
-
-def _not_understood(variable: str, value: str | None, effect: str, fix: str,
-                    ) -> ControlProblem | None:
-    """The rule of the on/off variables: a value outside ``_TRUE`` and ``_FALSE`` (any case,
-    spaces around) is a problem, and leaves the default in force."""
-    if value is None or value.strip().lower() in _TRUE | _FALSE:
+def _not_understood(variable: str, value: str | None, effect: str, fix: str) -> ControlProblem | None:
+    """An on/off value that is neither on nor off (any case, spaces around): the default stays."""
+    if value is None or value.strip().lower() in (*_ON, *OFF, ""):
         return None
-    return ControlProblem(variable, value, f"{variable}={show_text(value)} is not understood; "
-                                           f"{effect}. Write {fix}")
+    return ControlProblem(variable, value, f"{variable}={shown(value, 60)} is not understood; {effect}. Write {fix}")
 
 
 def auto_install_problem(value: str | None) -> ControlProblem | None:
-    """The problem with ``TILELANG_HOSTCG_AUTO_INSTALL=value`` when it is not understood
-    (activation then stays on); the start-up hook itself only tests the off values."""
+    """The problem with ``TILELANG_HOSTCG_AUTO_INSTALL=value`` when it is not understood."""
     return _not_understood(ENV_AUTO_INSTALL, value, "activation at `import tilelang` and "
                            "`import tvm` stays on", f"{ENV_AUTO_INSTALL}=0 to turn it off")
 
@@ -82,8 +62,7 @@ _KIND = re.compile(r"[A-Za-z0-9_.-]+")
 
 
 def is_utf8_text(text: str) -> bool:
-    """Whether ``text`` holds no bytes that were not UTF-8 (no surrogate escapes): the
-    test of environment controls and of command-line arguments."""
+    """Whether ``text`` holds no bytes that were not UTF-8 (no surrogate escapes)."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -105,25 +84,11 @@ def warn_control_problems(problems: Iterable[ControlProblem]) -> None:
         warn_once(problem.message)
 
 
-def _unknown_variables(env: Mapping[str, str], problems: list[ControlProblem]) -> None:
-    for variable in sorted(env):
-        if (not variable.startswith(PREFIX) or variable in KNOWN_VARIABLES
-                or variable.startswith(RESERVED_PREFIX)):
-            continue
-        message = (f"{show_text(variable)} is not a tilelang-hostcg control and has no effect"
-                   f"{nearest(variable, KNOWN_VARIABLES)}; the controls are "
-                   f"{', '.join(KNOWN_VARIABLES)}. Rename or unset it")
-        problems.append(ControlProblem(variable, env[variable][:40], message))
-
-
 @dataclass(frozen=True, slots=True)
 class Controls:
-    """The plugin controls, normally read from the environment.
-
-    ``disable`` holds normalized distribution names or ``distribution:kind`` (the core's too:
-    ``tilelang-hostcg:llvm``); ``only`` is ``None`` (no allowlist) or normalized names;
-    ``prefer`` maps a kind to the codegen name that wins whenever it matches; ``problems``
-    (not compared) lists what :meth:`from_environ` could not use."""
+    """The plugin controls: ``disable`` holds normalized distribution names or ``distribution:kind``;
+    ``only`` is ``None`` (no allowlist) or names; ``prefer`` maps a kind to the codegen name that
+    wins when it matches; ``problems`` (not compared) is what :meth:`from_environ` could not use."""
 
     autoload: bool = True
     disable: frozenset[str] = frozenset()
@@ -134,13 +99,11 @@ class Controls:
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None) -> Controls:
         """Read the ``TILELANG_HOSTCG_*`` variables (items separated by commas; ``DISABLE`` and
-        ``ONLY`` also by whitespace). An item that is not UTF-8 or malformed, an on/off value not
-        understood, and an unknown or removed variable are dropped as ``problems``, each warned."""
+        ``ONLY`` also by whitespace); what cannot be used becomes a warned ``problem``."""
         env = os.environ if environ is None else environ
         value = env.get(ENV_AUTOLOAD_OFF)
-        autoload = (value or "").strip().lower() not in _TRUE
-        problems = [p for p in (_not_understood(ENV_AUTOLOAD_OFF, value, "plugin autoload stays "
-                                                "on", f"{ENV_AUTOLOAD_OFF}=1 to turn it off"),
+        problems = [p for p in (_not_understood(ENV_AUTOLOAD_OFF, value, "plugin autoload stays on",
+                                                f"{ENV_AUTOLOAD_OFF}=1 to turn it off"),
                                 auto_install_problem(env.get(ENV_AUTO_INSTALL))) if p is not None]
         disable_items = _items(ENV_DISABLE, env.get(ENV_DISABLE), problems, names=True)
         disable = frozenset(filter(None, (_disable_item(item, problems)
@@ -152,19 +115,21 @@ class Controls:
         for item in _items(ENV_PREFER, env.get(ENV_PREFER), problems, names=False) or ():
             kind, sep, name = item.partition("=")
             if not sep or not kind.strip() or not name.strip():
-                problems.append(ControlProblem(
-                    ENV_PREFER, item, f"{ENV_PREFER}: ignoring {show_text(item)}; write "
-                    f"kind=codegen, e.g. {ENV_PREFER}=llvm=llvm"))
+                problems.append(ControlProblem(ENV_PREFER, item, f"{ENV_PREFER}: ignoring {shown(item, 60)}; "
+                                               f"write kind=codegen, e.g. {ENV_PREFER}=llvm=llvm"))
                 continue
             prefer[kind.strip()] = name.strip()
-        _unknown_variables(env, problems)
+        problems += [ControlProblem(variable, env[variable][:40], f"{shown(variable, 60)} is not a tilelang-hostcg "
+                                    f"control and has no effect{nearest(variable, KNOWN_VARIABLES)}; the controls "
+                                    f"are {', '.join(KNOWN_VARIABLES)}. Rename or unset it")
+                     for variable in sorted(env) if variable.startswith(PREFIX)
+                     and variable not in KNOWN_VARIABLES and not variable.startswith(RESERVED_PREFIX)]
         warn_control_problems(problems)
-        return cls(autoload=autoload, disable=disable, only=only, prefer=prefer,
-                   problems=tuple(problems))
+        return cls(autoload=(value or "").strip().lower() not in _ON, disable=disable, only=only,
+                   prefer=prefer, problems=tuple(problems))
 
     def skip_control(self, distribution: str, kind: str) -> tuple[str, str] | None:
-        """The control that skips this entry point, as ``(variable, item)``, or ``None``; the core's
-        own entry points are skipped only by ``DISABLE`` naming the core."""
+        """The control that skips this entry point, as ``(variable, item)``, or ``None``."""
         dist = normalize_name(distribution)
         if dist != CORE_DISTRIBUTION:
             if not self.autoload:
@@ -179,9 +144,7 @@ class Controls:
         return None
 
     def suggest(self, variable: str, item: str) -> str:
-        """``VARIABLE=VALUE`` adding ``item`` to what these controls already set, so that following
-        the advice keeps them: ``DISABLE`` and ``ONLY`` add a name, ``PREFER`` replaces only the
-        preference of ``item``'s kind (``kind=codegen``)."""
+        """``VARIABLE=VALUE`` adding ``item`` to what these controls set (``PREFER``: replacing its kind's)."""
         if variable == ENV_PREFER:
             kind = item.partition("=")[0]
             items = [f"{k}={v}" for k, v in sorted(self.prefer.items()) if k != kind] + [item]
@@ -207,8 +170,7 @@ class Controls:
 
     def unknown_names(self, entry_points: Iterable[AdvertisedEntryPoint],
                       ) -> list[ControlProblem]:
-        """Items of ``DISABLE``, ``ONLY`` and ``PREFER`` naming a distribution or kind no installed
-        entry point (the core's included) advertises."""
+        """Items of ``DISABLE``, ``ONLY`` and ``PREFER`` naming what no installed entry point advertises."""
         if not (self.disable or self.only or self.prefer):
             return []
         entries = list(entry_points)
@@ -223,32 +185,21 @@ class Controls:
             if dist not in kinds_of:
                 problems.append(_no_distribution(ENV_DISABLE, item, dist, kinds_of))
             elif sep and kind not in kinds_of[dist]:
-                problems.append(ControlProblem(
-                    ENV_DISABLE, item, f"{ENV_DISABLE}={item}: distribution {dist!r} advertises "
-                    f"no kind {kind!r}{nearest(kind, kinds_of[dist])}; it advertises "
-                    f"{', '.join(sorted(kinds_of[dist])) or 'nothing'}"))
-        for dist in sorted(self.only or ()):
-            if dist not in kinds_of:
-                problems.append(_no_distribution(ENV_ONLY, dist, dist, kinds_of))
+                problems.append(ControlProblem(ENV_DISABLE, item, f"{ENV_DISABLE}={item}: distribution {dist!r} "
+                                               f"advertises no kind {kind!r}{nearest(kind, kinds_of[dist])}; it "
+                                               f"advertises {', '.join(sorted(kinds_of[dist])) or 'nothing'}"))
+        problems += [_no_distribution(ENV_ONLY, d, d, kinds_of) for d in sorted(self.only or ()) if d not in kinds_of]
         codegen_kinds = {k for ep in entries if ep.group == CODEGEN_GROUP
                          for k in kind_spellings(ep.name)} | set(kinds_of[CORE_DISTRIBUTION])
-        for kind in sorted(self.prefer):
-            if kind not in codegen_kinds:
-                problems.append(ControlProblem(
-                    ENV_PREFER, f"{kind}={self.prefer[kind]}",
-                    f"{ENV_PREFER}={kind}={self.prefer[kind]}: no installed distribution "
-                    f"advertises host kind {kind!r}{nearest(kind, codegen_kinds)}; the "
-                    "preference applies only if code registers a codegen for that kind"))
-        return problems
+        return problems + [ControlProblem(
+            ENV_PREFER, f"{kind}={name}", f"{ENV_PREFER}={kind}={name}: no installed distribution advertises host "
+            f"kind {kind!r}{nearest(kind, codegen_kinds)}; the preference applies only if code registers a codegen "
+            "for that kind") for kind, name in sorted(self.prefer.items()) if kind not in codegen_kinds]
 
     def unknown_preference(self, kind: str, names: Iterable[str]) -> ControlProblem | None:
-        """The problem with ``PREFER`` for ``kind`` when no codegen of that kind is
-        called as it says (``names``: the kind's codegens, plugins loaded), else ``None``."""
-        wanted = self.prefer.get(kind)
-        if wanted is None:
-            return None
-        present = set(names)
-        if wanted in present:
+        """The problem with ``PREFER`` for ``kind`` when none of its codegens (``names``) is so called."""
+        wanted, present = self.prefer.get(kind), set(names)
+        if wanted is None or wanted in present:
             return None
         listed = ", ".join(repr(n) for n in sorted(present)) or "none"
         return ControlProblem(
@@ -268,7 +219,7 @@ def _no_distribution(variable: str, item: str, dist: str,
 
 def _items(variable: str, value: str | None, problems: list[ControlProblem], *,
            names: bool) -> list[str] | None:
-    """The items of a list variable (``None`` when unset), dropping unusable ones."""
+    """The items of a list variable (``None`` when unset), dropping those not UTF-8."""
     if value is None:
         return None
     raw = value.replace(",", " ").split() if names else value.split(",")
@@ -280,9 +231,8 @@ def _items(variable: str, value: str | None, problems: list[ControlProblem], *,
             with contextlib.suppress(UnicodeError):
                 item = os.fsencode(item).decode("utf-8")
         if not is_utf8_text(item):
-            problems.append(ControlProblem(
-                variable, item, f"{variable}: ignoring {show_text(item)}: it is not valid UTF-8 "
-                f"text; set {variable} to names separated by commas"))
+            problems.append(ControlProblem(variable, item, f"{variable}: ignoring {shown(item, 60)}: it is not "
+                                           f"valid UTF-8 text; set {variable} to names separated by commas"))
             continue
         items.append(item)
     return items
@@ -291,9 +241,8 @@ def _items(variable: str, value: str | None, problems: list[ControlProblem], *,
 def _only_item(item: str, problems: list[ControlProblem]) -> bool:
     if _NAME.fullmatch(item):
         return True
-    problems.append(ControlProblem(
-        ENV_ONLY, item, f"{ENV_ONLY}: ignoring {show_text(item)}: not a distribution name; "
-        "separate names with commas"))
+    problems.append(ControlProblem(ENV_ONLY, item, f"{ENV_ONLY}: ignoring {shown(item, 60)}: not a distribution "
+                                   "name; separate names with commas"))
     return False
 
 
@@ -301,9 +250,8 @@ def _disable_item(item: str, problems: list[ControlProblem]) -> str | None:
     dist, sep, kind = item.partition(":")
     kind = kind.strip()
     if not _NAME.fullmatch(dist.strip()) or (sep and not _KIND.fullmatch(kind)):
-        problems.append(ControlProblem(
-            ENV_DISABLE, item, f"{ENV_DISABLE}: ignoring {show_text(item)}: write a distribution "
-            "name or distribution:kind, separated by commas"))
+        problems.append(ControlProblem(ENV_DISABLE, item, f"{ENV_DISABLE}: ignoring {shown(item, 60)}: write a "
+                                       "distribution name or distribution:kind, separated by commas"))
         return None
     return f"{normalize_name(dist)}:{kind}" if sep else normalize_name(dist)
 

@@ -180,7 +180,7 @@ def _location(dist: Distribution) -> str:
 
 def _fix(dist: Distribution) -> str:
     """Reinstall advice, the name and version from the folder's name (``NAME-VERSION.dist-info``)."""
-    from .._repair import reinstall
+    from .._advice import reinstall
 
     name, _, version = os.path.basename(_location(dist).rstrip("/\\")).rpartition(".")[0].partition("-")
     if not name:

@@ -1,6 +1,5 @@
-"""What a user needs to debug a failed plugin: what is wrong with its source, the file and
-line where it failed, its own traceback (our frames and the import system's hidden) and
-the command that reinstalls it the way it was installed. Imported on failure only."""
+"""How a failed plugin is worded: what is wrong, where it failed, its own traceback, and what to do.
+Imported on failure only."""
 
 from __future__ import annotations
 
@@ -17,7 +16,7 @@ if TYPE_CHECKING:
     from .discovery._planning import Controls
 
 __all__ = ["advice", "capture", "error_message", "failure_site", "failure_text", "plugin_traceback",
-           "reinstall_command", "site_text", "wrong_entry_point"]
+           "reinstall_command", "wrong_entry_point"]
 
 _PACKAGE = __name__.rpartition(".")[0]
 _HIDDEN = (_PACKAGE, "importlib", "_frozen_importlib", "_frozen_importlib_external")
@@ -30,8 +29,7 @@ def _hidden(module: object) -> bool:
 
 @contextmanager
 def capture(into: list[str]) -> Iterator[None]:
-    """Collect plugin warnings as text (each once) instead of showing them; other warnings
-    keep the filters in force and are shown afterwards."""
+    """Collect plugin warnings as text (each once); other warnings are shown afterwards."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PluginWarning)
         yield
@@ -43,9 +41,8 @@ def capture(into: list[str]) -> Iterator[None]:
 
 
 def failure_site(exc: BaseException | None, module: str | None = None) -> tuple[str, int] | None:
-    """``(file, line)`` where a plugin failed: the innermost frame of ``module``'s package
-    (the entry point's module), else the innermost frame that is not ours; ``None`` when
-    the failure has no plugin frame (a missing module, or a problem found by us)."""
+    """``(file, line)`` where a plugin failed: the innermost frame of ``module``'s package, else the
+    innermost one not ours; ``None`` when no plugin frame failed."""
     if exc is None:
         return None
     if isinstance(exc, SyntaxError) and exc.filename and exc.lineno and not exc.filename.startswith("<"):
@@ -59,16 +56,9 @@ def failure_site(exc: BaseException | None, module: str | None = None) -> tuple[
     return (own or frames)[-1][1:] if frames else None
 
 
-def site_text(exc: BaseException | None, module: str | None = None) -> str:
-    """`` (at FILE:LINE)`` for :func:`failure_site`, or the empty string."""
-    site = failure_site(exc, module)
-    return f" (at {site[0]}:{site[1]})" if site else ""
-
-
 def plugin_traceback(exc: BaseException | None) -> list[str]:
-    """The lines of ``exc``'s traceback as Python prints it (causes and contexts first),
-    with our frames and the import system's left out. The text is the plugin's own: escape
-    it with :func:`~tilelang_hostcg._errors.shown` to show it. Empty for no exception."""
+    """The lines of ``exc``'s traceback as Python prints it, without our frames and the import
+    system's (the plugin's own text: :func:`~tilelang_hostcg._errors.shown` it)."""
     if exc is None:
         return []
     import traceback
@@ -87,13 +77,11 @@ def plugin_traceback(exc: BaseException | None) -> list[str]:
 
 
 def reinstall_command(distribution: str, location: str | None = None) -> str:
-    """The ``pip`` command (:func:`~._repair.reinstall`) that reinstalls ``distribution`` alone,
-    as it was installed (PEP 610 ``direct_url.json``, of the metadata folder ``location`` when
-    known): editable from its folder, from its folder, file or repository, or
-    ``NAME==VERSION`` from an index."""
+    """The :func:`~._advice.reinstall` of ``distribution`` as it was installed (PEP 610
+    ``direct_url.json`` of its metadata folder ``location``, when known)."""
     from importlib.metadata import Distribution, PackageNotFoundError
 
-    from ._repair import reinstall
+    from ._advice import reinstall
     from ._tvm import direct_url, file_url_path, is_editable
 
     try:
@@ -115,6 +103,8 @@ def reinstall_command(distribution: str, location: str | None = None) -> str:
 def failure_text(info: SourceInfo) -> str:
     """One phrase on what is wrong with a source: ``plugin <origin> <what>``."""
     err = info.error
+    site = failure_site(err, module_of(info.value))
+    at = f" (at {site[0]}:{site[1]})" if site else ""
     if info.state == "incompatible":
         what = f"is incompatible: {info.reason}"
     elif info.state == "disabled":
@@ -122,20 +112,18 @@ def failure_text(info: SourceInfo) -> str:
     elif err is None:
         what = "failed to load"
     elif isinstance(err, SystemExit):
-        what = f"exited while being imported (sys.exit({err.code!r})){site_text(err, module_of(info.value))}"
+        what = f"exited while being imported (sys.exit({err.code!r})){at}"
     else:
         wrong = wrong_entry_point(info)
         what = (f"failed to load: its entry point is wrong: {wrong}" if wrong is not None else
-                f"failed to load: {type(err).__name__}: {error_message(err)}"
-                f"{site_text(err, module_of(info.value))}")
+                f"failed to load: {type(err).__name__}: {error_message(err)}{at}")
     if info.state == "lazy" and err is not None:
         what += " (a transient failure: it is retried at the next use)"
     return f"plugin {info.origin.describe()} {what}"
 
 
 def advice(info: SourceInfo, controls: Controls | None = None) -> str:
-    """What to do about a source that failed, is disabled or is incompatible; a ``DISABLE``
-    suggestion keeps what ``controls`` (those in force) already skip."""
+    """What to do about a source that failed or is incompatible (a ``DISABLE`` keeps what ``controls`` skip)."""
     from .discovery._controls import ENV_DISABLE
     from .discovery._planning import Controls
 
@@ -153,17 +141,13 @@ def advice(info: SourceInfo, controls: Controls | None = None) -> str:
 
 
 def error_message(exc: BaseException) -> str:
-    """An exception's message as the failure texts show it: a ``SyntaxError``'s own message
-    without its ``(file, line N)``, which the site gives in full (as for any error)."""
-    if isinstance(exc, SyntaxError) and exc.msg:
-        return str(exc.msg)
-    return text_of(exc)
+    """An exception's message; a ``SyntaxError``'s without its ``(file, line N)`` (the site says it)."""
+    return str(exc.msg) if isinstance(exc, SyntaxError) and exc.msg else text_of(exc)
 
 
 def wrong_entry_point(info: SourceInfo) -> str | None:
-    """What is wrong with a source's value when its failure is the value itself (a module or an
-    attribute that does not exist), with the nearest existing name; ``None`` otherwise (the
-    plugin's own code failed)."""
+    """What is wrong with a source's value when it names a module or attribute that does not exist
+    (with the nearest existing name); ``None`` when the plugin's own code failed."""
     from .discovery._controls import nearest
 
     err, module = info.error, module_of(info.value)
