@@ -46,6 +46,21 @@ class ModuleFolder:
         self.names.append(name)
         return name
 
+    def distribution(self, name: str, entry_points: dict[str, dict[str, str]], *,
+                     version: str = "1.0", requires: tuple[str, ...] = ()) -> Path:
+        """Write the metadata of an installed distribution ``name`` (a ``.dist-info``
+        folder, as pip leaves it) into the folder, advertising ``entry_points`` (group ->
+        ``{name: value}``) of modules written with :meth:`write`."""
+        folder = self.root / f"{name.replace('-', '_')}-{version}.dist-info"
+        folder.mkdir()
+        (folder / "METADATA").write_text("".join([
+            f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
+            *(f"Requires-Dist: {requirement}\n" for requirement in requires)]))
+        (folder / "entry_points.txt").write_text("".join(
+            f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in items.items())
+            for group, items in entry_points.items()))
+        return folder
+
 
 @pytest.fixture
 def modules(tmp_path: Path) -> Iterator[ModuleFolder]:
