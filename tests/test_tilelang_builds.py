@@ -12,32 +12,30 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import importlib.util
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tilelang_hostcg._names import TILELANG_BUILDS
-from tilelang_hostcg._tvm import (
-    distribution_name,
-    tilelang_distribution,
-    tilelang_distributions,
-    tilelang_overlap,
-)
+from tilelang_hostcg import PluginWarning
 from tilelang_hostcg.discovery.requirements import check_requirements, other_build_requirements
 from tilelang_hostcg.testing import PluginEnvironment
 from tilelang_hostcg.tilelang import UnsupportedTileLangError
-from tilelang_hostcg.tilelang.gate import installed_build, mode_of
 
 from .plugin_factory import Plugin, install, module
 
-pytestmark = pytest.mark.skipif(tilelang_distribution() is not None,
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("tilelang") is not None,
                                 reason="this environment has a TileLang build of its own")
 
 PADDLE_INIT = "# PaddlePaddle's build\n"
+# Stand-in builds at a version the integration refuses, so that ``check`` does not enter
+# their one-file ``tilelang`` package (the TVM in use stays apache-tvm).
+STAND_IN = "0.1.11"
 STOCK_INIT = "# stock TileLang\n"
 
 
@@ -76,48 +74,49 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 # ------------------------------------------------------------------ which build
-def test_paddles_build_is_tilelang(site: Path) -> None:
-    write_build(site, "tilelang-paddle", "0.1.13", {"tilelang/__init__.py": PADDLE_INIT})
-    dist = tilelang_distribution()
-    assert dist is not None and distribution_name(dist) == "tilelang-paddle"
-    assert installed_build() == ("tilelang-paddle", "0.1.13")
-    assert mode_of("0.1.13", "tilelang-paddle") == "registry"
-    assert tilelang_overlap() is None
-    # Plain `list` imports no TVM and names the build from metadata (a fresh process: this
-    # one may have imported apache-tvm already).
+def listed(*sites: Path) -> tuple[dict[str, Any], str]:
+    """``tilelang-hostcg list --json`` in a fresh process (no TVM imported: it reads
+    metadata) with ``sites`` first on ``sys.path``: its TVM block, and its stderr."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("TILELANG_HOSTCG_")}
     proc = subprocess.run([sys.executable, "-m", "tilelang_hostcg", "list", "--json"], capture_output=True,
-                          text=True, env={**env, "PYTHONPATH": str(site)}, cwd=site, timeout=300)
+                          text=True, env={**env, "PYTHONPATH": os.pathsep.join(map(str, sites))},
+                          cwd=sites[0], timeout=300)
     assert proc.returncode == 0, proc.stderr
-    doc = json.loads(proc.stdout)["tvm"]
-    assert doc["describe"] == "TVM bundled with tilelang-paddle 0.1.13 (not imported)"
-    assert (doc["provider"], doc["distribution"]) == ("tilelang", "tilelang-paddle")
+    return json.loads(proc.stdout)["tvm"], proc.stderr
+
+
+def test_paddles_build_is_tilelang(site: Path) -> None:
+    write_build(site, "tilelang-paddle", "0.1.13", {"tilelang/__init__.py": PADDLE_INIT})
+    tvm, stderr = listed(site)
+    assert tvm["describe"] == "TVM bundled with tilelang-paddle 0.1.13 (not imported)"
+    assert (tvm["provider"], tvm["distribution"]) == ("tilelang", "tilelang-paddle")
+    assert stderr == ""  # one build: nothing to warn of
 
 
 def test_a_build_name_whose_metadata_ships_no_tilelang_package_is_not_tilelang(site: Path) -> None:
     write_build(site, "tilelang-paddle", "0.1.13", {"paddle_only/__init__.py": ""})
-    assert tilelang_distribution() is None
+    assert listed(site)[0]["provider"] == "apache-tvm"
+    import tilelang_hostcg.tilelang as integration
+
     with pytest.raises(UnsupportedTileLangError, match="not installed"):
-        installed_build()
+        integration.install()
 
 
 def test_top_level_txt_speaks_where_there_is_no_record(site: Path) -> None:
     info = write_build(site, "tilelang-paddle", "0.1.13", record=False)
     (info / "top_level.txt").write_text("paddle_only\n")
-    assert tilelang_distribution() is None
+    assert listed(site)[0]["provider"] == "apache-tvm"
     (info / "top_level.txt").write_text("tilelang\n")
-    dist = tilelang_distribution()
-    assert dist is not None and distribution_name(dist) == "tilelang-paddle"
+    assert listed(site)[0]["distribution"] == "tilelang-paddle"
 
 
 def test_an_unknown_name_is_not_a_build_even_with_the_package(site: Path) -> None:
     write_build(site, "not-tilelang", "0.1.13")
-    assert tilelang_distribution() is None
+    assert listed(site)[0]["provider"] == "apache-tvm"
 
 
 def test_an_unsupported_build_is_refused_naming_distribution_and_version(site: Path) -> None:
     write_build(site, "tilelang-rocm", "0.1.4.post13")
-    assert installed_build() == ("tilelang-rocm", "0.1.4.post13")
     import tilelang_hostcg.tilelang as integration
 
     with pytest.raises(UnsupportedTileLangError) as info:
@@ -129,33 +128,29 @@ def test_an_unsupported_build_is_refused_naming_distribution_and_version(site: P
 
 def test_two_builds_the_one_whose_files_are_installed_is_used(site: Path) -> None:
     # pip installed stock TileLang, then tilelang-paddle over the same folder: the files
-    # are paddle's, and both RECORDs list them.
-    write_build(site, "tilelang", "0.1.13", {"tilelang/__init__.py": STOCK_INIT}, write_files=False)
-    write_build(site, "tilelang-paddle", "0.1.13", {"tilelang/__init__.py": PADDLE_INIT})
-    found = [distribution_name(d) for d in tilelang_distributions()]
-    assert found == ["tilelang-paddle", "tilelang"]
-    overlap = tilelang_overlap()
-    assert overlap is not None
-    assert "2 TileLang builds are installed (tilelang-paddle 0.1.13, tilelang 0.1.13)" in overlap
-    assert "tilelang-hostcg uses tilelang-paddle 0.1.13" in overlap
+    # are paddle's, and both RECORDs list them. (A version the integration refuses: its
+    # install() warns, then refuses from metadata, importing no stand-in.)
+    write_build(site, "tilelang", STAND_IN, {"tilelang/__init__.py": STOCK_INIT}, write_files=False)
+    write_build(site, "tilelang-paddle", STAND_IN, {"tilelang/__init__.py": PADDLE_INIT})
+    assert listed(site)[0]["distribution"] == "tilelang-paddle"
+    import tilelang_hostcg.tilelang as integration
+
+    with pytest.warns(PluginWarning) as caught, pytest.raises(UnsupportedTileLangError):
+        integration.install()
+    overlap = str(caught[0].message)
+    assert f"2 TileLang builds are installed (tilelang-paddle {STAND_IN}, tilelang {STAND_IN})" in overlap
+    assert f"tilelang-hostcg uses tilelang-paddle {STAND_IN}" in overlap
     assert "pip uninstall tilelang" in overlap
     # The other way round: stock TileLang's files win.
     (site / "tilelang" / "__init__.py").write_text(STOCK_INIT)
-    assert [distribution_name(d) for d in tilelang_distributions()] == ["tilelang", "tilelang-paddle"]
+    assert listed(site)[0]["distribution"] == "tilelang"
 
 
-def test_two_builds_without_a_hash_to_tell_the_first_on_sys_path_is_used(
-        site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_two_builds_without_a_hash_to_tell_the_first_on_sys_path_is_used(site: Path, tmp_path: Path) -> None:
     later = tmp_path / "later"
     write_build(site, "tilelang-paddle", "0.1.13", {"tilelang/__init__.py": PADDLE_INIT})
     write_build(later, "tilelang", "0.1.15", {"tilelang/__init__.py": STOCK_INIT})
-    monkeypatch.syspath_prepend(str(later))  # first on sys.path now
-    assert [distribution_name(d) for d in tilelang_distributions()] == ["tilelang", "tilelang-paddle"]
-
-
-def test_the_known_builds_are_one_list() -> None:
-    assert TILELANG_BUILDS[:2] == ("tilelang", "tilelang-paddle")
-    assert "tilelang-rocm" in TILELANG_BUILDS
+    assert listed(later, site)[0]["distribution"] == "tilelang"  # first on sys.path
 
 
 # ------------------------------------------------------------------ requirements
@@ -183,9 +178,6 @@ def test_requirements_naming_another_build_are_found():
 
 
 # ------------------------------------------------------------------ the commands
-# Stand-in builds at a version the integration refuses, so that ``check`` does not enter
-# their one-file ``tilelang`` package (the TVM in use stays apache-tvm).
-STAND_IN = "0.1.11"
 
 
 def _stand_in(dist: str, init: str) -> Plugin:
