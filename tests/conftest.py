@@ -29,7 +29,7 @@ import pytest
 
 from tilelang_hostcg.testing import PluginEnvironment
 
-from .tilelang_env import PLUGINS, TileLangEnvs, group_in, session_wheels
+from .tilelang_env import PLUGINS, TileLangEnvs, session_wheels
 
 
 class ModuleFolder:
@@ -45,6 +45,21 @@ class ModuleFolder:
         (self.root / f"{name}.py").write_text(textwrap.dedent(source))
         self.names.append(name)
         return name
+
+    def distribution(self, name: str, entry_points: dict[str, dict[str, str]], *,
+                     version: str = "1.0", requires: tuple[str, ...] = ()) -> Path:
+        """Write the metadata of an installed distribution ``name`` (a ``.dist-info``
+        folder, as pip leaves it) into the folder, advertising ``entry_points`` (group ->
+        ``{name: value}``) of modules written with :meth:`write`."""
+        folder = self.root / f"{name.replace('-', '_')}-{version}.dist-info"
+        folder.mkdir()
+        (folder / "METADATA").write_text("".join([
+            f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
+            *(f"Requires-Dist: {requirement}\n" for requirement in requires)]))
+        (folder / "entry_points.txt").write_text("".join(
+            f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in items.items())
+            for group, items in entry_points.items()))
+        return folder
 
 
 @pytest.fixture
@@ -122,54 +137,19 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 # ------------------------------------------------------------ plugin environments
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark ``slow`` every test whose fixtures build a plugin environment, and check that
-    every ``tilelang`` test names its one TileLang environment (``tilelang-VERSION``, in
-    an ``xdist_group`` and in its id: ``params`` of ``tests/tilelang_env.py``).
-
-    Under ``pytest-xdist`` the ``tilelang`` tests come first, the largest group first:
-    they are the longest, and the other files fill the other worker around them
-    (``.ci/run`` passes ``--no-loadscope-reorder`` to keep this order; see
-    :func:`pytest_xdist_make_scheduler`).
-    """
-    sizes: dict[str, int] = {}
+    every ``tilelang`` test names its one TileLang environment (an ``xdist_group``
+    ``tilelang-VERSION``: ``params`` of ``tests/tilelang_env.py``)."""
     for item in items:
         if "environments" in getattr(item, "fixturenames", ()) and not item.get_closest_marker("slow"):
             item.add_marker(pytest.mark.slow)
         if item.get_closest_marker("tilelang"):
             groups = [m.args[0] if m.args else m.kwargs.get("name")
                       for m in item.iter_markers("xdist_group")]
-            if groups != [group_in(item.nodeid)] or groups[0] is None:
+            if len(groups) != 1 or not str(groups[0]).startswith("tilelang-"):
                 raise pytest.UsageError(
                     f"{item.nodeid}: a tilelang test uses one TileLang environment, named by "
-                    f"the xdist_group and the id tilelang-VERSION (tests/tilelang_env.py: "
-                    f"params), not by {groups}")
-            sizes[groups[0]] = sizes.get(groups[0], 0) + 1
-    if config.pluginmanager.hasplugin("xdist"):
-        def rank(item: pytest.Item) -> tuple[int, str]:
-            name = group_in(item.nodeid) if item.get_closest_marker("tilelang") else None
-            return (-sizes[name], name) if name else (0, "")
-
-        items.sort(key=rank)  # stable: each group's tests, and the other files, keep their order
-
-
-@pytest.hookimpl(optionalhook=True)
-def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """``--dist loadgroup``, as ``.ci/run`` runs it: each TileLang environment's tests
-    (they install into and uninstall from it) in one worker, and each other test file
-    in one worker, where its module-scoped environments are built once and its tests
-    run in order.
-
-    The group is read from a test's id, as pytest-xdist's own ``loadgroup`` cannot mark
-    a test's id with its ``xdist_group`` under the pytest this project tests with.
-    """
-    if config.getvalue("dist") != "loadgroup":
-        return None
-    from xdist.scheduler import LoadScopeScheduling
-
-    class GroupScheduling(LoadScopeScheduling):  # type: ignore[misc]
-        def _split_scope(self, nodeid: str) -> str:
-            return group_in(nodeid) or nodeid.split("::", 1)[0]
-
-    return GroupScheduling(config, log)
+                    f"its xdist_group tilelang-VERSION (tests/tilelang_env.py: params), not by "
+                    f"{groups}")
 
 
 class Environments:
@@ -213,6 +193,8 @@ def first_party_wheels(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Pa
 
 
 @pytest.fixture(scope="session")
-def tilelang_envs(tmp_path_factory: pytest.TempPathFactory) -> TileLangEnvs:
+def tilelang_envs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TileLangEnvs]:
     """The TileLang environments, each with the project installed once this session."""
-    return TileLangEnvs(tmp_path_factory)
+    envs = TileLangEnvs(tmp_path_factory)
+    yield envs
+    envs.close()

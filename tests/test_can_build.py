@@ -7,13 +7,21 @@ from __future__ import annotations
 import pytest
 
 import tilelang_hostcg as hc
-from tilelang_hostcg._targets import required_global_funcs
 
 HELD = hc.global_func_host_codegen("target.build.c")
+GONE = hc.global_func_host_codegen("target.build.hcgt_gone")
 
 
 def _module_global(mod, target):
-    return HELD(mod, target)
+    return GONE(mod, target)
+
+
+def missing(codegen: hc.HostCodegen) -> str | None:
+    """The TVM global function the resolution finds ``codegen`` lacks (``None``: it builds)."""
+    registry = hc.Registry()
+    registry.register_host_codegen("c", codegen)
+    (candidate,) = registry.resolution("c").candidates
+    return candidate.detail if candidate.verdict == "missing-build" else None
 
 
 def test_what_is_seen_and_what_is_declared() -> None:
@@ -26,13 +34,14 @@ def test_what_is_seen_and_what_is_declared() -> None:
     def made_at_call(mod, target):
         return made_later("target.build.hcgt_later")(mod, target)
 
-    assert required_global_funcs(hc.HostCodegen("a", HELD)) == ("target.build.c",)
-    assert required_global_funcs(hc.HostCodegen("b", _module_global)) == ("target.build.c",)
-    assert required_global_funcs(hc.HostCodegen("c", closure)) == ("target.build.hcgt_closed",)
-    assert required_global_funcs(hc.HostCodegen("d", made_at_call)) == ()  # not seen: declare it
+    assert missing(hc.HostCodegen("held", HELD)) is None
+    assert missing(hc.HostCodegen("a", GONE)) == "target.build.hcgt_gone"
+    assert missing(hc.HostCodegen("b", _module_global)) == "target.build.hcgt_gone"
+    assert missing(hc.HostCodegen("c", closure)) == "target.build.hcgt_closed"
+    assert missing(hc.HostCodegen("d", made_at_call)) is None  # not seen: declare it
     declared = hc.HostCodegen("e", made_at_call, global_funcs=["target.build.hcgt_later"])
     assert declared.global_funcs == ("target.build.hcgt_later",)
-    assert required_global_funcs(declared) == ("target.build.hcgt_later",)
+    assert missing(declared) == "target.build.hcgt_later"
 
 
 def test_global_funcs_is_keyword_only_and_checked() -> None:

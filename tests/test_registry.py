@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
+import re
+import shutil
+
 import pytest
 import tvm
 from tvm.target import Target
@@ -19,8 +23,8 @@ from tilelang_hostcg import (
     Registry,
     global_func_host_codegen,
 )
-from tilelang_hostcg._names import CODEGEN_GROUP, HOOK_GROUP
-from tilelang_hostcg.discovery._planning import AdvertisedEntryPoint, PlannedSource
+
+from .plugin_factory import CODEGEN_GROUP, HOOK_GROUP
 
 LLVM_BUILD = global_func_host_codegen("target.build.llvm")
 C_BUILD = global_func_host_codegen("target.build.c")
@@ -38,17 +42,22 @@ def hook(name: str, log: list[str], *, priority: int = 0) -> HostCodegenHook:
     return HostCodegenHook(name, apply, priority=priority)
 
 
-def planned(*items: tuple[str, str, str, str]) -> list[PlannedSource]:
-    """PlannedSources from (group, kind, value, distribution) tuples."""
-    return [PlannedSource(AdvertisedEntryPoint(group, kind, value, dist, "1.0"), "lazy")
-            for group, kind, value, dist in items]
+CORE_OFF = frozenset({"tilelang-hostcg:llvm", "tilelang-hostcg:c"})
 
 
-def discovered(*items: tuple[str, str, str, str], controls: Controls | None = None) -> Registry:
-    """A registry whose discovery yields exactly ``items`` (no metadata read)."""
-    sources = planned(*items)
-    return Registry(discover=True, controls=controls or Controls(),
-                    index_loader=lambda _controls: sources)
+def discovered(modules, *items: tuple[str, str, str, str], controls: Controls | None = None,
+               requires: dict[str, tuple[str, ...]] | None = None) -> Registry:
+    """A registry discovering only the distributions of ``items`` (group, kind, value,
+    distribution), each written as an installed distribution in ``modules``' folder (the
+    core's codegens off)."""
+    dists: dict[str, dict[str, dict[str, str]]] = {}
+    for group, kind, value, dist in items:
+        dists.setdefault(dist, {}).setdefault(group, {})[kind] = value
+    for dist, entry_points in dists.items():
+        modules.distribution(dist, entry_points, requires=(requires or {}).get(dist, ()))
+    controls = controls or Controls()
+    return Registry(discover=True, controls=dataclasses.replace(
+        controls, only=frozenset(dists), disable=controls.disable | CORE_OFF))
 
 
 # --------------------------------------------------------------------------- values
@@ -317,7 +326,7 @@ def test_entry_point_attr_forms_register_with_provenance(modules):
         def make():
             return h.HostCodegen("made", build)
     """)
-    registry = discovered((CODEGEN_GROUP, "llvm", f"{name}:ONE", "dist-a"),
+    registry = discovered(modules, (CODEGEN_GROUP, "llvm", f"{name}:ONE", "dist-a"),
                           (CODEGEN_GROUP, "c", f"{name}:make", "dist-a"),
                           (HOOK_GROUP, "cuda", f"{name}:MANY", "dist-b"))
     assert registry.resolve_host_codegen(Target("llvm")).name == "one"
@@ -330,12 +339,12 @@ def test_entry_point_attr_forms_register_with_provenance(modules):
 
 def test_wrong_type_from_entry_point_names_the_distribution(modules):
     name = modules.write("NOT_A_CODEGEN = 42")
-    registry = discovered((CODEGEN_GROUP, "llvm", f"{name}:NOT_A_CODEGEN", "dist-bad"))
+    registry = discovered(modules, (CODEGEN_GROUP, "llvm", f"{name}:NOT_A_CODEGEN", "dist-bad"))
     with pytest.raises(PluginLoadError) as info:
         registry.resolve_host_codegen(Target("llvm"))
     text = str(info.value)
     assert "'dist-bad' 1.0" in text and f"llvm = {name}:NOT_A_CODEGEN" in text
-    assert "TILELANG_HOSTCG_DISABLE=dist-bad" in text
+    assert re.search(r"TILELANG_HOSTCG_DISABLE=\S*\bdist-bad\b", text), text
     assert isinstance(info.value.__cause__, TypeError)
 
 
@@ -348,12 +357,13 @@ def test_equal_priority_across_distributions_is_ambiguous(modules):
     """)
     items = ((CODEGEN_GROUP, "llvm", f"{name}:B", "dist-b"),
              (CODEGEN_GROUP, "llvm", f"{name}:A", "dist-a"))
-    registry = discovered(*items)
+    registry = discovered(modules, *items)
     with pytest.raises(AmbiguousHostCodegenError) as info:
         registry.resolve_host_codegen(Target("llvm"))
     assert info.value.candidates == (("from-a", "dist-a"), ("from-b", "dist-b"))
     assert "TILELANG_HOSTCG_PREFER=llvm=from-a" in str(info.value)
-    preferring = discovered(*items, controls=Controls(prefer={"llvm": "from-b"}))
+    preferring = Registry(discover=True, controls=Controls(
+        only=frozenset({"dist-a", "dist-b"}), disable=CORE_OFF, prefer={"llvm": "from-b"}))
     assert preferring.resolve_host_codegen(Target("llvm")).name == "from-b"
     # registration in code belongs to no distribution and does not make a tie ambiguous
     mixed = Registry()
@@ -377,11 +387,7 @@ def test_hook_order_across_distributions_is_sorted_by_distribution(modules):
     """)
     items = [(HOOK_GROUP, "cuda", f"{name}:Z", "zeta"), (HOOK_GROUP, "cuda", f"{name}:A", "alpha"),
              (HOOK_GROUP, "cuda", f"{name}:M", "mid")]
-    from tilelang_hostcg.discovery._planning import plan_sources
-
-    entries = [p.entry for p in planned(*items)]
-    registry = Registry(discover=True, controls=Controls(),
-                        index_loader=lambda c: plan_sources(entries, c, "0.1.0"))
+    registry = discovered(modules, *items)
     registry.apply_host_codegen_hooks(tvm.IRModule(), Target("llvm"), Target("cuda"))
     import sys
 
@@ -405,11 +411,11 @@ def test_core_entry_points_match_pyproject():
     except ImportError:  # Python 3.10: the same parser, published as tomli (in the test extra)
         import tomli as tomllib
 
-    from tilelang_hostcg.discovery._planning import CORE_ENTRY_POINTS
-
     data = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
     declared = data["project"]["entry-points"]["tilelang.host_codegen"]
-    assert {(CODEGEN_GROUP, k, v) for k, v in declared.items()} == set(CORE_ENTRY_POINTS)
+    # advertised even with autoload off, where no metadata is read
+    core = Registry(discover=True, controls=Controls(autoload=False)).sources()
+    assert {(s.group, s.kind, s.value) for s in core} == {(CODEGEN_GROUP, k, v) for k, v in declared.items()}
 
 
 def test_refresh_drops_distribution_registrations_and_keeps_code_ones(modules):
@@ -417,20 +423,15 @@ def test_refresh_drops_distribution_registrations_and_keeps_code_ones(modules):
         import tilelang_hostcg as h
         A = h.HostCodegen("plugin", h.global_func_host_codegen("target.build.c"))
     """)
-    calls = []
-
-    def loader(controls):
-        calls.append(1)
-        return planned((CODEGEN_GROUP, "c", f"{name}:A", "dist-a")) if len(calls) == 1 else []
-
-    registry = Registry(discover=True, controls=Controls(), index_loader=loader)
+    folder = modules.distribution("dist-a", {CODEGEN_GROUP: {"c": f"{name}:A"}})
+    registry = Registry(discover=True, controls=Controls(only=frozenset({"dist-a"}), disable=CORE_OFF))
     registry.register_host_codegen("llvm", codegen("mine"))
     assert registry.resolve_host_codegen(Target("c")).name == "plugin"
+    shutil.rmtree(folder)  # uninstalled: the next refresh reads the metadata again
     registry.refresh()
-    with pytest.raises(NoHostCodegenError):
+    with pytest.raises(NoHostCodegenError), pytest.warns(PluginWarning, match="no installed distribution 'dist-a'"):
         registry.resolve_host_codegen(Target("c"))
     assert registry.resolve_host_codegen(Target("llvm")).name == "mine"
-    assert len(calls) == 2
 
 
 def test_resolution_cache_follows_registry_changes():
@@ -455,22 +456,17 @@ def test_raising_predicate_warns_and_does_not_match():
         assert registry.resolve_host_codegen(Target("llvm")).name == "ok"
 
 
-def test_disabled_provider_is_named_in_not_found():
-    entry = AdvertisedEntryPoint(CODEGEN_GROUP, "cuda_host", "x.y", "dist-off", "2.0")
-    sources = [PlannedSource(entry, "disabled", "disabled by TILELANG_HOSTCG_DISABLE=dist-off")]
-    registry = Registry(discover=True, controls=Controls(), index_loader=lambda c: sources)
+def test_disabled_provider_is_named_in_not_found(modules):
+    registry = discovered(modules, (CODEGEN_GROUP, "cuda_host", "x.y", "dist-off"),
+                          controls=Controls(disable=frozenset({"dist-off"})))
     with pytest.raises(NoHostCodegenError, match="'dist-off' provides it but disabled by"):
         registry.resolve_host_codegen(Target("cuda_host"))
 
 
-def test_incompatible_provider_raises_plugin_load_error_with_requirement():
-    reason = ("it requires 'apache-tvm>=9' but apache-tvm 0.27.0 is installed; install a "
-              "release of 'dist-old' built for apache-tvm 0.27.0")
-    entry = AdvertisedEntryPoint(CODEGEN_GROUP, "cuda_host", "x.y", "dist-old", "0.1",
-                                 ("apache-tvm>=9",), reason)
-    sources = [PlannedSource(entry, "incompatible", reason)]
-    registry = Registry(discover=True, controls=Controls(), index_loader=lambda c: sources)
-    with pytest.raises(PluginLoadError, match=r"requires 'apache-tvm>=9' but apache-tvm 0.27.0"):
+def test_incompatible_provider_raises_plugin_load_error_with_requirement(modules):
+    registry = discovered(modules, (CODEGEN_GROUP, "cuda_host", "x.y", "dist-old"),
+                          requires={"dist-old": ("apache-tvm>=9",)})
+    with pytest.raises(PluginLoadError, match=r"requires 'apache-tvm>=9' but apache-tvm 0\.27"):
         registry.resolve_host_codegen(Target("cuda_host"))
 
 
@@ -488,11 +484,11 @@ def test_plugin_may_register_only_for_kinds_its_distribution_advertises(modules)
         h.register_host_codegen("c", h.HostCodegen("side-door", h.global_func_host_codegen("target.build.c")))
         h.register_host_codegen("llvm", h.HostCodegen("own", h.global_func_host_codegen("target.build.llvm")))
     """)
-    both = discovered((CODEGEN_GROUP, "llvm", name, "dist-x"), (CODEGEN_GROUP, "c", name, "dist-x"))
+    both = discovered(modules, (CODEGEN_GROUP, "llvm", name, "dist-x"), (CODEGEN_GROUP, "c", name, "dist-x"))
     assert both.resolve_host_codegen(Target("llvm")).name == "own"
     assert both.resolve_host_codegen(Target("c")).name == "side-door"
-    only_llvm = discovered((CODEGEN_GROUP, "llvm", name, "dist-x"))
-    with pytest.raises(PluginLoadError, match="host codegen for kind 'c', which distribution 'dist-x' "
+    only_llvm = discovered(modules, (CODEGEN_GROUP, "llvm", name, "dist-y"))
+    with pytest.raises(PluginLoadError, match="host codegen for kind 'c', which distribution 'dist-y' "
                                               "does not advertise"):
         only_llvm.resolve_host_codegen(Target("llvm"))
     assert list(only_llvm) == []  # rolled back, 'c' untouched

@@ -6,6 +6,8 @@ The shape checks are unit tests of an internal (``tilelang_hostcg._routing.Point
 from __future__ import annotations
 
 import importlib.util
+import json
+from importlib.metadata import version
 
 import pytest
 import tvm
@@ -24,7 +26,6 @@ from tilelang_hostcg import (
     global_func_host_codegen,
 )
 from tilelang_hostcg._routing import Point
-from tilelang_hostcg._tvm import tvm_info
 from tilelang_hostcg.discovery._requirements import check_requirements
 
 from .kernels import gpu_vector_add
@@ -152,7 +153,7 @@ def test_missing_global_function_names_it_and_the_tvm_in_use():
     assert not build.exists()
     with pytest.raises(MissingGlobalFuncError, match=r"'target\.build\.no_such_codegen'") as info:
         build(None, Target("llvm"))
-    assert f"apache-tvm {tvm_info().provider_version}" in str(info.value)
+    assert f"apache-tvm {version('apache-tvm')}" in str(info.value)
 
 
 def test_a_codegen_whose_build_function_is_missing_does_not_match():
@@ -167,12 +168,17 @@ def test_a_codegen_whose_build_function_is_missing_does_not_match():
 
 
 # ------------------------------------------------------------------ which TVM
-def test_tvm_info_reports_apache_tvm_and_its_capabilities():
-    info = tvm_info()
-    assert info.provider == "apache-tvm" and info.provider_version.startswith("0.27")
-    assert info.llvm is tvm.runtime.enabled("llvm")
-    assert info.cuda_host and info.tir_module == "tvm.tirx"
-    assert info.describe() == f"apache-tvm {info.provider_version}"
+def test_the_commands_report_apache_tvm_as_the_tvm_in_use(capsys: pytest.CaptureFixture[str]) -> None:
+    from tilelang_hostcg.cli import main
+
+    assert main(["list", "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)["tvm"]
+    assert info["provider"] == info["distribution"] == "apache-tvm"
+    assert info["provider_version"] == version("apache-tvm")
+    assert info["describe"].startswith(f"apache-tvm {version('apache-tvm')}")
+    assert main(["explain", "llvm", "--json"]) == 0  # its LLVM is there, and used
+    codegen = json.loads(capsys.readouterr().out)["codegen"]
+    assert codegen["name"] == "llvm" and codegen["buildable"] is tvm.runtime.enabled("llvm")
 
 
 # ------------------------------------------------------------------ requirements

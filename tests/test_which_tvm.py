@@ -54,10 +54,12 @@ def test_a_stray_tilelang_changes_nothing_for_the_library(stray: str, tmp_path: 
     code = """
 import json, sys
 sys.path.insert(0, "")  # the working directory first, as for python -c and notebooks
+import importlib.metadata, os
 import tilelang_hostcg
-from tilelang_hostcg._tvm import tvm_info
 name = tilelang_hostcg.resolve_host_codegen("llvm").name
-print(json.dumps({"name": name, "provider": tvm_info().provider,
+tvm = importlib.metadata.distribution("apache-tvm").locate_file("tvm/__init__.py")
+print(json.dumps({"name": name, "provider": "apache-tvm" if os.path.samefile(
+                      sys.modules["tvm"].__file__, tvm) else sys.modules["tvm"].__file__,
                   "tilelang": sys.modules.get("tilelang") is not None}))
 """
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

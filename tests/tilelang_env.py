@@ -3,11 +3,14 @@
 Each environment is a plain venv (not layered over the test environment): ``torch``
 first (a CPU build), then one release of a TileLang build, as a user would install them.
 An environment is named by its key: ``0.1.15`` is stock ``tilelang`` 0.1.15,
-``paddle-0.1.13`` is PaddlePaddle's build, ``tilelang-paddle`` 0.1.13 (:func:`build_of`). The
-base (torch + TileLang) is built once and reused while its marker file is there: in
-``$TILELANG_HOSTCG_TEST_ENVS`` when set (CI keeps it in an ignored folder of the
-checkout), else in pytest's temporary folder. pip's own cache is left at its default,
-so a second CI run downloads nothing.
+``paddle-0.1.13`` is PaddlePaddle's build, ``tilelang-paddle`` 0.1.13 (:func:`build_of`).
+
+The base of each (torch + TileLang, nothing of ours) is built once per machine, outside
+any checkout, in :func:`envs_root` (``tilelang-KEY``, with a marker file naming what it
+holds), under a file lock, so runs that start at once build it once; later runs and
+other checkouts reuse it while the marker matches. A run never changes a base: it works
+in a hard-linked copy of its own (:class:`TileLangEnv`; seconds, no disk), so two runs at
+once never see each other's installs.
 
 A test session builds the project's wheel and the first-party plugins' wheels once
 (:func:`session_wheels`, shared by the ``pytest-xdist`` workers of one run) and installs
@@ -15,7 +18,7 @@ the project into each TileLang environment once (:class:`TileLangEnvs`), by a pl
 ``pip install`` of that wheel, dependencies resolved. Every test module of one
 environment shares that installation; what a module or test installs beyond it, it
 uninstalls. A TileLang test uses one environment only, named by its ``xdist_group``
-and its id (:func:`params`): ``.ci/run`` runs each environment's tests in one worker.
+(:func:`params`): ``--dist loadgroup`` runs each environment's tests in one worker.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 import venv
 from collections.abc import Iterator
@@ -39,6 +43,8 @@ from typing import Any
 
 import pytest
 
+from tilelang_hostcg.testing import PluginEnvironment
+
 from .plugin_factory import build_source_wheels
 
 TORCH = "torch==2.13.0"
@@ -48,12 +54,18 @@ PLUGINS = ("tilelang-hostcg-stamp", "tilelang-hostcg-cuda", "tilelang-hostcg-roc
            "tilelang-hostcg-template")
 """The first-party plugins (``plugins/``), built into wheels once per session."""
 
+KEYS = ("0.1.15", "0.1.12", "0.1.11", "paddle-0.1.13")
+"""Every TileLang environment the tests use (``.ci/run`` builds them before the tests)."""
+
 # TileLang 0.1.11 declares apache-tvm-ffi~=0.1.0, but its TVM aborts at import with
 # apache-tvm-ffi 0.1.12 or later: its base pins the release it was built against.
 PINS = {"0.1.11": ("apache-tvm-ffi==0.1.11",)}
 
 BUILDS = {"paddle": "tilelang-paddle"}
 """Key prefixes of TileLang's other published builds: prefix -> distribution name."""
+
+MARKER = "tilelang-hostcg-test-env.json"
+"""The file in a base naming what it holds (written last: no marker, no base)."""
 
 
 def build_of(key: str) -> tuple[str, str]:
@@ -65,86 +77,104 @@ def build_of(key: str) -> tuple[str, str]:
 
 def params(*versions: str) -> list[Any]:
     """Parameters of a fixture over TileLang ``versions``: each marks its tests with the
-    ``xdist_group`` ``tilelang-VERSION`` and puts that name in their ids, where the
-    scheduler of ``.ci/run``'s workers reads it (see :func:`group_in`)."""
+    ``xdist_group`` ``tilelang-VERSION`` (one worker runs them all) and names it in
+    their ids."""
     return [pytest.param(version, marks=pytest.mark.xdist_group(f"tilelang-{version}"),
                          id=f"tilelang-{version}") for version in versions]
 
 
-_GROUP = re.compile(r"[\[-](tilelang-(?:[a-z]+-)?[0-9][^-\]]*)[-\]]")
+def envs_root() -> Path:
+    """Where the bases live: ``$TILELANG_HOSTCG_TEST_ENVS`` when set, else
+    ``${XDG_CACHE_HOME:-~/.cache}/tilelang-hostcg/test-envs/pyX.Y`` (X.Y: this Python)."""
+    given = os.environ.get("TILELANG_HOSTCG_TEST_ENVS")
+    if given:
+        return Path(given)
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(cache, "tilelang-hostcg", "test-envs", "py{}.{}".format(*sys.version_info))
 
 
-def group_in(nodeid: str) -> str | None:
-    """The ``tilelang-VERSION`` group a test id names in its parameters, if any."""
-    match = _GROUP.search(nodeid[nodeid.find("["):]) if "[" in nodeid else None
-    return match[1] if match else None
+def _wanted(key: str) -> dict[str, Any]:
+    """The marker of ``key``'s base: what it holds, this Python's version included."""
+    distribution, version = build_of(key)
+    wanted: dict[str, Any] = {"torch": TORCH, "tilelang": version,
+                              "python": sys.version.split()[0]}
+    if distribution != "tilelang":
+        wanted["distribution"] = distribution
+    if key in PINS:
+        wanted["pins"] = list(PINS[key])
+    return wanted
 
 
-class TileLangEnv:
-    """A venv with ``torch`` and one release of a TileLang build; ``pip``/``run`` helpers.
-    ``key`` names the environment (:func:`build_of`); ``distribution`` and ``version`` are
-    the TileLang build installed."""
+def _pip(python: Path, *args: str) -> None:
+    proc = subprocess.run([str(python), "-m", "pip", "--disable-pip-version-check", "--no-input",
+                           *args], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"pip {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}")
+
+
+def base_env(key: str, root: Path | None = None) -> Path:
+    """The base of ``key``'s environment in ``root`` (default :func:`envs_root`): built
+    unless its marker matches (torch, then the TileLang build; minutes), under a lock."""
+    root = root or envs_root()
+    root.mkdir(parents=True, exist_ok=True)
+    folder = root / f"tilelang-{key}"
+    marker = folder / MARKER
+    wanted = _wanted(key)
+    with _locked(root / f"tilelang-{key}.lock"):
+        if not marker.exists() or json.loads(marker.read_text()) != wanted:
+            venv.EnvBuilder(with_pip=True, clear=True).create(folder)
+            python = folder / "bin" / "python"
+            _pip(python, "install", "-q", TORCH)  # before tilelang: else pip fetches a CUDA torch
+            distribution, version = build_of(key)
+            _pip(python, "install", "-q", f"{distribution}=={version}", *PINS.get(key, ()))
+            marker.write_text(json.dumps(wanted))
+    return folder
+
+
+class TileLangEnv(PluginEnvironment):
+    """A venv with ``torch`` and one release of a TileLang build, at ``path``: a
+    hard-linked copy of the base of ``key`` (:func:`base_env`, built where missing) made
+    where ``path`` is not a venv yet. ``distribution`` and ``version`` are the TileLang
+    build installed. Processes run with the folder as their working directory (not the
+    checkout, whose ``tilelang_hostcg`` must not shadow the installed one)."""
 
     def __init__(self, path: Path, key: str, *, build: bool = True) -> None:
-        self.path = path
         self.key = key
         self.distribution, self.version = build_of(key)
         self._runs = 0
-        self.python = str(path / "bin" / "python")
-        if not build:  # a copy made by relabel(): what it holds is set there
-            return
-        marker = path / "tilelang-hostcg-test-env.json"
-        pins = PINS.get(key, ())
-        wanted: dict[str, Any] = {"torch": TORCH, "tilelang": self.version,
-                                  "python": sys.version.split()[0]}
-        if self.distribution != "tilelang":
-            wanted["distribution"] = self.distribution
-        if pins:
-            wanted["pins"] = list(pins)
-        if not marker.exists() or json.loads(marker.read_text()) != wanted:
-            venv.EnvBuilder(with_pip=True, clear=True).create(path)
-            self.pip("install", "-q", TORCH)  # before tilelang: else pip fetches a CUDA torch
-            self.pip("install", "-q", f"{self.distribution}=={self.version}", *pins)
-            marker.write_text(json.dumps(wanted))
-        self.pip("uninstall", "-q", "-y", *OURS)  # a reused base starts without us
+        if build and not (path / "pyvenv.cfg").exists():
+            _link_copy(base_env(key), path)
+        super().__init__(path)
+        if build and any(self.site_packages.glob("tilelang_hostcg*.dist-info")):
+            self.uninstall(*OURS)  # a copy starts without us; relabel()'s copy keeps what it holds
 
-    @staticmethod
-    def base_folder(tmp_path_factory: Any) -> Path:
-        """Where the environments live: ``$TILELANG_HOSTCG_TEST_ENVS``, else a temporary
-        folder of this test run."""
-        root = os.environ.get("TILELANG_HOSTCG_TEST_ENVS")
-        return Path(root) if root else Path(tmp_path_factory.mktemp("tilelang-envs"))
-
-    def environ(self, extra: dict[str, str] | None = None) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items()
-               if not k.startswith(("TILELANG_HOSTCG_", "TILELANG_")) and k not in (
-                   "PYTHONPATH", "VIRTUAL_ENV")}
-        env["VIRTUAL_ENV"] = str(self.path)
-        env["XDG_CACHE_HOME"] = str(self.path / "xdg-cache")
-        env["PATH"] = f"{self.path / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    def environ(self, extra: dict[str, str] | None = None) -> dict[str, str]:  # type: ignore[override]
+        """As :meth:`PluginEnvironment.environ`, without TileLang's own variables either."""
+        env = {k: v for k, v in super().environ().items() if not k.startswith("TILELANG_")}
         env.update(extra or {})
         return env
 
-    def pip(self, *args: str) -> str:
-        proc = subprocess.run([self.python, "-m", "pip", "--disable-pip-version-check",
-                               "--no-input", *args], capture_output=True, text=True,
-                              env=self.environ())
-        if proc.returncode != 0:
-            raise RuntimeError(f"pip {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}")
-        return proc.stdout
+    def pip(self, *args: str) -> str:  # type: ignore[override]
+        """``pip ARGS`` here; its standard output (raises with pip's output on failure)."""
+        return super().pip(*args).stdout
 
     def freeze(self) -> dict[str, str]:
         """Installed distributions: normalized name -> version."""
         listed = json.loads(self.pip("list", "--format", "json"))
         return {item["name"].lower().replace("_", "-"): item["version"] for item in listed}
 
+    def python_run(self, code: str, *args: str, env: Any = None, cwd: Any = None,
+                   timeout: float = 300) -> subprocess.CompletedProcess[str]:
+        return super().python_run(code, *args, env=env, cwd=cwd or self.path, timeout=timeout)
+
+    def command(self, *argv: str, env: Any = None, cwd: Any = None,
+                timeout: float = 300) -> subprocess.CompletedProcess[str]:
+        return super().command(*argv, env=env, cwd=cwd or self.path, timeout=timeout)
+
     def run(self, code: str, *, env: dict[str, str] | None = None, cwd: Path | None = None,
             timeout: float = 300) -> subprocess.CompletedProcess[str]:
-        """Run ``code`` in a fresh interpreter; ``cwd`` defaults to this env's folder (not
-        the checkout, whose ``tilelang_hostcg`` must not shadow the installed one).
-
-        The code runs from a file: TileLang's ``T.prim_func`` reads its function's source.
-        """
+        """Run ``code`` in a fresh interpreter, from a file: TileLang's ``T.prim_func``
+        reads its function's source."""
         scripts = self.path / "scripts"
         scripts.mkdir(exist_ok=True)
         self._runs += 1
@@ -154,15 +184,15 @@ class TileLangEnv:
                               text=True, env=self.environ(env), cwd=cwd or self.path,
                               timeout=timeout)
 
-    def run_json(self, code: str, *, env: dict[str, str] | None = None) -> Any:
-        """Run ``code``, which prints one JSON document last, and return it."""
+    def run_json(self, code: str, *, env: dict[str, str] | None = None) -> Any:  # type: ignore[override]
+        """Run ``code`` (as :meth:`run`), which prints one JSON document last; return it."""
         proc = self.run(code, env=env)
         assert proc.returncode == 0, f"subprocess failed:\n{proc.stdout}\n{proc.stderr}"
         return json.loads(proc.stdout.strip().splitlines()[-1])
 
     def cli(self, *argv: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([self.python, "-m", "tilelang_hostcg", *argv], capture_output=True,
-                              text=True, env=self.environ(), cwd=self.path, timeout=300)
+        """``python -m tilelang_hostcg ARGV`` here."""
+        return self.command(*argv)
 
     def cli_each(self, *argvs: tuple[str, ...]) -> list[subprocess.CompletedProcess[str]]:
         """``python -m tilelang_hostcg ARGV`` for each of ``argvs``, as :meth:`cli` runs
@@ -176,6 +206,16 @@ class TileLangEnv:
         runs = self.run_json(_CLI_EACH.replace("ARGVS", repr([list(argv) for argv in argvs])))
         return [subprocess.CompletedProcess(["-m", "tilelang_hostcg", *argv], code, out, err)
                 for argv, (code, out, err) in zip(argvs, runs, strict=True)]
+
+
+def _link_copy(base: Path, path: Path) -> None:
+    """``path`` as a copy of the venv ``base`` whose files are hard links (``cp -al``): pip
+    and Python replace files rather than write into them, so the base never changes."""
+    partial = path.with_name(path.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    shutil.copytree(base, partial, symlinks=True, copy_function=os.link,
+                    ignore=shutil.ignore_patterns("scripts", "xdg-cache"))
+    partial.rename(path)
 
 
 _CLI_EACH = """
@@ -352,12 +392,14 @@ class ProjectInstall:
 
 
 class TileLangEnvs:
-    """The TileLang environments of this session, the project installed in each once, on
-    first use."""
+    """The TileLang environments of this session (copies of the bases, in pytest's
+    temporary folder, or beside the bases where that is another file system), the project
+    installed in each once, on first use."""
 
     def __init__(self, tmp_path_factory: pytest.TempPathFactory) -> None:
         self._factory = tmp_path_factory
-        self._base: Path | None = None
+        self._folder: Path | None = None
+        self._own_folder = False
         self._wheels: Wheels | None = None
         self._installs: dict[str, ProjectInstall] = {}
 
@@ -367,11 +409,18 @@ class TileLangEnvs:
             self._wheels = session_wheels(self._factory)
         return self._wheels
 
+    def _copies(self) -> Path:
+        if self._folder is None:
+            root = envs_root()
+            root.mkdir(parents=True, exist_ok=True)
+            self._folder = self._factory.mktemp("tilelang-envs")
+            if self._folder.stat().st_dev != root.stat().st_dev:  # no hard links across
+                self._folder, self._own_folder = Path(tempfile.mkdtemp(prefix="run-", dir=root)), True
+        return self._folder
+
     def __getitem__(self, version: str) -> ProjectInstall:
         if version not in self._installs:
-            if self._base is None:
-                self._base = TileLangEnv.base_folder(self._factory)
-            env = TileLangEnv(self._base / f"tilelang-{version}", version)
+            env = TileLangEnv(self._copies() / f"tilelang-{version}", version)
             before = env.freeze()
             env.pip("install", "-q", str(self.wheels.project))
             self._installs[version] = ProjectInstall(env, before, env.freeze())
@@ -382,3 +431,8 @@ class TileLangEnvs:
         replaced it, by an editable install for one)."""
         self[version].env.pip("install", "-q", "--no-deps", "--force-reinstall",
                               str(self.wheels.project))
+
+    def close(self) -> None:
+        """Remove the copies made beside the bases (pytest cleans its own folder)."""
+        if self._own_folder and self._folder is not None:
+            shutil.rmtree(self._folder, ignore_errors=True)

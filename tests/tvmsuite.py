@@ -2,7 +2,7 @@
 
 Usage (from the repository root, with the project's test venv)::
 
-    .venv/bin/python tests/tvmsuite.py [--suite ../shared/tvmsuite] [--stamp] [-n 2]
+    .venv/bin/python tests/tvmsuite.py [--suite ../shared/tvmsuite] [--stamp] [-n 2] [--fresh]
 
 The suite folder holds TVM's tests, unmodified, and ``tests.txt`` (one path a line). Two
 throwaway environments are layered over the running interpreter's packages (apache-tvm and
@@ -16,16 +16,26 @@ skipped, error, from pytest's JUnit XML) must be the same as stock, except, with
 plugin, for the tests in :data:`STAMP_MAY_DIFFER` (the suite's README names them: an added
 function changes symbol order and other functions' LLVM output). Exits 1 on any other
 difference, 2 when the suite is missing or a run could not start.
+
+Stock outcomes depend only on TVM, the suite and this machine: they are kept in
+``${XDG_CACHE_HOME:-~/.cache}/tilelang-hostcg/tvmsuite/``, keyed by the versions of
+apache-tvm, apache-tvm-ffi, pytest and Python and by a digest of the suite's files, and a
+later run with the same key runs only the routed side (``--fresh`` runs stock again).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
+import os
+import platform
 import subprocess
 import sys
 import tempfile
 import time
 import xml.etree.ElementTree as ET
+from importlib.metadata import version
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -75,6 +85,17 @@ def run_suite(env: PluginEnvironment, suite: Path, label: str, workers: int, out
     return found
 
 
+def stock_cache(suite: Path) -> Path:
+    """Where the stock outcomes of ``suite`` under the installed TVM are kept."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in suite.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        digest.update(f"{path.relative_to(suite)}\0".encode() + path.read_bytes() + b"\0")
+    key = "-".join([version("apache-tvm"), version("apache-tvm-ffi"), f"pytest{version('pytest')}",
+                    f"py{platform.python_version()}", digest.hexdigest()[:16]])
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(cache, "tilelang-hostcg", "tvmsuite", f"stock-{key}.json")
+
+
 def compare(stock: dict[str, str], other: dict[str, str], label: str, may_differ: frozenset[str]) -> list[str]:
     """Lines naming each test whose outcome differs from stock (beyond ``may_differ``)."""
     problems = []
@@ -95,6 +116,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="the suite folder (default: ../shared/tvmsuite from the repository root)")
     parser.add_argument("--stamp", action="store_true", help="also run it with the stamp plugin")
     parser.add_argument("-n", type=int, default=2, help="pytest-xdist workers per run (default 2)")
+    parser.add_argument("--fresh", action="store_true", help="run stock even where its outcomes are kept")
     args = parser.parse_args(argv)
     suite = args.suite.resolve()
     if not (suite / "tests.txt").is_file():
@@ -109,7 +131,16 @@ def main(argv: list[str] | None = None) -> int:
         if subprocess.run([defaults.python, "-c", ROUTED_CHECK], env=defaults.environ()).returncode != 0:
             print("tvmsuite: import tvm did not route tir_to_runtime with a plugin installed", file=sys.stderr)
             return 1
-        stock = run_suite(defaults, suite, "stock", args.n, root, {"TILELANG_HOSTCG_AUTO_INSTALL": "0"})
+        kept = stock_cache(suite)
+        if kept.is_file() and not args.fresh:
+            stock = json.loads(kept.read_text())
+            print(f"tvmsuite: stock: the outcomes kept in {kept}", flush=True)
+        else:
+            stock = run_suite(defaults, suite, "stock", args.n, root, {"TILELANG_HOSTCG_AUTO_INSTALL": "0"})
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            partial = kept.with_suffix(f".{os.getpid()}.partial")
+            partial.write_text(json.dumps(stock, indent=0, sort_keys=True))
+            partial.replace(kept)
         routed = run_suite(defaults, suite, "routed", args.n, root)
         problems = compare(stock, routed, "routed", frozenset())
         if args.stamp:

@@ -60,13 +60,15 @@ def write_distribution(root: str | os.PathLike[str], name: str, version: str = "
 class PluginEnvironment:
     """A throwaway virtual environment layered over the running interpreter's packages: its
     ``site-packages`` comes first, then the running one's (a ``.pth`` file), so what is
-    installed here shadows or adds, and ``pip uninstall`` touches only this layer."""
+    installed here shadows or adds, and ``pip uninstall`` touches only this layer. A
+    virtual environment already at ``path`` is used as it is."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         import venv
 
         self.path = Path(path)
-        if not (self.path / "pyvenv.cfg").exists():
+        new = not (self.path / "pyvenv.cfg").exists()
+        if new:
             venv.EnvBuilder(with_pip=False, symlinks=os.name != "nt").create(self.path)
         bindir = "Scripts" if os.name == "nt" else "bin"
         self.python = str(self.path / bindir / ("python.exe" if os.name == "nt" else "python"))
@@ -74,10 +76,11 @@ class PluginEnvironment:
         out = subprocess.run([self.python, "-c", "import site; print(site.getsitepackages()[0])"],
                              check=True, capture_output=True, text=True)
         self.site_packages = Path(out.stdout.strip())
-        parents = [p for p in [*site.getsitepackages(), site.getusersitepackages()]
-                   if os.path.isdir(p)]
-        (self.site_packages / "_hostcg_parent_site.pth").write_text(
-            "import site; " + "; ".join(f"site.addsitedir({p!r})" for p in parents) + "\n")
+        if new:
+            parents = [p for p in [*site.getsitepackages(), site.getusersitepackages()]
+                       if os.path.isdir(p)]
+            (self.site_packages / "_hostcg_parent_site.pth").write_text(
+                "import site; " + "; ".join(f"site.addsitedir({p!r})" for p in parents) + "\n")
 
     def pip(self, *args: str) -> subprocess.CompletedProcess[str]:
         """Run ``pip`` in this environment; raises with pip's output on failure."""
