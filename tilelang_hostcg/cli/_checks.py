@@ -9,7 +9,7 @@ from pathlib import Path
 
 from .._advice import reinstall
 from .._errors import AmbiguousHostCodegenError, UnknownKindError, shown, text_of
-from .._failures import advice, failure_site, failure_text, plugin_traceback
+from .._failures import advice, capture, failure_site, failure_text, plugin_traceback
 from .._names import APACHE_TVM, CODEGEN_GROUP, HOOK_GROUP
 from .._plugin_sources import SourceInfo, module_of
 from .._registry import Registry
@@ -21,7 +21,7 @@ from .._types import Origin
 from ..discovery._planning import ControlProblem, Controls, DiscoveryIndex, declaration_problems, normalize_name
 from ..discovery._requirements import other_build_requirements
 from ._lockfile import lock_drift, read_lock
-from ._report import Doc, Session, capture, controls_doc, document, duplicate_text, is_core, lock_from
+from ._report import Doc, Session, controls_doc, document, duplicate_text, is_core, lock_from
 
 __all__ = ["check_document", "printed_text"]
 

@@ -10,12 +10,13 @@ from typing import TYPE_CHECKING, Any
 from _tilelang_hostcg_hook import ENV_AUTO_INSTALL, OFF
 
 from .._errors import DeviceAsHostError
+from .._failures import capture
 from .._names import CODEGEN_GROUP, HOOK_GROUP
 from .._resolution import Candidate, Resolution, cannot_build_text
 from .._targets import canonical_kind, host_of, is_host_target, parse_target
 from .._tvm import tvm_document
 from ..discovery._planning import ENV_PREFER, Controls
-from ._report import Doc, Session, capture, describe_state, document, error_doc, registration_doc, source_doc
+from ._report import Doc, Session, describe_state, document, error_doc, registration_doc, source_doc
 
 if TYPE_CHECKING:
     from tvm.target import Target
