@@ -168,12 +168,9 @@ def _check_controls(c: _Checked) -> list[Doc]:
     """``control``: a ``TILELANG_HOSTCG_*`` item that is malformed or names nothing (all plugins loaded)."""
     found: list[ControlProblem] = list(c.controls.problems)
     found += c.controls.unknown_names(c.index.entry_points)
-    for kind in sorted(c.controls.prefer):
-        names = [r.name for r in c.codegens if r.kind == canonical_kind(kind)]
-        if names:  # a kind no codegen serves is reported by unknown_names
-            problem = c.controls.unknown_preference(kind, names)
-            if problem is not None:
-                found.append(problem)
+    found += [problem for kind in sorted(c.controls.prefer)  # a kind no codegen serves: reported by unknown_names
+              if (names := [r.name for r in c.codegens if r.kind == canonical_kind(kind)])
+              and (problem := c.controls.unknown_preference(kind, names)) is not None]
     return [_problem("control", p.message, severity="warning") for p in found]
 
 
@@ -194,8 +191,7 @@ def _check_declarations(c: _Checked) -> list[Doc]:
 
 def _check_tilelang_builds(c: _Checked) -> list[Doc]:
     """``tilelang-builds``: more than one TileLang build installed (they share one folder)."""
-    overlap = tilelang_overlap()
-    return [] if overlap is None else [_problem("tilelang-builds", overlap, severity="warning")]
+    return [_problem("tilelang-builds", overlap, severity="warning")] if (overlap := tilelang_overlap()) else []
 
 
 def _check_tilelang_requirements(c: _Checked) -> list[Doc]:
