@@ -18,7 +18,7 @@ from .._table import Registration
 from .._targets import canonical_kind, is_host_target, parse_target
 from .._tvm import describe_tvm, distribution_name, tilelang_distribution, tilelang_overlap, tvm_document
 from .._types import Origin
-from ..discovery._planning import ControlProblem, Controls, DiscoveryIndex, declaration_problems, normalize_name
+from ..discovery._planning import ControlProblem, DiscoveryIndex, declaration_problems, normalize_name
 from ..discovery._requirements import other_build_requirements
 from ._lockfile import lock_drift, read_lock
 from ._report import Doc, Session, controls_doc, document, duplicate_text, is_core, lock_from
@@ -30,7 +30,6 @@ __all__ = ["check_document", "printed_text"]
 class _Checked:
     registry: Registry
     index: DiscoveryIndex
-    controls: Controls
     sources: list[SourceInfo]
     codegens: list[Registration]
     hooks: list[Registration]
@@ -63,7 +62,7 @@ def _resolution(c: _Checked, kind: str) -> Resolution | None:
 
 def _check_sources(c: _Checked) -> list[Doc]:
     """``broken`` and ``incompatible``: entry points that did not load."""
-    return [_problem(info.state, f"{failure_text(info)}; {advice(info, c.controls)}",
+    return [_problem(info.state, f"{failure_text(info)}; {advice(info, c.registry.controls)}",
                      kind=canonical_kind(info.kind), group=info.group, origin=info.origin,
                      traceback=plugin_traceback(info.error) or None,
                      site=failure_site(info.error, module_of(info.value)))
@@ -166,11 +165,11 @@ def _check_duplicates(c: _Checked) -> list[Doc]:
 
 def _check_controls(c: _Checked) -> list[Doc]:
     """``control``: a ``TILELANG_HOSTCG_*`` item that is malformed or names nothing (all plugins loaded)."""
-    found: list[ControlProblem] = list(c.controls.problems)
-    found += c.controls.unknown_names(c.index.entry_points)
-    found += [problem for kind in sorted(c.controls.prefer)  # a kind no codegen serves: reported by unknown_names
+    controls = c.registry.controls
+    found: list[ControlProblem] = [*controls.problems, *controls.unknown_names(c.index.entry_points)]
+    found += [problem for kind in sorted(controls.prefer)  # a kind no codegen serves: reported by unknown_names
               if (names := [r.name for r in c.codegens if r.kind == canonical_kind(kind)])
-              and (problem := c.controls.unknown_preference(kind, names)) is not None]
+              and (problem := controls.unknown_preference(kind, names)) is not None]
     return [_problem("control", p.message, severity="warning") for p in found]
 
 
@@ -305,7 +304,7 @@ def check_document(*, require: Sequence[str] = (), require_hooks: Sequence[str] 
 
         known = set(Target.list_kinds())
         validate_required(kinds, hook_kinds, known, {(s.group, canonical_kind(s.kind)) for s in sources})
-        checked = _Checked(registry, session.index, registry.controls, sources, registry.registrations(CODEGEN_GROUP),
+        checked = _Checked(registry, session.index, sources, registry.registrations(CODEGEN_GROUP),
                            registry.registrations(HOOK_GROUP), known, kinds, hook_kinds, locked,
                            str(lock) if lock is not None else None)
         problems = [p for check in _CHECKS for p in check(checked)]
@@ -322,7 +321,7 @@ def check_document(*, require: Sequence[str] = (), require_hooks: Sequence[str] 
     dists = sorted({(normalize_name(s.origin.distribution), s.origin.version or "?")
                     for s in sources if s.origin.distribution is not None})
     return document("check", tvm_document(), ok=errors == 0, strict=strict, lock=checked.lock_path,
-                    required={"codegens": kinds, "hooks": hook_kinds}, controls=controls_doc(checked.controls),
+                    required={"codegens": kinds, "hooks": hook_kinds}, controls=controls_doc(registry.controls),
                     distributions=[{"name": n, "version": v} for n, v in dists],
                     kinds={"codegens": sorted({r.kind for r in checked.codegens}),
                            "hooks": sorted({r.kind for r in checked.hooks})}, problems=problems,
