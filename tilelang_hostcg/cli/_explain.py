@@ -77,18 +77,19 @@ def _verdict_text(candidate: Candidate) -> str:
     return _VERDICTS.get(candidate.verdict, "").format(candidate.detail)
 
 
-def _selected_text(resolution: Resolution, reg: Any) -> str:
-    return "selected: " + {
-        "preferred": f"preferred by TILELANG_HOSTCG_PREFER={resolution.kind}={reg.name}",
-        "default": f"the default of {reg.origin.describe()} (no other codegen of the kind matches)",
-        "only": "the only codegen that matches",
-        "order": f"highest priority {reg.priority}, registered before the others of equal priority "
-                 "(same distribution or code)",
-    }.get(str(resolution.why), f"highest priority ({reg.priority}) among the matches")
-
-
-def _passed_over(resolution: Resolution, c: Candidate, controls: Controls) -> str:
+def _codegen_reason(resolution: Resolution, c: Candidate, controls: Controls) -> str:
+    """Why a codegen candidate was selected or passed over."""
     reg, kind, chosen = c.registration, resolution.kind, resolution.choice
+    if c is chosen:
+        return "selected: " + {
+            "preferred": f"preferred by TILELANG_HOSTCG_PREFER={kind}={reg.name}",
+            "default": f"the default of {reg.origin.describe()} (no other codegen of the kind matches)",
+            "only": "the only codegen that matches",
+            "order": f"highest priority {reg.priority}, registered before the others of equal priority "
+                     "(same distribution or code)",
+        }.get(str(resolution.why), f"highest priority ({reg.priority}) among the matches")
+    if c.verdict != "match":
+        return "passed over: " + _verdict_text(c)
     if chosen is None:  # an ambiguity
         matching = [m for m in resolution.candidates if m.matches]
         best = min(m.tier or 0 for m in matching)
@@ -117,12 +118,7 @@ def _codegen_docs(resolution: Resolution, sources: Sequence[SourceInfo], control
         doc = registration_doc(reg, CODEGEN_GROUP)
         doc.update(matches=c.matches, verdict=c.verdict, buildable=c.buildable, selected=c is resolution.choice,
                    state="loaded")
-        if doc["selected"]:
-            why = _selected_text(resolution, reg)
-        elif c.verdict != "match":
-            why = "passed over: " + _verdict_text(c)
-        else:
-            why = _passed_over(resolution, c, controls)
+        why = _codegen_reason(resolution, c, controls)
         if doc["replaces_core"]:
             why += f"; replaces the core's {reg.name!r} codegen"
         elif doc["extends_core"]:
