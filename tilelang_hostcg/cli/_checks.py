@@ -296,8 +296,7 @@ def check_document(*, require: Sequence[str] = (), require_hooks: Sequence[str] 
     session = Session()
     session.add_client_defaults()  # imports TVM
     registry = session.registry
-    captured: list[str] = []
-    with capture(captured):
+    with capture(session.warnings):
         registry.load_all()
         sources = registry.sources()
         from tvm.target import Target
@@ -311,7 +310,7 @@ def check_document(*, require: Sequence[str] = (), require_hooks: Sequence[str] 
     # ``plugin-warning``: captured warnings (escaped, as warnings are) that no other problem reports
     reported = {shown(p["message"]) for p in problems}
     failed = tuple(shown(f"plugin {s.origin.describe()} ") for s in sources if s.state in ("broken", "incompatible"))
-    problems += [_problem("plugin-warning", text, severity="warning") for text in captured
+    problems += [_problem("plugin-warning", text, severity="warning") for text in session.warnings
                  if text not in reported and not text.startswith(failed)]
     for problem in problems:
         if strict and problem["severity"] == "warning":

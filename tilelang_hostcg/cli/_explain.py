@@ -52,8 +52,7 @@ def explain_document(target: str, host: str | None = None) -> Doc:
     session = Session()
     session.add_client_defaults()
     registry = session.registry
-    captured: list[str] = []
-    with capture(captured):
+    with capture(session.warnings):
         resolution = registry.resolution(target_host)
         controls = registry.controls
         hooks = _hook_docs(registry, parsed) if device else []
@@ -68,7 +67,7 @@ def explain_document(target: str, host: str | None = None) -> Doc:
                     prefer=resolution.preferred, codegen=selected, error=error, candidates=candidates,
                     hook_kind=canonical_kind(parsed.kind.name) if device else None, hooks=hooks,
                     controls=_applied_controls(controls, resolution, [*candidates, *hooks]),
-                    warnings=captured)
+                    warnings=session.warnings)
 
 
 def _verdict_text(candidate: Candidate) -> str:

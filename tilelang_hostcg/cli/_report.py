@@ -56,6 +56,7 @@ class Session:
     def __init__(self) -> None:
         self.index = DiscoveryIndex()
         self.printed: list[tuple[Origin, bytes, bytes]] = []
+        self.warnings: list[str] = []  # captured by the commands while plugins load
         self.registry = Registry(discover=True, index_loader=self._plan, watch=lambda origin: printed_while(
             lambda out, err: self.printed.append((origin, out, err))))
 
@@ -165,8 +166,7 @@ def list_document(*, load: bool = False) -> Doc:
     ``registrations`` lists each kind's codegens or hooks in resolution order."""
     session = Session()
     registry = session.registry
-    captured: list[str] = []
-    with capture(captured):
+    with capture(session.warnings):
         if load:
             with suppress(TVMNotFoundError):  # the document says what is wrong
                 session.add_client_defaults()
@@ -175,7 +175,7 @@ def list_document(*, load: bool = False) -> Doc:
         controls = registry.controls
     return document("list", tvm_document(import_it=load), loaded=load, controls=controls_doc(controls),
                     codegens=_kinds(registry, CODEGEN_GROUP, sources, load),
-                    hooks=_kinds(registry, HOOK_GROUP, sources, load), warnings=captured,
+                    hooks=_kinds(registry, HOOK_GROUP, sources, load), warnings=session.warnings,
                     duplicates=[{"distribution": name, "locations": list(locations)}
                                 for name, locations in session.index.duplicates])
 
@@ -204,10 +204,9 @@ def lock_document() -> tuple[Doc, list[str]]:
     incompatible entry points (locked, registering nothing) and captured plugin warnings."""
     session = Session()
     registry = session.registry
-    notes: list[str] = []
-    with capture(notes):
+    with capture(session.warnings):
         registry.load_all()
         sources = registry.sources()
-    notes += [failure_text(info) for info in sources if info.state in ("broken", "incompatible")]
-    return lock_from(registry, sources), notes
+    notes = [failure_text(info) for info in sources if info.state in ("broken", "incompatible")]
+    return lock_from(registry, sources), session.warnings + notes
 
