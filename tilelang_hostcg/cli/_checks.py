@@ -93,10 +93,9 @@ def _check_required(c: _Checked) -> list[Doc]:
             "is incompatible" if info.state == "incompatible" else "failed to load")
             for info in c.sources if info.group == HOOK_GROUP and canonical_kind(info.kind) == canon
             and info.state in ("disabled", "incompatible", "broken")]
-        out.append(_problem("missing-hook", f"required kind {kind!r} (--require-hook) has no host "
-                            "codegen hook" + (": " + "; ".join(notes) if notes else
-                                              "; install a plugin distribution that provides it"),
-                            kind=canon, group=HOOK_GROUP))
+        out.append(_problem("missing-hook", f"required kind {kind!r} (--require-hook) has no host codegen hook" + (
+            ": " + "; ".join(notes) if notes else "; install a plugin distribution that provides it"),
+            kind=canon, group=HOOK_GROUP))
     return out
 
 
@@ -334,5 +333,5 @@ def printed_text(item: Doc) -> str:
     """One line naming the plugin that wrote to stdout or stderr while it was imported."""
     streams = " and ".join(f"{item[name]} bytes to {name}" for name in ("stdout", "stderr") if item[name])
     origin = Origin(item["distribution"], item["version"], item["group"], item["entry_point"])
-    return (f"plugin {origin.describe()} wrote {streams} while being imported (shown on "
-            "stderr); in a user's program that lands in the program's own output")
+    return (f"plugin {origin.describe()} wrote {streams} while being imported (shown on stderr); in a user's program "
+            "that lands in the program's own output")
