@@ -9,30 +9,27 @@ from pathlib import Path
 
 from .._advice import reinstall
 from .._errors import AmbiguousHostCodegenError, UnknownKindError, shown, text_of
-from .._failures import advice, failure_site, failure_text, plugin_traceback
+from .._failures import advice, capture, failure_site, failure_text, plugin_traceback
 from .._names import APACHE_TVM, CODEGEN_GROUP, HOOK_GROUP
 from .._plugin_sources import SourceInfo, module_of
 from .._registry import Registry
 from .._resolution import Resolution, cannot_build_text, missing_build
 from .._table import Registration
 from .._targets import canonical_kind, is_host_target, parse_target
-from .._tvm import describe_tvm, distribution_name, import_tvm, tilelang_distribution, tilelang_overlap, tvm_document
+from .._tvm import describe_tvm, distribution_name, tilelang_distribution, tilelang_overlap, tvm_document
 from .._types import Origin
-from ..discovery._planning import ControlProblem, Controls, DiscoveryIndex, declaration_problems, normalize_name
+from ..discovery._planning import ControlProblem, DiscoveryIndex, declaration_problems, normalize_name
 from ..discovery._requirements import other_build_requirements
 from ._lockfile import lock_drift, read_lock
-from ._report import Doc, Session, capture, controls_doc, document, duplicate_text, is_core, lock_from
+from ._report import Doc, Session, controls_doc, document, duplicate_text, is_core, lock_from
 
 __all__ = ["check_document", "printed_text"]
 
 
 @dataclass
 class _Checked:
-    """What one ``check`` run loaded, shared by the checks."""
-
     registry: Registry
     index: DiscoveryIndex
-    controls: Controls
     sources: list[SourceInfo]
     codegens: list[Registration]
     hooks: list[Registration]
@@ -46,28 +43,27 @@ class _Checked:
 
 def _problem(code: str, message: str, *, severity: str = "error", kind: str | None = None,
              group: str | None = None, distribution: str | None = None, version: str | None = None,
-             entry_point: str | None = None, traceback: list[str] | None = None,
+             origin: Origin | None = None, traceback: list[str] | None = None,
              site: tuple[str, int] | None = None) -> Doc:
+    """One problem record; ``origin`` gives its distribution, version and entry point."""
+    if origin is not None:
+        distribution, version = origin.distribution, origin.version
     return {"code": code, "severity": severity, "message": message, "kind": kind, "group": group,
-            "distribution": distribution, "version": version, "entry_point": entry_point,
+            "distribution": distribution, "version": version, "entry_point": origin and origin.entry_point,
             "traceback": traceback, "file": site[0] if site else None, "line": site[1] if site else None}
 
 
 def _resolution(c: _Checked, kind: str) -> Resolution | None:
     """The resolution record of the default ``Target(kind)``, once per run (``None``: a kind TVM does not know)."""
     if kind not in c.resolutions:
-        c.resolutions[kind] = (c.registry.resolution(parse_target(kind)) if kind in c.known
-                               else None)
+        c.resolutions[kind] = c.registry.resolution(parse_target(kind)) if kind in c.known else None
     return c.resolutions[kind]
 
 
-# ---------------------------------------------------------------------- one check per code
 def _check_sources(c: _Checked) -> list[Doc]:
     """``broken`` and ``incompatible``: entry points that did not load."""
-    return [_problem(info.state, f"{failure_text(info)}; {advice(info, c.controls)}",
-                     kind=canonical_kind(info.kind), group=info.group,
-                     distribution=info.origin.distribution, version=info.origin.version,
-                     entry_point=info.origin.entry_point,
+    return [_problem(info.state, f"{failure_text(info)}; {advice(info, c.registry.controls)}",
+                     kind=canonical_kind(info.kind), group=info.group, origin=info.origin,
                      traceback=plugin_traceback(info.error) or None,
                      site=failure_site(info.error, module_of(info.value)))
             for info in c.sources if info.state in ("broken", "incompatible")]
@@ -81,19 +77,15 @@ def _check_required(c: _Checked) -> list[Doc]:
         canon = canonical_kind(kind)
         resolution = _resolution(c, canon)
         if resolution is None:
-            why = (f"the TVM in use ({describe_tvm()}) has no target kind {canon!r}, so nothing "
-                   "can be built for it")
-        elif resolution.choice is not None or isinstance(resolution.error,
-                                                           AmbiguousHostCodegenError):
+            why = f"the TVM in use ({describe_tvm()}) has no target kind {canon!r}, so nothing can be built for it"
+        elif resolution.choice is not None or isinstance(resolution.error, AmbiguousHostCodegenError):
             continue  # served, or reported (and failed) as ``ambiguous``
         else:
             why = text_of(resolution.error) if resolution.error else "nothing resolves"
-        out.append(_problem("missing-codegen", f"required kind {kind!r} (--require) has no host "
-                            f"codegen that can build with the TVM in use: {why}", kind=canon,
-                            group=CODEGEN_GROUP))
+        out.append(_problem("missing-codegen", f"required kind {kind!r} (--require) has no host codegen that can "
+                            f"build with the TVM in use: {why}", kind=canon, group=CODEGEN_GROUP))
     have = {r.kind for r in c.hooks}
-    for kind in c.require_hooks:
-        canon = canonical_kind(kind)
+    for kind, canon in ((k, canonical_kind(k)) for k in c.require_hooks):
         if canon in have:
             continue
         notes = [f"{info.origin.distribution!r} provides it but " + (
@@ -101,15 +93,19 @@ def _check_required(c: _Checked) -> list[Doc]:
             "is incompatible" if info.state == "incompatible" else "failed to load")
             for info in c.sources if info.group == HOOK_GROUP and canonical_kind(info.kind) == canon
             and info.state in ("disabled", "incompatible", "broken")]
-        out.append(_problem("missing-hook", f"required kind {kind!r} (--require-hook) has no host "
-                            "codegen hook" + (": " + "; ".join(notes) if notes else
-                                              "; install a plugin distribution that provides it"),
-                            kind=canon, group=HOOK_GROUP))
+        out.append(_problem("missing-hook", f"required kind {kind!r} (--require-hook) has no host codegen hook" + (
+            ": " + "; ".join(notes) if notes else "; install a plugin distribution that provides it"),
+            kind=canon, group=HOOK_GROUP))
     return out
 
 
-def _check_unknown_kinds(c: _Checked) -> list[Doc]:
-    """``unknown-kind``: registrations for a kind the installed TVM does not know."""
+def _host_kinds(c: _Checked) -> list[str]:
+    return [k for k in sorted({r.kind for r in c.codegens} & c.known) if is_host_target(parse_target(k))]
+
+
+def _check_kinds(c: _Checked) -> list[Doc]:
+    """``unknown-kind`` and ``device-kind``: registrations for a kind the installed TVM does not
+    know, and codegens registered for a device kind (never used)."""
     out = []
     for group, regs in ((CODEGEN_GROUP, c.codegens), (HOOK_GROUP, c.hooks)):
         for kind in sorted({r.kind for r in regs} - c.known):
@@ -120,27 +116,13 @@ def _check_unknown_kinds(c: _Checked) -> list[Doc]:
                 f"kind of the installed TVM ({describe_tvm()}); nothing can resolve to it until "
                 "TVM knows the kind", severity="warning", kind=kind, group=group,
                 distribution=where[0].origin.distribution))
-    return out
-
-
-def _host_kinds(c: _Checked) -> list[str]:
-    return [k for k in sorted({r.kind for r in c.codegens} & c.known)
-            if is_host_target(parse_target(k))]
-
-
-def _check_device_kinds(c: _Checked) -> list[Doc]:
-    """``device-kind``: codegens registered for a device kind (never used)."""
-    host = set(_host_kinds(c))
-    out = []
-    for kind in sorted(({r.kind for r in c.codegens} & c.known) - host):
+    for kind in sorted(({r.kind for r in c.codegens} & c.known) - set(_host_kinds(c))):
         where = [r for r in c.codegens if r.kind == kind]
-        names = ", ".join(repr(r.name) for r in where)
         out.append(_problem(
-            "device-kind", f"host codegen(s) {names} are registered for {kind!r}, which TVM "
-            "reports as a device kind; they are never used (host codegens are resolved from the "
-            f"host target). Register them under the host kind, e.g. '{kind}_host'",
-            severity="warning", kind=kind, group=CODEGEN_GROUP,
-            distribution=where[0].origin.distribution))
+            "device-kind", f"host codegen(s) {', '.join(repr(r.name) for r in where)} are registered for "
+            f"{kind!r}, which TVM reports as a device kind; they are never used (host codegens are resolved "
+            f"from the host target). Register them under the host kind, e.g. '{kind}_host'",
+            severity="warning", kind=kind, group=CODEGEN_GROUP, distribution=where[0].origin.distribution))
     return out
 
 
@@ -148,14 +130,10 @@ def _check_ambiguous(c: _Checked) -> list[Doc]:
     """``ambiguous``: a tie across distributions on the default ``Target(kind)``."""
     out = []
     for kind in _host_kinds(c):
-        resolution = _resolution(c, kind)
-        error = resolution.error if resolution is not None else None
-        # No match for the default target is legitimate (variant codegens), and a plugin
-        # that failed to load is reported by _check_sources.
-        if isinstance(error, AmbiguousHostCodegenError):
-            out.append(_problem(
-                "ambiguous", f"{error} (judged on the default target {kind!r})", kind=kind,
-                group=CODEGEN_GROUP, distribution=", ".join(d for _, d in error.candidates)))
+        error = getattr(_resolution(c, kind), "error", None)
+        if isinstance(error, AmbiguousHostCodegenError):  # no match is legitimate (variant codegens)
+            out.append(_problem("ambiguous", f"{error} (judged on the default target {kind!r})", kind=kind,
+                                group=CODEGEN_GROUP, distribution=", ".join(d for _, d in error.candidates)))
     return out
 
 
@@ -170,15 +148,11 @@ def _check_build_functions(c: _Checked) -> list[Doc]:
             continue
         info = is_core(reg.origin.distribution) or reg.default
         out.append(_problem(
-            "missing-build-function",
-            f"host codegen {reg.name!r} for kind {reg.kind!r} ({reg.origin.describe()}) "
+            "missing-build-function", f"host codegen {reg.name!r} for kind {reg.kind!r} ({reg.origin.describe()}) "
             f"{cannot_build_text(missing)}; " + (
-                "it is not used with this TVM (a capability of the TVM, not a problem of the "
-                "installation)" if info else
-                "install a TVM build with it, or a release of the plugin built for this TVM"),
-            severity="info" if info else "error", kind=reg.kind, group=CODEGEN_GROUP,
-            distribution=reg.origin.distribution, version=reg.origin.version,
-            entry_point=reg.origin.entry_point))
+                "it is not used with this TVM (a capability of the TVM, not a problem of the installation)" if info
+                else "install a TVM build with it, or a release of the plugin built for this TVM"),
+            severity="info" if info else "error", kind=reg.kind, group=CODEGEN_GROUP, origin=reg.origin))
     return out
 
 
@@ -190,14 +164,11 @@ def _check_duplicates(c: _Checked) -> list[Doc]:
 
 def _check_controls(c: _Checked) -> list[Doc]:
     """``control``: a ``TILELANG_HOSTCG_*`` item that is malformed or names nothing (all plugins loaded)."""
-    found: list[ControlProblem] = list(c.controls.problems)
-    found += c.controls.unknown_names(c.index.entry_points)
-    for kind in sorted(c.controls.prefer):
-        names = [r.name for r in c.codegens if r.kind == canonical_kind(kind)]
-        if names:  # a kind no codegen serves is reported by unknown_names
-            problem = c.controls.unknown_preference(kind, names)
-            if problem is not None:
-                found.append(problem)
+    controls = c.registry.controls
+    found: list[ControlProblem] = [*controls.problems, *controls.unknown_names(c.index.entry_points)]
+    found += [problem for kind in sorted(controls.prefer)  # a kind no codegen serves: reported by unknown_names
+              if (names := [r.name for r in c.codegens if r.kind == canonical_kind(kind)])
+              and (problem := controls.unknown_preference(kind, names)) is not None]
     return [_problem("control", p.message, severity="warning") for p in found]
 
 
@@ -218,8 +189,7 @@ def _check_declarations(c: _Checked) -> list[Doc]:
 
 def _check_tilelang_builds(c: _Checked) -> list[Doc]:
     """``tilelang-builds``: more than one TileLang build installed (they share one folder)."""
-    overlap = tilelang_overlap()
-    return [] if overlap is None else [_problem("tilelang-builds", overlap, severity="warning")]
+    return [_problem("tilelang-builds", overlap, severity="warning")] if (overlap := tilelang_overlap()) else []
 
 
 def _check_tilelang_requirements(c: _Checked) -> list[Doc]:
@@ -236,14 +206,13 @@ def _check_tilelang_requirements(c: _Checked) -> list[Doc]:
         seen.add(key)
         for line, build in other_build_requirements(ep.requires, distribution_name(dist)):
             out.append(_problem(
-                "tilelang-requirement",
-                f"plugin distribution {ep.distribution!r} {ep.version} requires {line!r}, but the "
-                f"TileLang installed is {in_use}: the plugin works with it, but pip, installing "
-                f"or upgrading {ep.distribution} with its dependencies, would install {build} over "
-                f"the same `tilelang/` folder, replacing {in_use}'s files. Install and upgrade it without "
-                f"its dependencies (`{reinstall(ep.distribution, ep.version)}`); its author can move "
-                "the requirement into an extra (`[tilelang]`, see docs/authoring.md)", severity="warning",
-                distribution=ep.distribution, version=ep.version))
+                "tilelang-requirement", f"plugin distribution {ep.distribution!r} {ep.version} requires {line!r}, "
+                f"but the TileLang installed is {in_use}: the plugin works with it, but pip, installing or upgrading "
+                f"{ep.distribution} with its dependencies, would install {build} over the same `tilelang/` folder, "
+                f"replacing {in_use}'s files. Install and upgrade it without its dependencies "
+                f"(`{reinstall(ep.distribution, ep.version)}`); its author can move the requirement into an extra "
+                "(`[tilelang]`, see docs/authoring.md)", severity="warning", distribution=ep.distribution,
+                version=ep.version))
     return out
 
 
@@ -258,15 +227,12 @@ def _check_tilelang_environment(c: _Checked) -> list[Doc]:
     foreign, ffi = foreign_tvm(), unmet_requirement(dist, FFI)
     if foreign is None and ffi is None:
         return []
-    what = []
-    if foreign is not None:
-        what.append(f"apache-tvm {foreign} is installed beside TileLang ({distribution_name(dist)} "
-                    f"{dist.version}), which bundles "
-                    "its own TVM: it does not belong there (installing it may replace the "
-                    f"{FFI} TileLang needs, and `import tilelang` then fails)")
+    in_use = f"{distribution_name(dist)} {dist.version}"
+    what = [f"apache-tvm {foreign} is installed beside TileLang ({in_use}), which bundles its own TVM: it does not "
+            f"belong there (installing it may replace the {FFI} TileLang needs, and `import tilelang` then fails)"
+            ] if foreign is not None else []
     if ffi is not None:
-        what.append(f"TileLang ({distribution_name(dist)} {dist.version}) requires {ffi[0]} but {FFI} "
-                    f"{ffi[1] or '(none)'} is installed")
+        what.append(f"TileLang ({in_use}) requires {ffi[0]} but {FFI} {ffi[1] or '(none)'} is installed")
     return [_problem("tvm-conflict", "; ".join(what) + ". Repair it with: "
                      + " && ".join(tilelang_repair(dist, importable=True)) + " (nothing else changes)",
                      distribution=APACHE_TVM if foreign is not None else FFI)]
@@ -286,119 +252,86 @@ def _check_client(c: _Checked) -> list[Doc]:
 
 
 _CHECKS: tuple[Callable[[_Checked], list[Doc]], ...] = (
-    _check_sources, _check_required, _check_unknown_kinds, _check_device_kinds,
-    _check_ambiguous, _check_build_functions, _check_duplicates, _check_controls, _check_lock,
-    _check_declarations, _check_tilelang_builds, _check_tilelang_requirements, _check_tilelang_environment,
-    _check_client)
+    _check_sources, _check_required, _check_kinds, _check_ambiguous, _check_build_functions, _check_duplicates,
+    _check_controls, _check_lock, _check_declarations, _check_tilelang_builds, _check_tilelang_requirements,
+    _check_tilelang_environment, _check_client)
 
 
-# ---------------------------------------------------------------------- options
 def split_kinds(kinds: Iterable[str]) -> list[str]:
     """Kinds given as repeated or comma-separated options, in order, without repeats."""
     return list(dict.fromkeys(kind.strip() for item in kinds for kind in item.split(",") if kind.strip()))
-
-
-def _tvm_kinds() -> set[str]:
-    import_tvm()
-    from tvm.target import Target
-
-    return set(Target.list_kinds())
 
 
 def validate_required(require: Sequence[str], require_hooks: Sequence[str], known: set[str],
                       advertised: set[tuple[str, str]]) -> None:
     """Raise :class:`UnknownKindError` for a required kind that is unknown, or of the wrong
     sort for its option (TVM's host/device rule: device type CPU is a host kind)."""
-    for group, wanted in ((CODEGEN_GROUP, require), (HOOK_GROUP, require_hooks)):
-        flag = "--require" if group == CODEGEN_GROUP else "--require-hook"
+    for group, wanted, flag in ((CODEGEN_GROUP, require, "--require"), (HOOK_GROUP, require_hooks, "--require-hook")):
         for kind in wanted:
             canon = canonical_kind(kind)
             if canon not in known:
                 if (group, canon) in advertised:
                     continue  # a kind only a plugin knows: nothing to judge it by
-                raise UnknownKindError(
-                    f"unknown kind {kind!r} in {flag}: the installed TVM has no such target kind "
-                    f"and no installed plugin advertises it; known kinds: "
-                    f"{', '.join(sorted(known))}", kind=kind)
+                raise UnknownKindError(f"unknown kind {kind!r} in {flag}: the installed TVM has no such target kind "
+                                       f"and no installed plugin advertises it; known kinds: "
+                                       f"{', '.join(sorted(known))}", kind=kind)
             host = is_host_target(parse_target(canon))
             if group == CODEGEN_GROUP and not host:
-                raise UnknownKindError(
-                    f"{kind!r} in --require is a device kind; host codegens serve host kinds "
-                    f"such as 'llvm', 'c' or 'cuda_host' (use --require-hook {kind} to require "
-                    "its hooks)", kind=kind)
+                raise UnknownKindError(f"{kind!r} in --require is a device kind; host codegens serve host kinds such "
+                                       f"as 'llvm', 'c' or 'cuda_host' (use --require-hook {kind} to require its "
+                                       "hooks)", kind=kind)
             if group == HOOK_GROUP and host:
-                raise UnknownKindError(
-                    f"{kind!r} in --require-hook is a host kind; hooks serve device kinds such "
-                    f"as 'cuda' or 'rocm' (use --require {kind} to require its codegen)",
-                    kind=kind)
+                raise UnknownKindError(f"{kind!r} in --require-hook is a host kind; hooks serve device kinds such as "
+                                       f"'cuda' or 'rocm' (use --require {kind} to require its codegen)", kind=kind)
 
 
-# ---------------------------------------------------------------------- check
 def check_document(*, require: Sequence[str] = (), require_hooks: Sequence[str] = (),
                    lock: str | Path | None = None, strict: bool = False) -> Doc:
-    """Load every advertised plugin and report every problem found, in one document.
-
-    ``ok`` is false when a problem has severity ``error`` (with ``strict``, every warning;
-    never ``info``). Raises :class:`UnknownKindError` for a required kind neither TVM nor a
-    plugin knows, or of the wrong sort for its option, and :class:`LockFileError` for an
-    unusable lock file, before loading any plugin."""
+    """Load every advertised plugin and report every problem found; ``ok`` is false when one is an
+    ``error`` (with ``strict``, every warning). Raises :class:`UnknownKindError` for a bad required
+    kind and :class:`LockFileError` for an unusable lock file."""
     locked = read_lock(lock) if lock is not None else None
     kinds, hook_kinds = split_kinds(require), split_kinds(require_hooks)
     session = Session()
-    session.add_client_defaults()
+    session.add_client_defaults()  # imports TVM
     registry = session.registry
-    captured: list[str] = []
-    with capture(captured):
+    with capture(session.warnings):
         registry.load_all()
         sources = registry.sources()
-        known = _tvm_kinds()
-        validate_required(kinds, hook_kinds, known,
-                          {(s.group, canonical_kind(s.kind)) for s in sources})
-        checked = _Checked(registry, session.index, registry.controls, sources,
-                           registry.registrations(CODEGEN_GROUP),
+        from tvm.target import Target
+
+        known = set(Target.list_kinds())
+        validate_required(kinds, hook_kinds, known, {(s.group, canonical_kind(s.kind)) for s in sources})
+        checked = _Checked(registry, session.index, sources, registry.registrations(CODEGEN_GROUP),
                            registry.registrations(HOOK_GROUP), known, kinds, hook_kinds, locked,
                            str(lock) if lock is not None else None)
         problems = [p for check in _CHECKS for p in check(checked)]
-    problems += _other_warnings(captured, problems, sources)
-    if strict:
-        for problem in problems:
-            if problem["severity"] == "warning":
-                problem["severity"] = "error"
+    # ``plugin-warning``: captured warnings (escaped, as warnings are) that no other problem reports
+    reported = {shown(p["message"]) for p in problems}
+    failed = tuple(shown(f"plugin {s.origin.describe()} ") for s in sources if s.state in ("broken", "incompatible"))
+    problems += [_problem("plugin-warning", text, severity="warning") for text in session.warnings
+                 if text not in reported and not text.startswith(failed)]
+    for problem in problems:
+        if strict and problem["severity"] == "warning":
+            problem["severity"] = "error"
     errors = sum(p["severity"] == "error" for p in problems)
     infos = sum(p["severity"] == "info" for p in problems)
     dists = sorted({(normalize_name(s.origin.distribution), s.origin.version or "?")
                     for s in sources if s.origin.distribution is not None})
     return document("check", tvm_document(), ok=errors == 0, strict=strict, lock=checked.lock_path,
-                    required={"codegens": kinds, "hooks": hook_kinds}, controls=controls_doc(checked.controls),
+                    required={"codegens": kinds, "hooks": hook_kinds}, controls=controls_doc(registry.controls),
                     distributions=[{"name": n, "version": v} for n, v in dists],
                     kinds={"codegens": sorted({r.kind for r in checked.codegens}),
                            "hooks": sorted({r.kind for r in checked.hooks})}, problems=problems,
-                    printed=[_printed_doc(*item) for item in session.printed],
+                    printed=[{"distribution": o.distribution, "version": o.version, "group": o.group,
+                              "entry_point": o.entry_point, "stdout": len(so), "stderr": len(se)}
+                             for o, so, se in session.printed],
                     summary={"errors": errors, "warnings": len(problems) - errors - infos, "info": infos})
-
-
-def _printed_doc(origin: Origin, stdout: bytes, stderr: bytes) -> Doc:
-    """Which plugin wrote to stdout or stderr while it was imported, and how many bytes to
-    each (the text itself is shown on stderr, never in the document)."""
-    return {"distribution": origin.distribution, "version": origin.version, "group": origin.group,
-            "entry_point": origin.entry_point, "stdout": len(stdout), "stderr": len(stderr)}
 
 
 def printed_text(item: Doc) -> str:
     """One line naming the plugin that wrote to stdout or stderr while it was imported."""
-    streams = " and ".join(f"{item[name]} bytes to {name}" for name in ("stdout", "stderr")
-                           if item[name])
+    streams = " and ".join(f"{item[name]} bytes to {name}" for name in ("stdout", "stderr") if item[name])
     origin = Origin(item["distribution"], item["version"], item["group"], item["entry_point"])
-    return (f"plugin {origin.describe()} wrote {streams} while being imported (shown on "
-            "stderr); in a user's program that lands in the program's own output")
-
-
-def _other_warnings(captured: Sequence[str], problems: Sequence[Doc],
-                    sources: Sequence[SourceInfo]) -> list[Doc]:
-    """``plugin-warning``: captured warnings (escaped, as warnings are) that no other problem reports."""
-    reported = {shown(p["message"]) for p in problems}
-    bad = tuple(shown(f"plugin {s.origin.describe()} ") for s in sources
-                if s.state in ("broken", "incompatible"))
-    return [_problem("plugin-warning", text, severity="warning") for text in captured
-            if text not in reported and not text.startswith(bad)]
-
+    return (f"plugin {origin.describe()} wrote {streams} while being imported (shown on stderr); in a user's program "
+            "that lands in the program's own output")

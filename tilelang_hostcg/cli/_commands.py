@@ -54,9 +54,9 @@ def cmd_list(args: argparse.Namespace) -> int:
                     f"{describe_flags(entry)}")
                 write_traceback(entry, args.traceback, "        ")
             for reg in kind["registrations"] or ():
+                build = reg.get("cannot_build") or reg.get("can_build")
                 out(f"      {noun} {reg['name']!r} priority {reg['priority']}  from {describe_distribution(reg)}"
-                    f"{describe_flags(reg)}" + (f"  {reg['cannot_build']}" if reg.get("cannot_build") else
-                                                f"  {reg['can_build']}" if reg.get("can_build") else ""))
+                    f"{describe_flags(reg)}" + (f"  {build}" if build else ""))
     for dup in doc["duplicates"]:
         err(f"warning: {duplicate_text(dup['distribution'], dup['locations'])}")
     warn_all(doc["warnings"])
@@ -116,6 +116,7 @@ def cmd_lock(args: argparse.Namespace) -> int:
 
 def cmd_explain(args: argparse.Namespace) -> int:
     """``explain``: the codegen and hooks a target resolves to, and why; 1 when none."""
+    from .._targets import is_host_target, parse_target
     from ..discovery._controls import is_utf8_text
     from ._explain import explain_document
 
@@ -123,37 +124,35 @@ def cmd_explain(args: argparse.Namespace) -> int:
         if value is not None and not is_utf8_text(value):
             raise UsageError(f"{what} {shown(repr(value))} is not valid UTF-8 text; give a kind name such as 'llvm' or "
                              "TVM's JSON form", prog=f"{PROG} explain")
-    if args.host is not None:
-        _host_needs_device_target(args.target, args.host)
+    if args.host is not None and is_host_target(parsed := quietly(parse_target, args.target)):
+        raise UsageError(
+            f"--host {args.host!r} given for {parsed.kind.name!r}, a host target: a host target builds its own host "
+            f"code, so --host applies only to a device TARGET (e.g. `explain cuda --host {args.host}`); to see how "
+            f"{args.host!r} resolves, run `explain {args.host}`", prog=f"{PROG} explain")
     doc = quietly(explain_document, args.target, host=args.host)
     if args.json:
         write_json(doc)
         return 0 if doc["codegen"] is not None else 1
-    out(f"tvm:      {doc['tvm']['describe']}")
-    out(f"client:   {client_text(doc).removeprefix('Client: ')}")
-    out(f"target:   {json.dumps(doc['target'], separators=(',', ':'))}")
+    chosen, error = doc["codegen"], doc["error"]
     where = {"target": "the target is a host target", "target.host": "the target's host",
              "tvm-default": "TVM's default host; give another with --host"}[doc["host_from"]]
-    out(f"host:     {json.dumps(doc['host'], separators=(',', ':'))}  ({where})")
-    chosen = doc["codegen"]
-    if chosen is not None:
-        out(f"codegen:  {chosen['name']!r} from {describe_distribution(chosen)}"
-            + (f" ({chosen['entry_point']})" if chosen.get("entry_point") else ""))
-    else:
-        error = doc["error"]
-        out(f"codegen:  none resolves: {error['type']}: {error['message']}")
+    for label, value in (
+            ("tvm", doc["tvm"]["describe"]), ("client", client_text(doc).removeprefix("Client: ")),
+            ("target", json.dumps(doc["target"], separators=(",", ":"))),
+            ("host", f"{json.dumps(doc['host'], separators=(',', ':'))}  ({where})"),
+            ("codegen", f"none resolves: {error['type']}: {error['message']}" if chosen is None else
+             f"{chosen['name']!r} from {describe_distribution(chosen)}"
+             + (f" ({chosen['entry_point']})" if chosen.get("entry_point") else ""))):
+        out(f"{label + ':':10}{value}")
     out()
     out(f"Host codegens for kind {doc['host_kind']!r}:")
     if not doc["candidates"]:
         out("  (none registered)")
     for cand in doc["candidates"]:
-        mark = "*" if cand["selected"] else "-"
-        if cand["name"] is None:
-            out(f"  {mark} ({cand['state']}) {describe_distribution(cand)} ({cand['entry_point']})  {cand['reason']}")
-            write_traceback(cand, args.traceback, "      ")
-        else:
-            out(f"  {mark} {cand['name']!r} priority {cand['priority']}  {describe_distribution(cand)}  "
-                f"{cand['reason']}")
+        label = (f"({cand['state']}) {describe_distribution(cand)} ({cand['entry_point']})" if cand["name"] is None
+                 else f"{cand['name']!r} priority {cand['priority']}  {describe_distribution(cand)}")
+        out(f"  {'*' if cand['selected'] else '-'} {label}  {cand['reason']}")
+        write_traceback(cand, args.traceback, "      ")
     if doc["hook_kind"] is not None:
         out()
         out(f"Hooks for device kind {doc['hook_kind']!r}, in the order they run:")
@@ -173,14 +172,3 @@ def cmd_explain(args: argparse.Namespace) -> int:
     warn_all(doc["warnings"])
     return 0 if chosen is not None else 1
 
-
-def _host_needs_device_target(target: str, host: str) -> None:
-    """A ``--host`` beside a host target (its own host) would be ignored: a usage error."""
-    from .._targets import is_host_target, parse_target
-
-    parsed = quietly(parse_target, target)
-    if is_host_target(parsed):
-        raise UsageError(
-            f"--host {host!r} given for {parsed.kind.name!r}, a host target: a host target builds its own "
-            f"host code, so --host applies only to a device TARGET (e.g. `explain cuda --host "
-            f"{host}`); to see how {host!r} resolves, run `explain {host}`", prog=f"{PROG} explain")

@@ -10,12 +10,13 @@ from typing import TYPE_CHECKING, Any
 from _tilelang_hostcg_hook import ENV_AUTO_INSTALL, OFF
 
 from .._errors import DeviceAsHostError
+from .._failures import capture
 from .._names import CODEGEN_GROUP, HOOK_GROUP
 from .._resolution import Candidate, Resolution, cannot_build_text
 from .._targets import canonical_kind, host_of, is_host_target, parse_target
 from .._tvm import tvm_document
 from ..discovery._planning import ENV_PREFER, Controls
-from ._report import Doc, Session, capture, describe_state, document, error_doc, registration_doc, source_doc
+from ._report import Doc, Session, describe_state, document, error_doc, registration_doc, source_doc
 
 if TYPE_CHECKING:
     from tvm.target import Target
@@ -45,15 +46,13 @@ def explain_document(target: str, host: str | None = None) -> Doc:
     target_host = host_of(parsed)
     if device and not is_host_target(target_host):
         where = "--host" if host is not None else "the target's \"host\""
-        raise DeviceAsHostError(
-            f"host {target_host.kind.name!r} ({where}) is a device kind; host code is built for "
-            "a host target (TVM device type CPU): give --host llvm, c or cuda_host",
-            kind=target_host.kind.name)
+        raise DeviceAsHostError(f"host {target_host.kind.name!r} ({where}) is a device kind; host code is built for a "
+                                "host target (TVM device type CPU): give --host llvm, c or cuda_host",
+                                kind=target_host.kind.name)
     session = Session()
     session.add_client_defaults()
     registry = session.registry
-    captured: list[str] = []
-    with capture(captured):
+    with capture(session.warnings):
         resolution = registry.resolution(target_host)
         controls = registry.controls
         hooks = _hook_docs(registry, parsed) if device else []
@@ -64,125 +63,105 @@ def explain_document(target: str, host: str | None = None) -> Doc:
         error["cause"] = error_doc(resolution.error.__cause__)
     return document("explain", tvm_document(), target=_target_json(parsed), device=device,
                     host=_target_json(target_host), host_kind=resolution.kind,
-                    host_from=("target" if not device else
-                               "target.host" if parsed.host is not None else "tvm-default"),
+                    host_from="target" if not device else "target.host" if parsed.host is not None else "tvm-default",
                     prefer=resolution.preferred, codegen=selected, error=error, candidates=candidates,
                     hook_kind=canonical_kind(parsed.kind.name) if device else None, hooks=hooks,
                     controls=_applied_controls(controls, resolution, [*candidates, *hooks]),
-                    warnings=captured)
+                    warnings=session.warnings)
 
 
 def _verdict_text(candidate: Candidate) -> str:
-    """Why a candidate does not serve the target, from its verdict (empty when it does)."""
     if candidate.verdict == "missing-build":
         return cannot_build_text(str(candidate.detail))
     return _VERDICTS.get(candidate.verdict, "").format(candidate.detail)
 
 
-def _selected_text(resolution: Resolution, reg: Any) -> str:
-    return "selected: " + {
-        "preferred": f"preferred by TILELANG_HOSTCG_PREFER={resolution.kind}={reg.name}",
-        "default": f"the default of {reg.origin.describe()} (no other codegen of the kind matches)",
-        "only": "the only codegen that matches",
-        "order": f"highest priority {reg.priority}, registered before the others of equal priority "
-                 "(same distribution or code)",
-    }.get(str(resolution.why), f"highest priority ({reg.priority}) among the matches")
-
-
-def _passed_over(resolution: Resolution, c: Candidate, controls: Controls) -> str:
-    """Why a matching candidate was not chosen."""
+def _codegen_reason(resolution: Resolution, c: Candidate, controls: Controls) -> str:
+    """Why a codegen candidate was selected or passed over."""
     reg, kind, chosen = c.registration, resolution.kind, resolution.choice
+    if c is chosen:
+        return "selected: " + {
+            "preferred": f"preferred by TILELANG_HOSTCG_PREFER={kind}={reg.name}",
+            "default": f"the default of {reg.origin.describe()} (no other codegen of the kind matches)",
+            "only": "the only codegen that matches",
+            "order": f"highest priority {reg.priority}, registered before the others of equal priority "
+                     "(same distribution or code)",
+        }.get(str(resolution.why), f"highest priority ({reg.priority}) among the matches")
+    if c.verdict != "match":
+        return "passed over: " + _verdict_text(c)
     if chosen is None:  # an ambiguity
         matching = [m for m in resolution.candidates if m.matches]
         best = min(m.tier or 0 for m in matching)
         top = max(m.registration.priority for m in matching if m.tier == best)
         if c.tier == best and reg.priority == top:
-            return (f"ambiguous: equal top priority {reg.priority} with a codegen of another "
-                    f"distribution; choose with {controls.suggest(ENV_PREFER, f'{kind}={reg.name}')}")
+            return (f"ambiguous: equal top priority {reg.priority} with a codegen of another distribution; choose with "
+                    f"{controls.suggest(ENV_PREFER, f'{kind}={reg.name}')}")
         return f"passed over: priority {reg.priority} is lower than the top match ({top})"
     winner = chosen.registration
     if resolution.why == "preferred":
         return f"passed over: TILELANG_HOSTCG_PREFER={kind}={winner.name} chose {winner.name!r}"
     if (c.tier or 0) > (chosen.tier or 0):
         if reg.default:
-            return (f"passed over: a default ({reg.origin.describe()}), used only when no other "
-                    "codegen of the kind matches")
-        return (f"passed over: the core's own codegen; {kind!r} has a client default, which "
-                "supersedes it")
+            return (f"passed over: a default ({reg.origin.describe()}), used only when no other codegen of the kind "
+                    "matches")
+        return f"passed over: the core's own codegen; {kind!r} has a client default, which supersedes it"
     if reg.priority < winner.priority:
         return f"passed over: priority {reg.priority} is lower than {winner.name!r} ({winner.priority})"
     return f"passed over: equal priority {reg.priority}, registered after {winner.name!r}"
 
 
-def _codegen_docs(resolution: Resolution, sources: Sequence[SourceInfo], controls: Controls,
-                  ) -> list[Doc]:
+def _codegen_docs(resolution: Resolution, sources: Sequence[SourceInfo], controls: Controls) -> list[Doc]:
     out = []
     for c in resolution.candidates:
         reg = c.registration
         doc = registration_doc(reg, CODEGEN_GROUP)
-        selected = c is resolution.choice
-        doc.update(matches=c.matches, verdict=c.verdict, buildable=c.buildable,
-                   selected=selected, state="loaded")
-        if selected:
-            why = _selected_text(resolution, reg)
-        elif c.verdict != "match":
-            why = "passed over: " + _verdict_text(c)
-        else:
-            why = _passed_over(resolution, c, controls)
+        doc.update(matches=c.matches, verdict=c.verdict, buildable=c.buildable, selected=c is resolution.choice,
+                   state="loaded")
+        why = _codegen_reason(resolution, c, controls)
         if doc["replaces_core"]:
             why += f"; replaces the core's {reg.name!r} codegen"
         elif doc["extends_core"]:
             why += f"; extends the core's {resolution.kind!r} kind"
         doc["reason"] = why
         out.append(doc)
-    out += _source_docs(resolution.kind, CODEGEN_GROUP, sources, "passed over")
-    return out
+    return out + _source_docs(resolution.kind, CODEGEN_GROUP, sources)
 
 
-def _source_docs(kind: str, group: str, sources: Sequence[SourceInfo], verb: str) -> list[Doc]:
+_UNLOADED = {CODEGEN_GROUP: ("passed over", {"build_function": None, "matches": None, "verdict": None,
+                                             "buildable": None, "cannot_build": None, "selected": False}),
+             HOOK_GROUP: ("skipped", {"applies": False, "order": None})}
+
+
+def _source_docs(kind: str, group: str, sources: Sequence[SourceInfo]) -> list[Doc]:
     """The kind's sources that did not load, shaped as the candidates are (``name: null``)."""
-    out = []
-    for info in sources:
-        if info.group != group or canonical_kind(info.kind) != kind or info.state not in (
-                "broken", "disabled", "incompatible"):
-            continue
-        src = source_doc(info)
-        doc: Doc = {key: src[key] for key in ("distribution", "version", "entry_point", "core",
-                                              "extends_core", "state", "error", "traceback")}
-        doc.update(kind=kind, name=None, priority=None, replaces_core=False, default=False)
-        if group == CODEGEN_GROUP:
-            doc.update(build_function=None, matches=None, verdict=None, buildable=None,
-                       cannot_build=None, selected=False)
-        else:
-            doc.update(applies=False, order=None)
-        doc["reason"] = f"{verb}: {describe_state(src)}"
-        out.append(doc)
-    return out
+    verb, fields = _UNLOADED[group]
+    return [{**{key: src[key] for key in ("distribution", "version", "entry_point", "core", "extends_core", "state",
+                                          "error", "traceback")},
+             "kind": kind, "name": None, "priority": None, "replaces_core": False, "default": False, **fields,
+             "reason": f"{verb}: {describe_state(src)}"}
+            for src in map(source_doc, sources) if src["group"] == group and src["kind"] == kind
+            and src["state"] in ("broken", "disabled", "incompatible")]
 
 
 def _hook_docs(registry: Registry, target: Target) -> list[Doc]:
     out, order = [], 0
     for c in registry.hook_candidates(target):
         doc = registration_doc(c.registration, HOOK_GROUP)
-        if c.matches:
-            order += 1
-            reason = f"applies, #{order} (priority {c.registration.priority})"
-        else:
-            reason = "skipped: " + _verdict_text(c)
-        doc.update(applies=c.matches, order=order if c.matches else None, verdict=c.verdict,
-                   state="loaded", reason=reason)
+        order += c.matches
+        doc.update(applies=c.matches, order=order if c.matches else None, verdict=c.verdict, state="loaded",
+                   reason=f"applies, #{order} (priority {c.registration.priority})" if c.matches
+                   else "skipped: " + _verdict_text(c))
         out.append(doc)
     out.sort(key=lambda d: (d["order"] is None, d["order"] or 0))
-    return out + _source_docs(canonical_kind(target.kind.name), HOOK_GROUP, registry.sources(), "skipped")
+    return out + _source_docs(canonical_kind(target.kind.name), HOOK_GROUP, registry.sources())
 
 
-def _applied_controls(controls: Controls, resolution: Resolution,
-                      entries: Sequence[Doc]) -> list[Doc]:
+def _applied_controls(controls: Controls, resolution: Resolution, entries: Sequence[Doc]) -> list[Doc]:
     """Every control that touched an explain answer: ``{"variable", "item", "effect"}``."""
     out: list[Doc] = []
     if (value := os.environ.get(ENV_AUTO_INSTALL, "")).strip().lower() in OFF:
-        out.append({"variable": ENV_AUTO_INSTALL, "item": value, "effect": "activation is off: TVM and "
-                    "TileLang build stock host code; this is tilelang_hostcg.build()'s answer"})
+        out.append({"variable": ENV_AUTO_INSTALL, "item": value, "effect": "activation is off: TVM and TileLang build "
+                    "stock host code; this is tilelang_hostcg.build()'s answer"})
     kind, prefer = resolution.kind, resolution.preferred
     if prefer is not None:
         names = [c.registration.name for c in resolution.candidates]
@@ -194,8 +173,7 @@ def _applied_controls(controls: Controls, resolution: Resolution,
             effect = (f"no effect: kind {kind!r} has no codegen named {prefer!r}; its codegens: "
                       + (", ".join(repr(n) for n in sorted(set(names))) or "none"))
         out.append({"variable": ENV_PREFER, "item": f"{kind}={prefer}", "effect": effect})
-    skipped = [(e, controls.skip_control(e["distribution"], e["kind"])) for e in entries
-               if e["state"] == "disabled" and e["distribution"] is not None]
     return out + [{"variable": control[0], "item": control[1],
                    "effect": f"skipped entry point '{e['entry_point']}' of {e['distribution']!r}"}
-                  for e, control in skipped if control is not None]
+                  for e in entries if e["state"] == "disabled" and e["distribution"] is not None
+                  and (control := controls.skip_control(e["distribution"], e["kind"])) is not None]

@@ -55,42 +55,40 @@ def read_lock(path: str | Path) -> dict[str, Any]:
     """Read and validate a lock file; raises :class:`LockFileError`."""
     where = str(path)
     advice = f"regenerate it with `tilelang-hostcg lock -o {where}`"
+
+    def bad(problem: str, fix: str = advice) -> LockFileError:
+        return LockFileError(f"{problem}; {fix}", path=where)
+
     try:
         with open(where, "rb") as stream:
             data = stream.read()
     except OSError as exc:
-        raise LockFileError(f"cannot read lock file {where!r}: {exc.strerror or exc}; create it "
-                            f"with `tilelang-hostcg lock -o {where}`", path=where) from None
+        raise bad(f"cannot read lock file {where!r}: {exc.strerror or exc}",
+                  f"create it with `tilelang-hostcg lock -o {where}`") from None
     try:
         doc = json.loads(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
-        raise LockFileError(
-            f"lock file {where!r} is not UTF-8 text (byte {data[exc.start]:#04x} at offset "
-            f"{exc.start}); lock files are UTF-8 JSON, {advice}", path=where) from None
+        raise bad(f"lock file {where!r} is not UTF-8 text (byte {data[exc.start]:#04x} at offset {exc.start})",
+                  f"lock files are UTF-8 JSON, {advice}") from None
     except ValueError as exc:
-        raise LockFileError(f"lock file {where!r} is not valid JSON ({exc}); {advice}", path=where) from None
+        raise bad(f"lock file {where!r} is not valid JSON ({exc})") from None
     except RecursionError:
-        raise LockFileError(f"lock file {where!r} is nested too deeply to be a lock file; {advice}",
-                            path=where) from None
+        raise bad(f"lock file {where!r} is nested too deeply to be a lock file") from None
     if not isinstance(doc, dict) or "schema" not in doc:
-        raise LockFileError(f"{where!r} is not a tilelang-hostcg lock file (no \"schema\"); {advice}", path=where)
+        raise bad(f"{where!r} is not a tilelang-hostcg lock file (no \"schema\")")
     if type(doc["schema"]) is not int or doc["schema"] != LOCK_SCHEMA:
-        raise LockFileError(f"lock file {where!r} has schema {_short(doc['schema'])}, this "
-                            f"tilelang-hostcg {__version__} reads schema {LOCK_SCHEMA}; {advice}", path=where)
+        raise bad(f"lock file {where!r} has schema {_short(doc['schema'])}, this tilelang-hostcg {__version__} reads "
+                  f"schema {LOCK_SCHEMA}")
     if doc.get("command", "lock") != "lock":
-        raise LockFileError(f"{where!r} is a {_short(doc['command'])} document, not a lock file "
-                            f"(\"command\": \"lock\"); {advice}", path=where)
+        raise bad(f"{where!r} is a {_short(doc['command'])} document, not a lock file (\"command\": \"lock\")")
     for key, fields in LOCK_FIELDS.items():
         items = doc.get(key, [])
         wanted = ", ".join(f"{f} ({'integer' if t is int else 'string'})" for f, t in fields.items())
         if not isinstance(items, list):
-            raise LockFileError(f"lock file {where!r} is corrupt: {key!r} must be a list of "
-                                f"objects with {wanted}; {advice}", path=where)
+            raise bad(f"lock file {where!r} is corrupt: {key!r} must be a list of objects with {wanted}")
         for n, item in enumerate(items):
-            bad = _bad_field(item, fields)
-            if bad is not None:
-                raise LockFileError(f"lock file {where!r} is corrupt: {key}[{n}] {bad}; each "
-                                    f"record needs {wanted}; {advice}", path=where)
+            if (problem := _bad_field(item, fields)) is not None:
+                raise bad(f"lock file {where!r} is corrupt: {key}[{n}] {problem}; each record needs {wanted}")
         doc[key] = items
     return doc
 

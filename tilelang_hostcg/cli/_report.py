@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Mapping, Sequence
-from contextlib import AbstractContextManager, suppress
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
@@ -34,8 +34,8 @@ from ._output import printed_while
 if TYPE_CHECKING:
     from .._table import Registration
 
-__all__ = ["SCHEMA", "Session", "capture", "controls_doc", "describe_state", "document", "duplicate_text",
-           "error_doc", "is_core", "list_document", "lock_document", "lock_from", "registration_doc", "source_doc"]
+__all__ = ["SCHEMA", "Session", "controls_doc", "describe_state", "document", "duplicate_text", "error_doc", "is_core",
+           "list_document", "lock_document", "lock_from", "registration_doc", "source_doc"]
 
 SCHEMA = 1  # the version of the ``--json`` documents
 Doc = dict[str, Any]
@@ -46,21 +46,19 @@ def document(command: str, tvm: Doc, **fields: Any) -> Doc:
     """A ``--json`` document of ``command``: the schema, our version, the TVM in use, ``fields``."""
     from ._client import client_document
 
-    return {"schema": SCHEMA, "command": command, "version": __version__, "tvm": tvm,
-            "client": client_document(tvm), **fields}
+    return {"schema": SCHEMA, "command": command, "version": __version__, "tvm": tvm, "client": client_document(tvm),
+            **fields}
 
 
 class Session:
-    """A fresh discovering registry, the discovery ``index`` it read, and what each plugin
-    printed while imported (``printed``: origin, stdout bytes, stderr bytes)."""
+    """A fresh discovering registry, the ``index`` it read, and what each plugin printed while imported."""
 
     def __init__(self) -> None:
         self.index = DiscoveryIndex()
         self.printed: list[tuple[Origin, bytes, bytes]] = []
-        self.registry = Registry(discover=True, index_loader=self._plan, watch=self._watch)
-
-    def _watch(self, origin: Origin) -> AbstractContextManager[None]:
-        return printed_while(lambda out, err: self.printed.append((origin, out, err)))
+        self.warnings: list[str] = []  # captured by the commands while plugins load
+        self.registry = Registry(discover=True, index_loader=self._plan, watch=lambda origin: printed_while(
+            lambda out, err: self.printed.append((origin, out, err))))
 
     def _plan(self, controls: Controls) -> Sequence[PlannedSource]:
         self.index = discover(controls)
@@ -95,10 +93,9 @@ def describe_state(entry: Doc) -> str:
 
 def duplicate_text(name: str, locations: Sequence[str]) -> str:
     """One distribution installed more than once on ``sys.path``, and what to do."""
-    return (f"distribution {name!r} is installed {len(locations)} times on sys.path "
-            f"({', '.join(locations)}); the first is used and the others are stale metadata. "
-            f"Remove the stale metadata folder(s) {', '.join(locations[1:])} (or take their "
-            "parent folder off sys.path/PYTHONPATH)")
+    return (f"distribution {name!r} is installed {len(locations)} times on sys.path ({', '.join(locations)}); the "
+            f"first is used and the others are stale metadata. Remove the stale metadata folder(s) "
+            f"{', '.join(locations[1:])} (or take their parent folder off sys.path/PYTHONPATH)")
 
 
 def is_core(distribution: str | None) -> bool:
@@ -116,18 +113,15 @@ def source_doc(info: SourceInfo) -> Doc:
                      line=site[1] if site else None, wrong_entry_point=wrong_entry_point(info))
     return {"group": info.group, "kind": canonical_kind(info.kind), "name": info.kind, "value": info.value,
             "entry_point": info.origin.entry_point, "distribution": dist, "version": info.origin.version,
-            "location": info.location or None, "core": is_core(dist),
-            "extends_core": (info.group == CODEGEN_GROUP and not is_core(dist)
-                             and canonical_kind(info.kind) in CORE_KINDS),
-            "state": info.state, "reason": info.reason, "error": error,
-            "traceback": plugin_traceback(info.error) or None}
+            "location": info.location or None, "core": is_core(dist), "state": info.state, "reason": info.reason,
+            "extends_core": info.group == CODEGEN_GROUP and not is_core(dist) and info.kind in CORE_KINDS,
+            "error": error, "traceback": plugin_traceback(info.error) or None}
 
 
 def _without_tvm(judge: Callable[[Any], str | None], obj: Any) -> str | None:
-    try:
+    with suppress(TVMNotFoundError):  # no TVM: nothing to say
         return judge(obj)
-    except TVMNotFoundError:  # no TVM: nothing to say
-        return None
+    return None
 
 
 def registration_doc(reg: Registration, group: str) -> Doc:
@@ -146,19 +140,17 @@ def registration_doc(reg: Registration, group: str) -> Doc:
     return doc
 
 
-def _kinds(registry: Registry, group: str, sources: Sequence[SourceInfo],
-           loaded: bool) -> list[Doc]:
-    by_kind: dict[str, list[Doc]] = {}
+def _kinds(registry: Registry, group: str, sources: Sequence[SourceInfo], loaded: bool) -> list[Doc]:
+    entries: dict[str, list[Doc]] = {}
     for info in sources:
         if info.group == group:
-            by_kind.setdefault(canonical_kind(info.kind), []).append(source_doc(info))
-    regs_by_kind: dict[str, list[Registration]] = {}  # one pass: linear in registrations
+            entries.setdefault(canonical_kind(info.kind), []).append(source_doc(info))
+    regs: dict[str, list[Doc]] = {}
     for reg in registry.registrations(group) if loaded else []:
-        by_kind.setdefault(reg.kind, [])
-        regs_by_kind.setdefault(reg.kind, []).append(reg)
-    return [{"kind": kind, "entry_points": entries, "extends_core": any(e["extends_core"] for e in entries),
-             "registrations": [registration_doc(r, group) for r in regs_by_kind.get(kind, ())] if loaded else None}
-            for kind, entries in sorted(by_kind.items())]
+        regs.setdefault(reg.kind, []).append(registration_doc(reg, group))
+    return [{"kind": kind, "entry_points": entries.get(kind, []),
+             "extends_core": any(e["extends_core"] for e in entries.get(kind, ())),
+             "registrations": regs.get(kind, []) if loaded else None} for kind in sorted(entries.keys() | regs.keys())]
 
 
 def controls_doc(controls: Controls) -> Doc:
@@ -174,8 +166,7 @@ def list_document(*, load: bool = False) -> Doc:
     ``registrations`` lists each kind's codegens or hooks in resolution order."""
     session = Session()
     registry = session.registry
-    captured: list[str] = []
-    with capture(captured):
+    with capture(session.warnings):
         if load:
             with suppress(TVMNotFoundError):  # the document says what is wrong
                 session.add_client_defaults()
@@ -184,35 +175,28 @@ def list_document(*, load: bool = False) -> Doc:
         controls = registry.controls
     return document("list", tvm_document(import_it=load), loaded=load, controls=controls_doc(controls),
                     codegens=_kinds(registry, CODEGEN_GROUP, sources, load),
-                    hooks=_kinds(registry, HOOK_GROUP, sources, load), warnings=captured,
+                    hooks=_kinds(registry, HOOK_GROUP, sources, load), warnings=session.warnings,
                     duplicates=[{"distribution": name, "locations": list(locations)}
                                 for name, locations in session.index.duplicates])
 
 
 def lock_from(registry: Registry, sources: Sequence[SourceInfo]) -> Doc:
     """The lock document of what ``registry`` loaded from ``sources``."""
-    dists: dict[str, str] = {}
-    entry_points = []
-    for info in sources:
-        dist = info.origin.distribution
-        if dist is None:
-            continue
-        dists.setdefault(normalize_name(dist), info.origin.version or "?")
-        entry_points.append({"group": info.group, "kind": info.kind, "value": info.value,
-                             "distribution": normalize_name(dist)})
+    located = [(info, normalize_name(info.origin.distribution)) for info in sources if info.origin.distribution]
+    dists = {dist: info.origin.version or "?" for info, dist in reversed(located)}  # the first one found
 
-    def regs(group: str) -> list[Doc]:
-        return sorted(({"kind": r.kind, "name": r.name, "priority": r.priority,
-                        "distribution": normalize_name(r.origin.distribution)}
-                       for r in registry.registrations(group) if r.origin.distribution is not None), key=key)
-
-    def key(item: Mapping[str, Any]) -> tuple[str, ...]:
-        return tuple(str(item.get(k, "")) for k in ("group", "kind", "name", "distribution", "value"))
+    def records(items: Iterable[Doc]) -> list[Doc]:
+        fields = ("group", "kind", "name", "distribution", "value")
+        return sorted(items, key=lambda d: [str(d.get(k, "")) for k in fields])
 
     return {"schema": LOCK_SCHEMA, "command": "lock",
             "distributions": [{"name": n, "version": v} for n, v in sorted(dists.items())],
-            "entry_points": sorted(entry_points, key=key), "codegens": regs(CODEGEN_GROUP),
-            "hooks": regs(HOOK_GROUP)}
+            "entry_points": records({"group": info.group, "kind": info.kind, "value": info.value, "distribution": dist}
+                                    for info, dist in located),
+            **{key: records({"kind": r.kind, "name": r.name, "priority": r.priority,
+                             "distribution": normalize_name(r.origin.distribution)}
+                            for r in registry.registrations(group) if r.origin.distribution is not None)
+               for key, group in (("codegens", CODEGEN_GROUP), ("hooks", HOOK_GROUP))}}
 
 
 def lock_document() -> tuple[Doc, list[str]]:
@@ -220,10 +204,9 @@ def lock_document() -> tuple[Doc, list[str]]:
     incompatible entry points (locked, registering nothing) and captured plugin warnings."""
     session = Session()
     registry = session.registry
-    notes: list[str] = []
-    with capture(notes):
+    with capture(session.warnings):
         registry.load_all()
         sources = registry.sources()
-    notes += [failure_text(info) for info in sources if info.state in ("broken", "incompatible")]
-    return lock_from(registry, sources), notes
+    notes = [failure_text(info) for info in sources if info.state in ("broken", "incompatible")]
+    return lock_from(registry, sources), session.warnings + notes
 
