@@ -1,8 +1,6 @@
 """The one scan of the installed distributions, through ``importlib.metadata``: it sees what
-``entry_points()`` sees and does less, parsing only the ``entry_points.txt`` that mention
-``tilelang`` and reading metadata only of those distributions. Metadata that cannot be used
-skips that distribution alone, with one message naming it. (A distribution is named in
-messages by its metadata folder, ``PathDistribution``'s ``_path``, where it has one.)"""
+``entry_points()`` sees, parsing only the ``entry_points.txt`` that mention ``tilelang``. Metadata
+that cannot be used skips that distribution alone, with one message naming its metadata folder."""
 
 from __future__ import annotations
 
@@ -13,6 +11,7 @@ from contextlib import suppress
 from pathlib import PosixPath, WindowsPath
 from typing import TYPE_CHECKING
 
+from .._advice import installed_version, reinstall
 from .._errors import warn_once, warn_plugin
 from .._names import APACHE_TVM, CORE_DISTRIBUTION, GROUPS, TILELANG
 from .._tvm import distribution_name, editable_source, tilelang_distribution
@@ -27,18 +26,10 @@ __all__ = ["installed_versions", "scan_environment", "unusable_entry_points"]
 
 
 def scan_environment(core_version: str, *, full: bool = True) -> DiscoveryIndex:
-    """Read our entry-point groups from every distribution on ``sys.path``, each problem and
-    near miss warned. The first copy of each normalized name wins, as in ``importlib.metadata``;
-    later copies of one advertising our groups are ``duplicates``. Only the distributions
-    whose ``entry_points.txt`` mentions ``tilelang`` are looked at further: their copies are
-    found by their metadata's ``Name`` (``distributions(name=...)``, in
-    ``importlib.metadata``'s order).
-
-    ``full=False`` is a look at what is advertised: no requirement verdicts (nor
-    ``packaging.requirements``' import) and no warnings but the near-miss groups', which
-    every scan warns, once per process (activation's look warns them at the user's
-    ``import tilelang`` line, where the author's program would otherwise ignore the
-    plugin in silence)."""
+    """Our entry-point groups of every distribution on ``sys.path``, each problem warned. The first
+    copy of each normalized name wins, as in ``importlib.metadata``; later copies of one advertising
+    our groups are ``duplicates``. ``full=False`` is a look at what is advertised: no requirement
+    verdicts (nor ``packaging``) and no warnings but the near-miss groups' (every scan's, once)."""
     from importlib.metadata import distributions
 
     problems: list[str] = []
@@ -91,10 +82,8 @@ def _mentions_tilelang(dist: Distribution) -> bool:
 
 
 def _read_text(dist: Distribution, filename: str) -> str | None:
-    """``dist.read_text(filename)`` as ``PathDistribution`` reads it (the file of its folder,
-    UTF-8; ``None`` when there is none), but raising ``PermissionError``, which
-    ``read_text`` takes for no file: a file this user may not read is named, not missed.
-    Another kind of distribution is read by its own ``read_text``."""
+    """``dist.read_text(filename)``, but raising the ``PermissionError`` ``PathDistribution`` takes for
+    no file: a file this user may not read is named, not missed."""
     from importlib.metadata import PathDistribution
 
     folder = getattr(dist, "_path", None)
@@ -108,9 +97,8 @@ def _read_text(dist: Distribution, filename: str) -> str | None:
 
 
 def _unreadable(dist: Distribution, filename: str) -> bool:
-    """Whether ``filename`` of ``dist``'s metadata folder is there but this process may not
-    read it (``Distribution.read_text`` answers ``None`` for it, as for a missing file): a
-    file of another user's, or a folder it may not enter (``umask 077``)."""
+    """Whether ``filename`` of ``dist``'s metadata folder is there but this process may not read it
+    (``read_text`` answers ``None`` as for a missing file): another user's, under ``umask 077``."""
     folder = getattr(dist, "_path", None)
     if folder is None:
         return False
@@ -124,29 +112,19 @@ def _unreadable(dist: Distribution, filename: str) -> bool:
 
 
 def installed_versions(core_version: str) -> dict[str, str | None]:
-    """Installed versions of the distributions plugins may require (the core and the
-    TVM providers); ``None`` for one that is not installed (the core: ``core_version``).
-    TileLang is there under the name of its distribution in use, whatever it is (see
-    :func:`tilelang_hostcg._tvm.tilelang_distribution`)."""
-    from importlib.metadata import version
-
-    found: dict[str, str | None] = {TILELANG: None}
-    for name in (CORE_DISTRIBUTION, APACHE_TVM):
-        try:
-            found[name] = version(name)
-        except Exception:  # PackageNotFoundError, or metadata that cannot be read
-            found[name] = None
+    """Installed versions of the core (else ``core_version``: a source tree), ``apache-tvm`` and
+    TileLang (under its distribution's name, whatever it is); ``None``: not installed."""
+    found: dict[str, str | None] = {TILELANG: None, APACHE_TVM: installed_version(APACHE_TVM),
+                                    CORE_DISTRIBUTION: installed_version(CORE_DISTRIBUTION) or core_version}
     tilelang = tilelang_distribution()
     if tilelang is not None:
         with suppress(Exception):  # metadata that cannot be read: not installed
             found[distribution_name(tilelang)] = str(tilelang.version)
-    found[CORE_DISTRIBUTION] = found[CORE_DISTRIBUTION] or core_version  # a source tree
     return found
 
 
 def _metadata(dist: Distribution, problems: list[str]) -> PackageMetadata | None:
-    """``dist``'s metadata when it names the distribution and its version, else ``None``
-    (the problem noted)."""
+    """``dist``'s metadata when it has a Name and a Version, else ``None`` (the problem noted)."""
     try:
         meta = dist.metadata
         if not meta["Name"] or not meta["Version"]:
@@ -180,8 +158,6 @@ def _location(dist: Distribution) -> str:
 
 def _fix(dist: Distribution) -> str:
     """Reinstall advice, the name and version from the folder's name (``NAME-VERSION.dist-info``)."""
-    from .._advice import reinstall
-
     name, _, version = os.path.basename(_location(dist).rstrip("/\\")).rpartition(".")[0].partition("-")
     if not name:
         return "Remove the folder"
@@ -204,8 +180,7 @@ def unusable_entry_points() -> list[str]:
 
 def _our_entry_points(dist: Distribution, key: str, problems: list[str],
                       near: list[tuple[str, str, str, str]]) -> list[EntryPoint]:
-    """The entry points of our groups in ``dist``'s ``entry_points.txt`` (one that mentions
-    ``tilelang``), in file order; near-miss groups go to ``near``."""
+    """The entry points of our groups in ``dist``, in file order; near-miss groups go to ``near``."""
     try:
         eps = list(dist.entry_points)
     except Exception as exc:  # not UTF-8, a line that is not ``name = value``, ...
@@ -231,8 +206,7 @@ def _reason(exc: Exception) -> str:
 def _advertised(dist: Distribution, meta: PackageMetadata, eps: Iterable[EntryPoint],
                 installed: dict[str, str | None] | None, problems: list[str],
                 ) -> list[AdvertisedEntryPoint]:
-    """The records of ``eps``, with the distribution's requirement verdict (none without
-    ``installed``)."""
+    """The records of ``eps``, with the distribution's requirement verdict (none without ``installed``)."""
     name, version = meta["Name"], meta["Version"]
     requires: tuple[str, ...] = ()
     verdict = None
@@ -250,18 +224,14 @@ def _advertised(dist: Distribution, meta: PackageMetadata, eps: Iterable[EntryPo
 
 
 def _duplicates(copies_of: dict[str, list[Distribution]]) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """Real second copies of the distributions that advertise our groups in any copy: not the
-    same folder reached again, nor the ``*.egg-info`` an editable install leaves in its source
-    tree (named by the installed copy's PEP 610 ``direct_url.json``)."""
+    """Real second copies of the distributions that advertise our groups in any copy: not the same
+    folder reached again, nor the ``*.egg-info`` an editable install leaves in its source tree."""
     out = []
     for key, (head, *copies) in copies_of.items():
-        seen = {os.path.realpath(_location(head))}
-        distinct = []
-        for copy in copies:
-            real = os.path.realpath(_location(copy))
-            if real not in seen:
-                seen.add(real)
-                distinct.append(copy)
+        unique: dict[str, Distribution] = {}
+        for copy in (head, *copies):
+            unique.setdefault(os.path.realpath(_location(copy)), copy)
+        distinct = list(unique.values())[1:]
         projects = [p for p in map(editable_source, (head, *distinct)) if p]
         distinct = [c for c in distinct if not _inside_any(c, projects) and not (
             _inside_any(head, projects) and editable_source(c) is not None)]
