@@ -100,19 +100,15 @@ def _package_parents() -> list[str]:
 
 
 def _ships_tilelang(dist: Distribution) -> bool:
-    """Whether ``dist``'s ``top_level.txt`` names ``tilelang`` or, without one, its ``RECORD``
-    lists a file under ``tilelang/`` (searched whole as bytes: TileLang's is over 0.5 MB)."""
+    """Whether ``dist``'s ``top_level.txt`` names ``tilelang`` or, without one, its ``RECORD`` (searched
+    whole, never parsed: TileLang's is over 0.5 MB) lists a file under ``tilelang/``."""
     try:
         top_level = dist.read_text("top_level.txt")
         if top_level is not None:
             return TILELANG in top_level.split()
-        folder = getattr(dist, "_path", None)  # PathDistribution's metadata folder
-        if folder is not None and hasattr(folder, "joinpath"):
-            record = bytes(folder.joinpath("RECORD").read_bytes())
-        else:
-            record = (dist.read_text("RECORD") or "").encode()
-        return record.startswith(b"tilelang/") or b"\ntilelang/" in record
-    except Exception:  # no RECORD, or unreadable metadata: not usable as installed
+        record = dist.read_text("RECORD") or ""
+        return record.startswith("tilelang/") or "\ntilelang/" in record
+    except Exception:  # unreadable metadata: not usable as installed
         return False
 
 
@@ -265,11 +261,11 @@ def _no_tvm_advice() -> str:
 def tvm_info() -> TVMInfo:
     """Which TVM is in use (importing it as :func:`import_tvm` does) and its capabilities."""
     tvm = import_tvm()
-    if _INFO and _INFO[0].path == (getattr(tvm, "__file__", None) or ""):
+    path = getattr(tvm, "__file__", None) or ""
+    if _INFO and _INFO[0].path == path:
         return _INFO[0]
     from importlib.util import find_spec
 
-    path = getattr(tvm, "__file__", None) or ""
     tilelang = sys.modules.get(TILELANG)
     tl_file = getattr(tilelang, "__file__", None)
     provider, provider_version, distribution = APACHE_TVM, installed_version(APACHE_TVM), APACHE_TVM
@@ -289,14 +285,7 @@ def tvm_info() -> TVMInfo:
 
 def describe_tvm() -> str:
     """:meth:`TVMInfo.describe` of the TVM in use, or what is wrong (``no TVM installed``)."""
-    try:
-        return tvm_info().describe()
-    except TVMNotFoundError as exc:
-        return _describe_missing(exc)
-
-
-def _describe_missing(exc: TVMNotFoundError) -> str:
-    return "no TVM installed" if str(exc).startswith("No TVM is installed") else "TVM cannot be imported"
+    return str(tvm_document()["describe"])
 
 
 def get_global_func(name: str) -> Any:
@@ -311,7 +300,8 @@ def tvm_document(*, import_it: bool = True) -> dict[str, Any]:
         try:
             info = tvm_info()
         except TVMNotFoundError as exc:
-            return {"provider": None, "describe": _describe_missing(exc), "error": str(exc)}
+            missing = "no TVM installed" if str(exc).startswith("No TVM is installed") else "TVM cannot be imported"
+            return {"provider": None, "describe": missing, "error": str(exc)}
         return {**asdict(info), "describe": info.describe()}
     dist = tilelang_distribution()
     if dist is not None:

@@ -8,7 +8,6 @@ import os
 import stat
 from collections.abc import Iterable, Sequence
 from contextlib import suppress
-from pathlib import PosixPath, WindowsPath
 from typing import TYPE_CHECKING
 
 from .._advice import installed_version, reinstall
@@ -75,25 +74,10 @@ def _mentions_tilelang(dist: Distribution) -> bool:
     """Whether ``dist``'s ``entry_points.txt`` mentions ``tilelang`` (one that cannot be read
     does too: the copy that is used says what is wrong with it)."""
     try:
-        text = _read_text(dist, "entry_points.txt")
-    except Exception:  # PermissionError (see _read_text), not UTF-8, ...
+        text = dist.read_text("entry_points.txt")
+    except Exception:  # not UTF-8, ...
         return True
-    return text is not None and "tilelang" in text.lower()
-
-
-def _read_text(dist: Distribution, filename: str) -> str | None:
-    """``dist.read_text(filename)``, but raising the ``PermissionError`` ``PathDistribution`` takes for
-    no file: a file this user may not read is named, not missed."""
-    from importlib.metadata import PathDistribution
-
-    folder = getattr(dist, "_path", None)
-    if type(dist) is not PathDistribution or type(folder) not in (PosixPath, WindowsPath):
-        return dist.read_text(filename)
-    try:
-        with open(f"{folder}{os.sep}{filename}", encoding="utf-8") as stream:
-            return stream.read()
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-        return None
+    return "tilelang" in text.lower() if text is not None else _unreadable(dist, "entry_points.txt")
 
 
 def _unreadable(dist: Distribution, filename: str) -> bool:
@@ -106,7 +90,7 @@ def _unreadable(dist: Distribution, filename: str) -> bool:
         mode = os.stat(os.path.join(os.fspath(folder), filename)).st_mode
     except PermissionError:
         return True
-    except (OSError, ValueError):
+    except (OSError, ValueError, TypeError):  # no such file, or a folder that is not a path
         return False
     return stat.S_ISREG(mode) and not os.access(os.path.join(os.fspath(folder), filename), os.R_OK)
 
@@ -133,35 +117,32 @@ def _metadata(dist: Distribution, problems: list[str]) -> PackageMetadata | None
                 return None
             raise ValueError("it has no Name or no Version")
     except Exception as exc:  # importlib's error, or no Name or Version
-        problems.append(f"{_where(dist)}: its METADATA cannot be used ({_reason(exc)}); the "
-                        f"distribution is ignored. {_fix(dist)}")
+        problems.append(_unusable(dist, "its METADATA", exc, "; the distribution is ignored"))
         return None
     return meta
 
 
 def _unreadable_text(dist: Distribution, filename: str) -> str:
     folder = _location(dist)
-    return (f"{_where(dist)}: its {filename} cannot be read by this user (permission denied: "
+    return (f"distribution metadata {folder!r}: its {filename} cannot be read by this user (permission denied: "
             "installed by another user under a restrictive umask?); the distribution is "
             f"ignored. Make the folder readable (its owner can run `chmod -R a+rX {folder}`, "
             "and the same for the package's own folder) or reinstall it as this user")
 
 
-def _where(dist: Distribution) -> str:
-    """How messages name a distribution: its metadata folder."""
-    return f"distribution metadata {_location(dist)!r}"
-
-
 def _location(dist: Distribution) -> str:
+    """How messages name a distribution: its metadata folder."""
     return str(getattr(dist, "_path", "") or dist)
 
 
-def _fix(dist: Distribution) -> str:
-    """Reinstall advice, the name and version from the folder's name (``NAME-VERSION.dist-info``)."""
+def _unusable(dist: Distribution, what: str, exc: Exception, ignored: str = "") -> str:
+    """What is wrong with ``dist``'s file ``what`` and the repair (from ``NAME-VERSION.dist-info``)."""
+    first = str(exc).strip().partition("\n")[0]  # packaging's errors add a drawn caret line
+    reason = (f"it is not UTF-8: {exc.reason} at byte {exc.start}" if isinstance(exc, UnicodeDecodeError)
+              else f"it cannot be parsed: {type(exc).__name__}: {first}")
     name, _, version = os.path.basename(_location(dist).rstrip("/\\")).rpartition(".")[0].partition("-")
-    if not name:
-        return "Remove the folder"
-    return f"Reinstall it ({reinstall(name, version.partition('-')[0])}) or remove the folder"
+    fix = f"Reinstall it ({reinstall(name, version.partition('-')[0])}) or remove" if name else "Remove"
+    return f"distribution metadata {_location(dist)!r}: {what} cannot be used ({reason}){ignored}. {fix} the folder"
 
 
 def unusable_entry_points() -> list[str]:
@@ -174,7 +155,7 @@ def unusable_entry_points() -> list[str]:
         try:
             dist.entry_points  # noqa: B018  # read, for its error
         except Exception as exc:
-            found.append(f"{_where(dist)}: entry_points.txt cannot be used ({_reason(exc)}). {_fix(dist)}")
+            found.append(_unusable(dist, "entry_points.txt", exc))
     return found
 
 
@@ -184,8 +165,7 @@ def _our_entry_points(dist: Distribution, key: str, problems: list[str],
     try:
         eps = list(dist.entry_points)
     except Exception as exc:  # not UTF-8, a line that is not ``name = value``, ...
-        problems.append(f"{_where(dist)}: entry_points.txt cannot be used ({_reason(exc)}); "
-                        f"the distribution's entry points are ignored. {_fix(dist)}")
+        problems.append(_unusable(dist, "entry_points.txt", exc, "; the distribution's entry points are ignored"))
         return []
     if not eps and _unreadable(dist, "entry_points.txt"):
         problems.append(_unreadable_text(dist, "entry_points.txt"))
@@ -194,13 +174,6 @@ def _our_entry_points(dist: Distribution, key: str, problems: list[str],
         if ours is not None:
             near.append((key, _location(dist), group, ours))
     return [ep for ep in eps if ep.group in GROUPS]
-
-
-def _reason(exc: Exception) -> str:
-    if isinstance(exc, UnicodeDecodeError):
-        return f"it is not UTF-8: {exc.reason} at byte {exc.start}"
-    first = str(exc).strip().partition("\n")[0]  # packaging's errors add a drawn caret line
-    return f"it cannot be parsed: {type(exc).__name__}: {first}"
 
 
 def _advertised(dist: Distribution, meta: PackageMetadata, eps: Iterable[EntryPoint],
@@ -214,8 +187,7 @@ def _advertised(dist: Distribution, meta: PackageMetadata, eps: Iterable[EntryPo
         try:  # ``requires`` parses the metadata again; it is needed only for requires.txt
             requires = relevant_requires(meta.get_all("Requires-Dist") or dist.requires or (), installed)
         except Exception as exc:
-            problems.append(f"{_where(dist)}: its METADATA cannot be used ({_reason(exc)}); the "
-                            f"distribution is ignored. {_fix(dist)}")
+            problems.append(_unusable(dist, "its METADATA", exc, "; the distribution is ignored"))
             return []
         if normalize_name(name) != CORE_DISTRIBUTION:
             verdict = check_requirements(name, requires, installed)
