@@ -170,19 +170,17 @@ def distribution_name(dist: Distribution) -> str:
 
 
 def tilelang_overlap(found: tuple[Distribution, ...] | None = None) -> str | None:
-    """What is wrong when more than one distribution ships TileLang (a warning's text, the same
-    wherever it is given), else ``None``; of ``found`` (default: :func:`tilelang_distributions`)."""
+    """The warning where more than one of ``found`` (default: :func:`tilelang_distributions`) ships TileLang."""
     found = tilelang_distributions() if found is None else found
     if len(found) < 2:
         return None
     named = [f"{distribution_name(d)} {d.version}" for d in found]
-    used = distribution_name(found[0])
     others = " ".join(distribution_name(d) for d in found[1:])
     return (f"{len(found)} TileLang builds are installed ({', '.join(named)}); they ship the "
             "same `tilelang` package into the same folder, so one's files overwrote the "
             "other's, and uninstalling either breaks both. tilelang-hostcg uses "
             f"{named[0]}. Keep one: `pip uninstall {others}`, then "
-            f"`{reinstall(used, found[0].version)}`")
+            f"`{reinstall(distribution_name(found[0]), found[0].version)}`")
 
 
 def import_tilelang(dist: Distribution) -> None:

@@ -58,12 +58,8 @@ def check_requirements(distribution: str, requires: Sequence[str],
         name = normalize_name(req.name)
         if name in (APACHE_TVM, TILELANG, in_use):
             tvm_reqs.append((APACHE_TVM if name == APACHE_TVM else TILELANG, req))
-        elif name == CORE:
-            have = installed.get(name)
-            if have is None:
-                return f"it requires {str(req)!r} but {name} is not installed"
-            if not meets(req, have):
-                return f"it requires {str(req)!r} but {name} {have} is installed"
+        elif name == CORE and not ((have := installed.get(CORE)) and meets(req, have)):
+            return f"it requires {str(req)!r} but {name} {f'{have} is installed' if have else 'is not installed'}"
     if not tvm_reqs:
         return None
     present = {provider: (name, str(installed[name])) for provider, name in (

@@ -80,19 +80,24 @@ def _mentions_tilelang(dist: Distribution) -> bool:
     return "tilelang" in text.lower() if text is not None else _unreadable(dist, "entry_points.txt")
 
 
-def _unreadable(dist: Distribution, filename: str) -> bool:
+def _unreadable(dist: Distribution, filename: str, problems: list[str] | None = None) -> bool:
     """Whether ``filename`` of ``dist``'s metadata folder is there but this process may not read it
-    (``read_text`` answers ``None`` as for a missing file): another user's, under ``umask 077``."""
-    folder = getattr(dist, "_path", None)
-    if folder is None:
-        return False
+    (``read_text`` answers ``None`` as for a missing file: another user's, under ``umask 077``),
+    the problem noted in ``problems``."""
+    folder = _location(dist)
     try:
-        mode = os.stat(os.path.join(os.fspath(folder), filename)).st_mode
+        path = os.path.join(os.fspath(dist._path), filename)  # type: ignore[attr-defined]  # PathDistribution's
+        denied = stat.S_ISREG(os.stat(path).st_mode) and not os.access(path, os.R_OK)
     except PermissionError:
-        return True
-    except (OSError, ValueError, TypeError):  # no such file, or a folder that is not a path
+        denied = True
+    except (AttributeError, OSError, ValueError, TypeError):  # no such file, or no metadata folder on disk
         return False
-    return stat.S_ISREG(mode) and not os.access(os.path.join(os.fspath(folder), filename), os.R_OK)
+    if denied and problems is not None:
+        problems.append(f"distribution metadata {folder!r}: its {filename} cannot be read by this user (permission "
+                        "denied: installed by another user under a restrictive umask?); the distribution is ignored. "
+                        f"Make the folder readable (its owner can run `chmod -R a+rX {folder}`, and the same for the "
+                        "package's own folder) or reinstall it as this user")
+    return denied
 
 
 def installed_versions(core_version: str) -> dict[str, str | None]:
@@ -112,22 +117,13 @@ def _metadata(dist: Distribution, problems: list[str]) -> PackageMetadata | None
     try:
         meta = dist.metadata
         if not meta["Name"] or not meta["Version"]:
-            if _unreadable(dist, "METADATA"):
-                problems.append(_unreadable_text(dist, "METADATA"))
+            if _unreadable(dist, "METADATA", problems):
                 return None
             raise ValueError("it has no Name or no Version")
     except Exception as exc:  # importlib's error, or no Name or Version
         problems.append(_unusable(dist, "its METADATA", exc, "; the distribution is ignored"))
         return None
     return meta
-
-
-def _unreadable_text(dist: Distribution, filename: str) -> str:
-    folder = _location(dist)
-    return (f"distribution metadata {folder!r}: its {filename} cannot be read by this user (permission denied: "
-            "installed by another user under a restrictive umask?); the distribution is "
-            f"ignored. Make the folder readable (its owner can run `chmod -R a+rX {folder}`, "
-            "and the same for the package's own folder) or reinstall it as this user")
 
 
 def _location(dist: Distribution) -> str:
@@ -167,8 +163,8 @@ def _our_entry_points(dist: Distribution, key: str, problems: list[str],
     except Exception as exc:  # not UTF-8, a line that is not ``name = value``, ...
         problems.append(_unusable(dist, "entry_points.txt", exc, "; the distribution's entry points are ignored"))
         return []
-    if not eps and _unreadable(dist, "entry_points.txt"):
-        problems.append(_unreadable_text(dist, "entry_points.txt"))
+    if not eps:
+        _unreadable(dist, "entry_points.txt", problems)
     for group in dict.fromkeys(ep.group for ep in eps):
         ours = near_miss_group(group)
         if ours is not None:
