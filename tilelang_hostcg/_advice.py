@@ -4,7 +4,7 @@ uninstalled and what was changed is put back alone."""
 
 from __future__ import annotations
 
-import shlex
+from contextlib import suppress
 from typing import TYPE_CHECKING
 
 from ._names import APACHE_TVM
@@ -12,7 +12,7 @@ from ._names import APACHE_TVM
 if TYPE_CHECKING:
     from importlib.metadata import Distribution
 
-__all__ = ["FFI", "foreign_tvm", "reinstall", "tilelang_repair", "unmet_requirement"]
+__all__ = ["FFI", "foreign_tvm", "installed_version", "reinstall", "tilelang_repair", "unmet_requirement"]
 
 FFI = "apache-tvm-ffi"  # TileLang pins it to the release its bundled TVM was built with
 
@@ -20,50 +20,48 @@ FFI = "apache-tvm-ffi"  # TileLang pins it to the release its bundled TVM was bu
 def reinstall(name: str, version: object = None, *, editable: bool = False) -> str:
     """``pip install --force-reinstall --no-deps 'NAME==VERSION'`` (or a requirement, folder, file, URL),
     or ``pip install --no-deps -e 'FOLDER'``: quoted for any shell."""
+    import shlex
+
     spec = f"{name}=={version}" if version else str(name)
     quoted = q if (q := shlex.quote(spec)).startswith("'") else f"'{spec}'"  # quoted alike everywhere
     return f"pip install --no-deps -e {quoted}" if editable else f"pip install --force-reinstall --no-deps {quoted}"
 
 
-def _installed(name: str) -> str | None:
+def installed_version(name: str) -> str | None:
+    """The installed version of distribution ``name``; ``None`` where not installed or unreadable."""
     from importlib.metadata import version
 
     try:
         return str(version(name))
-    except Exception:  # not installed, or unreadable metadata: nothing to advise on
+    except Exception:  # PackageNotFoundError, or metadata that cannot be read
         return None
 
 
 def foreign_tvm() -> str | None:
     """The version of ``apache-tvm`` installed (it does not belong beside TileLang), or ``None``."""
-    return _installed(APACHE_TVM)
+    return installed_version(APACHE_TVM)
 
 
 def unmet_requirement(dist: Distribution, name: str) -> tuple[str, str | None] | None:
     """``(requirement, installed version)`` of ``dist``'s requirement on ``name`` that is unmet, else ``None``."""
-    from packaging.requirements import InvalidRequirement, Requirement
-    from packaging.utils import canonicalize_name
+    from packaging.requirements import InvalidRequirement
 
-    installed = _installed(name)
+    from .discovery._records import normalize_name
+    from .discovery._requirements import applicable, meets
+
+    installed = installed_version(name)
     for line in dist.requires or ():
-        try:
-            req = Requirement(line)
-        except InvalidRequirement:
-            continue
-        if canonicalize_name(req.name) != name or (req.marker is not None and not req.marker.evaluate({"extra": ""})):
-            continue
-        if installed is None or not req.specifier.contains(installed, prereleases=True):
-            return str(req), installed
+        with suppress(InvalidRequirement):  # a line that cannot be parsed says nothing
+            req = applicable(line)
+            if req is not None and normalize_name(req.name) == name and not (installed and meets(req, installed)):
+                return str(req), installed
     return None
 
 
 def tilelang_repair(dist: Distribution, *, importable: bool = False) -> list[str]:
-    """The commands that repair the TileLang environment of ``dist`` (TileLang's): uninstall
-    ``apache-tvm``; put back the ``apache-tvm-ffi`` TileLang requires; else, when TileLang cannot
-    be imported, reinstall it alone."""
-    steps = []
-    if foreign_tvm() is not None:
-        steps.append(f"pip uninstall -y {APACHE_TVM}")
+    """The commands that repair ``dist``'s (TileLang's) environment: uninstall ``apache-tvm``; put
+    back the ``apache-tvm-ffi`` TileLang requires; else, when TileLang cannot be imported, reinstall it."""
+    steps = [f"pip uninstall -y {APACHE_TVM}"] if foreign_tvm() is not None else []
     ffi = unmet_requirement(dist, FFI)
     if ffi is not None:
         steps.append(reinstall(ffi[0]))

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from importlib import import_module
 from typing import Any, Literal
 
-__all__ = ["FAILED", "NAMES", "Point", "Routing", "owner_of", "reaches", "routing"]
+__all__ = ["FAILED", "NAMES", "Point", "owner_of", "reaches", "routing"]
 
 Client = Literal["tilelang", "tvm"]
 NAMES = {"tilelang": "TileLang integration (tilelang_hostcg.tilelang)", "tvm": "TVM integration (tilelang_hostcg.tvm)"}
@@ -93,14 +93,17 @@ class Routing:
 
 
 def routing(client: Client, *, explain: bool = True, import_it: bool = True, activating: bool = False) -> Routing:
-    """Whether ``client``'s host builds (TileLang's, or apache-tvm's) go through the registry in
-    this process, and if not, why (``explain=False``: ``routed`` alone, nothing looked up).
-    ``import_it=False`` imports no compiler, and answers ``routed=None`` where that would be
-    needed; ``activating``: activation asks (its caller read the off switch; an earlier
-    activation's failure is no answer)."""
+    """Whether ``client``'s host builds go through the registry in this process, and if not, why
+    (``explain=False``: ``routed`` alone). ``import_it=False`` imports no compiler (``routed=None``
+    where one is needed); ``activating``: activation asks (an earlier activation's failure is no answer)."""
     from _tilelang_hostcg_hook import ENV_AUTO_INSTALL, OFF
 
-    live = _live(client)
+    state = (getattr(sys.modules.get(f"tilelang_hostcg.{client}"), "_STATE", None) or [None])[0]
+    live: str | bool | None = None  # True: installed and called; else who replaced it; None: not installed
+    if state is not None and not (client == "tvm" and "tilelang" in sys.modules):  # there TVM's route hands builds on
+        routes = state.patches[:2] if client == "tilelang" else [(state.module, "tir_to_runtime", 0, state.replacement)]
+        rivals = [now for owner, name, _, ours in routes if not reaches(now := getattr(owner, name, None), ours)]
+        live = owner_of(rivals[0]) if rivals else True
     if live is True or not explain:
         return Routing(client, live is True, NAMES[client] if live is True else "")
     if live is not None:
@@ -127,20 +130,6 @@ def routing(client: Client, *, explain: bool = True, import_it: bool = True, act
         return Routing(client, False, why, why)
     return Routing(client, False, f"not installed in this process (activation did not run at import of {name}, or "
                                   f"uninstall() was called); call tilelang_hostcg.{client}.install()", pending=True)
-
-
-def _live(client: Client) -> str | bool | None:
-    """``True`` while ``client``'s integration is installed and the compiler still calls its
-    route; who took its place where another package did; ``None`` where not installed (for TVM,
-    also where TileLang is imported: the route hands every build to TVM's original there)."""
-    state = (getattr(sys.modules.get(f"tilelang_hostcg.{client}"), "_STATE", None) or [None])[0]
-    if state is None or (client == "tvm" and "tilelang" in sys.modules):
-        return None
-    routes = state.patches[:2] if client == "tilelang" else [(state.module, "tir_to_runtime", 0, state.replacement)]
-    for owner, name, _, ours in routes:
-        if not reaches(current := getattr(owner, name, None), ours):
-            return owner_of(current)
-    return True
 
 
 def _blocker(client: Client) -> str | None:

@@ -1,31 +1,27 @@
-"""The one place that finds and imports TVM, and says which TVM is in use.
-
-The providers are ``apache-tvm`` and the TVM TileLang bundles (importable only after
-``import tilelang``). A ``tvm`` already imported is the TVM in use; else, where TileLang is
-installed (whatever distribution ships the ``tilelang`` package: :func:`tilelang_distribution`,
-from metadata alone), that ``tilelang`` is imported first (a stray ``tilelang.py`` in the
-working directory is not TileLang); else ``import tvm``. Messages name TileLang's
-distribution and version. Nothing here runs at import of :mod:`tilelang_hostcg`.
-"""
+"""The one place that finds and imports TVM (``apache-tvm``, or the TVM TileLang bundles) and
+says which is in use: a ``tvm`` already imported; else the installed TileLang (found from
+metadata, whatever its distribution's name) imported first; else ``import tvm``. Nothing here
+runs at import of :mod:`tilelang_hostcg`."""
 
 from __future__ import annotations
 
 import os
-import re
 import sys
 from contextlib import suppress
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
+from ._advice import foreign_tvm, installed_version, reinstall, tilelang_repair
 from ._errors import HostCodegenError
 from ._names import APACHE_TVM, TILELANG
+from .discovery._records import normalize_name
 
 if TYPE_CHECKING:
     from importlib.metadata import Distribution
     from types import ModuleType
     from typing import Any
 
-__all__ = ["TVMInfo", "TVMNotFoundError", "describe_tvm", "direct_url", "distribution_name", "editable_source",
+__all__ = ["TVMNotFoundError", "describe_tvm", "direct_url", "distribution_name", "editable_source",
            "file_url_path", "get_global_func", "import_tilelang", "import_tvm", "is_editable", "tilelang_distribution",
            "tilelang_distributions", "tilelang_overlap", "tvm_document", "tvm_info"]
 
@@ -36,9 +32,8 @@ class TVMNotFoundError(HostCodegenError, ImportError):
 
 @dataclass(frozen=True, slots=True)
 class TVMInfo:
-    """Which TVM is in use: ``provider`` (``apache-tvm``, or ``tilelang`` for the TVM TileLang
-    bundles), ``provider_version`` and ``distribution`` (that ships it, under any name), TVM's
-    ``version``, and whether it has LLVM, ``cuda_host`` and ``tvm.tirx`` (``tir_module``)."""
+    """Which TVM is in use: its ``provider`` (``apache-tvm`` or ``tilelang``), the provider's
+    version and ``distribution``, TVM's ``version``, and its capabilities."""
 
     provider: str
     provider_version: str | None
@@ -50,8 +45,7 @@ class TVMInfo:
     distribution: str | None = None
 
     def describe(self) -> str:
-        """One phrase, e.g. ``apache-tvm 0.27.0`` or ``TVM 0.25.dev0 bundled with tilelang 0.1.15``
-        (``... bundled with tilelang-paddle 0.1.13`` for PaddlePaddle's build)."""
+        """One phrase, e.g. ``apache-tvm 0.27.0`` or ``TVM 0.25.dev0 bundled with tilelang 0.1.15``."""
         if self.provider == TILELANG:
             return (f"TVM {self.version} bundled with {self.distribution or TILELANG} "
                     f"{self.provider_version or '?'}")
@@ -59,24 +53,20 @@ class TVMInfo:
 
 
 _INFO: list[TVMInfo] = []
+_PACKAGE_FILE = f"{TILELANG}/__init__.py"
 
 
 def tilelang_distribution() -> Distribution | None:
-    """The installed TileLang in use (the first of :func:`tilelang_distributions`), or
-    ``None``. Metadata only, never the import system (whose look at ``tilelang`` would reach
-    the start-up hook's finder)."""
+    """The installed TileLang in use (the first of :func:`tilelang_distributions`), or ``None``."""
     found = tilelang_distributions()
     return found[0] if found else None
 
 
 def tilelang_distributions() -> tuple[Distribution, ...]:
-    """Every installed distribution that ships the ``tilelang`` package, whatever its name: the
-    metadata folders beside each ``tilelang/`` package folder on ``sys.path`` (and beside the
-    imported one) whose ``top_level.txt`` names it or, without one, whose ``RECORD`` lists
-    files under ``tilelang/``; where none is, an editable install (PEP 610) whose source
-    folder holds the package. More than one is a broken installation (see
-    :func:`tilelang_overlap`); the one in use comes first: the one whose ``RECORD`` matches
-    the installed ``tilelang/__init__.py``, else the first on ``sys.path``."""
+    """Every installed distribution that ships the ``tilelang`` package, whatever its name, from
+    metadata alone (never the import system, which would reach the start-up hook's finder): the
+    one in use first (whose ``RECORD`` matches the installed files, else first on ``sys.path``).
+    More than one is a broken installation (:func:`tilelang_overlap`)."""
     from importlib.metadata import distributions
 
     found: dict[str, Distribution] = {}
@@ -85,14 +75,11 @@ def tilelang_distributions() -> tuple[Distribution, ...]:
         for dist in distributions(path=[folder]):
             if _ships_tilelang(dist):
                 found.setdefault(distribution_name(dist), dist)
-    if parents and not found:
+    if parents and not found:  # an editable install (PEP 610) whose source folder holds the package
         for dist in distributions():
             if (source := editable_source(dist)) and any((p + os.sep).startswith(source + os.sep) for p in parents):
                 found.setdefault(distribution_name(dist), dist)
     return tuple(sorted(found.values(), key=_in_use_rank) if len(found) > 1 else found.values())
-
-
-_PACKAGE_FILE = f"{TILELANG}/__init__.py"
 
 
 def _package_parents() -> list[str]:
@@ -100,8 +87,7 @@ def _package_parents() -> list[str]:
     and those the other finders on ``sys.meta_path`` (an editable install's) would import."""
     from importlib.machinery import PathFinder
 
-    module = sys.modules.get(TILELANG)
-    origins = [getattr(module, "__file__", None)]
+    origins = [getattr(sys.modules.get(TILELANG), "__file__", None)]
     for finder in sys.meta_path:
         if type(finder).__name__ != "_Finder" and finder is not PathFinder and hasattr(finder, "find_spec"):
             with suppress(Exception):  # a finder that cannot answer knows no TileLang
@@ -114,34 +100,20 @@ def _package_parents() -> list[str]:
 
 
 def _ships_tilelang(dist: Distribution) -> bool:
-    """Whether ``dist``'s metadata says it ships the ``tilelang`` package: its ``top_level.txt``
-    names it, or (without one) its ``RECORD`` lists a file under ``tilelang/``."""
+    """Whether ``dist``'s ``top_level.txt`` names ``tilelang`` or, without one, its ``RECORD`` (searched
+    whole, never parsed: TileLang's is over 0.5 MB) lists a file under ``tilelang/``."""
     try:
         top_level = dist.read_text("top_level.txt")
         if top_level is not None:
             return TILELANG in top_level.split()
-        record = _record(dist)
-        return record is not None and (record.startswith(b"tilelang/") or b"\ntilelang/" in record)
+        record = dist.read_text("RECORD") or ""
+        return record.startswith("tilelang/") or "\ntilelang/" in record
     except Exception:  # unreadable metadata: not usable as installed
         return False
 
 
-def _record(dist: Distribution) -> bytes | None:
-    """``dist``'s ``RECORD`` as bytes (``None`` without one): searched whole, never parsed,
-    since TileLang's is over half a megabyte."""
-    folder = getattr(dist, "_path", None)  # PathDistribution's metadata folder
-    if folder is not None and hasattr(folder, "joinpath"):
-        try:
-            return bytes(folder.joinpath("RECORD").read_bytes())
-        except FileNotFoundError:
-            return None
-    text = dist.read_text("RECORD")
-    return None if text is None else text.encode()
-
-
 def direct_url(dist: Distribution) -> dict[str, Any]:
-    """How ``dist`` was installed: its PEP 610 ``direct_url.json`` (empty when it has none, or
-    one that cannot be read: installed from an index)."""
+    """``dist``'s PEP 610 ``direct_url.json`` (empty without a readable one: installed from an index)."""
     import json
 
     try:
@@ -173,8 +145,7 @@ def editable_source(dist: Distribution) -> str | None:
 
 
 def _in_use_rank(dist: Distribution) -> tuple[bool, int]:
-    """Sort key: whose files are installed first (its ``RECORD``'s hash of the installed
-    ``tilelang/__init__.py``), then ``sys.path`` order."""
+    """Sort key: whose ``RECORD`` hash matches the installed ``tilelang/__init__.py``, then ``sys.path`` order."""
     import base64
     import hashlib
 
@@ -190,37 +161,31 @@ def _in_use_rank(dist: Distribution) -> tuple[bool, int]:
 
 
 def distribution_name(dist: Distribution) -> str:
-    """``dist``'s name as messages give it (its metadata's ``Name``, PEP 503 normalized)."""
+    """``dist``'s metadata ``Name``, PEP 503 normalized (``?`` where it cannot be read)."""
     try:
         name = str(dist.metadata["Name"] or "")
     except Exception:  # unreadable metadata
         name = ""
-    return re.sub(r"[-_.]+", "-", name).lower() or "?"
+    return normalize_name(name) or "?"
 
 
 def tilelang_overlap(found: tuple[Distribution, ...] | None = None) -> str | None:
-    """What is wrong when more than one distribution ships TileLang (a warning's text, the same
-    wherever it is given), else ``None``; of ``found`` (default: :func:`tilelang_distributions`)."""
+    """The warning where more than one of ``found`` (default: :func:`tilelang_distributions`) ships TileLang."""
     found = tilelang_distributions() if found is None else found
     if len(found) < 2:
         return None
     named = [f"{distribution_name(d)} {d.version}" for d in found]
-    used = distribution_name(found[0])
     others = " ".join(distribution_name(d) for d in found[1:])
-    from ._advice import reinstall  # on a problem only: not at activation
-
     return (f"{len(found)} TileLang builds are installed ({', '.join(named)}); they ship the "
             "same `tilelang` package into the same folder, so one's files overwrote the "
             "other's, and uninstalling either breaks both. tilelang-hostcg uses "
             f"{named[0]}. Keep one: `pip uninstall {others}`, then "
-            f"`{reinstall(used, found[0].version)}`")
+            f"`{reinstall(distribution_name(found[0]), found[0].version)}`")
 
 
 def import_tilelang(dist: Distribution) -> None:
-    """Import the installed TileLang, ``dist``'s ``tilelang`` package, through the import system
-    (the start-up hook's activation included) with its folder first on ``sys.path`` meanwhile,
-    so that a stray ``tilelang`` folder or ``tilelang.py`` in the working directory is not it;
-    a failure is a :class:`TVMNotFoundError` naming it and the repair."""
+    """Import ``dist``'s ``tilelang`` package with its folder first on ``sys.path`` meanwhile (a stray
+    ``tilelang.py`` in the working directory is not it); a failure is a :class:`TVMNotFoundError`."""
     import importlib
 
     home, source = os.path.realpath(str(dist.locate_file(""))), editable_source(dist) or "\0"
@@ -230,8 +195,6 @@ def import_tilelang(dist: Distribution) -> None:
     try:
         importlib.import_module(TILELANG)
     except Exception as exc:  # any failure of TileLang's import: name it, never crash
-        from ._advice import foreign_tvm, tilelang_repair
-
         raise TVMNotFoundError(
             f"TileLang ({distribution_name(dist)} {dist.version}) is installed (at {dist.locate_file('')}) but "
             f"cannot be imported ({type(exc).__name__}: {exc}), so its bundled TVM is not usable" + (
@@ -250,14 +213,12 @@ def _initializing(module: object) -> bool:
 
 
 def import_tvm() -> ModuleType:
-    """The ``tvm`` module in use, imported by the rule above; raises :class:`TVMNotFoundError`
-    (an ``ImportError``) naming what failed and what to install or repair."""
+    """The ``tvm`` module in use, imported by the rule above, else :class:`TVMNotFoundError`."""
     loaded = sys.modules.get("tvm")
     if loaded is not None and not _initializing(loaded):
         return loaded
-    # Another thread may be importing TileLang (which puts its TVM on ``sys.path``) or TVM
-    # itself: the import statement waits for that import to finish (in the importing thread
-    # itself it returns the module as it is), where ``sys.modules`` holds half of it.
+    # Another thread may be importing TileLang (which puts its TVM on ``sys.path``) or TVM: the
+    # import statement waits for it to finish (in the importing thread it returns the module as is).
     tilelang = sys.modules.get(TILELANG)
     if tilelang is not None and _initializing(tilelang):
         with suppress(Exception):  # its failure is named below, where TVM cannot be imported
@@ -272,13 +233,12 @@ def import_tvm() -> ModuleType:
         if isinstance(exc, ImportError) and getattr(exc, "name", None) == "tvm":
             raise TVMNotFoundError("No TVM is installed: tilelang-hostcg uses the TVM of the environment. "
                                    f"{_no_tvm_advice()} [{exc}]") from exc
-        from ._advice import reinstall
         from .discovery._scan import unusable_entry_points
 
         culprits = "; ".join(unusable_entry_points())  # TVM's autoload reads every distribution's
         raise TVMNotFoundError(f"TVM is installed but cannot be imported ({type(exc).__name__}: {exc}): " + (
             f"`import tvm` reads the entry points of every installed distribution, and {culprits}"
-            if culprits else f"repair it ({reinstall(APACHE_TVM, _dist_version(APACHE_TVM))})")) from exc
+            if culprits else f"repair it ({reinstall(APACHE_TVM, installed_version(APACHE_TVM))})")) from exc
     return tvm  # type: ignore[no-any-return]  # untyped package
 
 
@@ -290,64 +250,40 @@ def _no_tvm_advice() -> str:
         return (f"A `tilelang` package is importable (from {found[0]}) but no installed distribution ships it: "
                 "import tilelang in the program first, and its bundled TVM is the TVM in use")
     if dist := next((d for d in distributions() if _ships_tilelang(d)), None):  # an error's path: all metadata
-        from ._advice import reinstall
-
         return (f"TileLang's metadata ({distribution_name(dist)} {dist.version}) is installed but its "
                 f"`tilelang` package is not: repair it with `{reinstall(distribution_name(dist), dist.version)}`")
     return ("Install one with `pip install tilelang-hostcg[tvm]` (apache-tvm) or `pip install "
             "tilelang-hostcg[tilelang]` (TileLang and its bundled TVM)")
 
 
-def _provider(tvm: Any) -> tuple[str, str | None, str]:
-    """The provider of ``tvm``, its version and the distribution that ships it."""
-    path = getattr(tvm, "__file__", None) or ""
-    tilelang = sys.modules.get("tilelang")
-    tl_file = getattr(tilelang, "__file__", None) if tilelang is not None else None
-    if tl_file:
-        root = os.path.dirname(os.path.abspath(tl_file))
-        if os.path.abspath(path).startswith(root + os.sep):
-            dist = tilelang_distribution()  # its version: TileLang's __version__ reads stock's name only
-            version = dist.version if dist is not None else getattr(tilelang, "__version__", None)
-            return (TILELANG, None if version is None else str(version),
-                    distribution_name(dist) if dist is not None else TILELANG)
-    return APACHE_TVM, _dist_version(APACHE_TVM), APACHE_TVM
-
-
-def _dist_version(name: str) -> str | None:
-    from importlib.metadata import PackageNotFoundError, version
-
-    with suppress(PackageNotFoundError):
-        return str(version(name))
-    return None
-
-
 def tvm_info() -> TVMInfo:
     """Which TVM is in use (importing it as :func:`import_tvm` does) and its capabilities."""
     tvm = import_tvm()
-    if _INFO and _INFO[0].path == (getattr(tvm, "__file__", None) or ""):
+    path = getattr(tvm, "__file__", None) or ""
+    if _INFO and _INFO[0].path == path:
         return _INFO[0]
     from importlib.util import find_spec
 
-    provider, provider_version, distribution = _provider(tvm)
+    tilelang = sys.modules.get(TILELANG)
+    tl_file = getattr(tilelang, "__file__", None)
+    provider, provider_version, distribution = APACHE_TVM, installed_version(APACHE_TVM), APACHE_TVM
+    if tl_file and os.path.abspath(path).startswith(os.path.dirname(os.path.abspath(tl_file)) + os.sep):
+        dist = tilelang_distribution()  # its version: TileLang's __version__ reads stock's name only
+        version = dist.version if dist is not None else getattr(tilelang, "__version__", None)
+        provider, provider_version = TILELANG, None if version is None else str(version)
+        distribution = distribution_name(dist) if dist is not None else TILELANG
     llvm = bool(tvm.runtime.enabled("llvm"))
     kinds = set(tvm.target.Target.list_kinds())
     tir = "tvm.tirx" if "tvm.tirx" in sys.modules or find_spec("tvm.tirx") is not None else "tvm.tir"
-    info = TVMInfo(provider, provider_version, str(getattr(tvm, "__version__", "?")),
-                   getattr(tvm, "__file__", None) or "", llvm, "cuda_host" in kinds, tir, distribution)
+    info = TVMInfo(provider, provider_version, str(getattr(tvm, "__version__", "?")), path, llvm,
+                   "cuda_host" in kinds, tir, distribution)
     _INFO[:] = [info]
     return info
 
 
 def describe_tvm() -> str:
     """:meth:`TVMInfo.describe` of the TVM in use, or what is wrong (``no TVM installed``)."""
-    try:
-        return tvm_info().describe()
-    except TVMNotFoundError as exc:
-        return _describe_missing(exc)
-
-
-def _describe_missing(exc: TVMNotFoundError) -> str:
-    return "no TVM installed" if str(exc).startswith("No TVM is installed") else "TVM cannot be imported"
+    return str(tvm_document()["describe"])
 
 
 def get_global_func(name: str) -> Any:
@@ -356,28 +292,25 @@ def get_global_func(name: str) -> Any:
 
 
 def tvm_document(*, import_it: bool = True) -> dict[str, Any]:
-    """Which TVM is in use, for the CLI's documents (:class:`TVMInfo`'s fields and ``describe``);
-    with ``import_it=False`` and no TVM imported yet, from installed metadata only."""
+    """:class:`TVMInfo`'s fields and ``describe``, for the CLI; with ``import_it=False`` and no TVM
+    imported yet, from installed metadata only."""
     if import_it or "tvm" in sys.modules:
         try:
             info = tvm_info()
         except TVMNotFoundError as exc:
-            return {"provider": None, "describe": _describe_missing(exc), "error": str(exc)}
+            missing = "no TVM installed" if str(exc).startswith("No TVM is installed") else "TVM cannot be imported"
+            return {"provider": None, "describe": missing, "error": str(exc)}
         return {**asdict(info), "describe": info.describe()}
     dist = tilelang_distribution()
     if dist is not None:
-        name, version = distribution_name(dist), _version_of(dist)
+        name, version = distribution_name(dist), None
+        with suppress(Exception):  # unreadable metadata
+            version = str(dist.version)
         return {"provider": TILELANG, "distribution": name, "provider_version": version,
                 "version": None, "describe": f"TVM bundled with {name} {version or '?'} (not imported)"}
-    version = _dist_version(APACHE_TVM)
+    version = installed_version(APACHE_TVM)
     if version is None:
         return {"provider": None, "describe": "no TVM installed"}
     return {"provider": APACHE_TVM, "distribution": APACHE_TVM, "provider_version": version,
             "version": None, "describe": f"apache-tvm {version} (not imported)"}
 
-
-def _version_of(dist: Distribution) -> str | None:
-    try:
-        return str(dist.version)
-    except Exception:  # unreadable metadata
-        return None

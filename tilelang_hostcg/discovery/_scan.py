@@ -1,8 +1,6 @@
 """The one scan of the installed distributions, through ``importlib.metadata``: it sees what
-``entry_points()`` sees and does less, parsing only the ``entry_points.txt`` that mention
-``tilelang`` and reading metadata only of those distributions. Metadata that cannot be used
-skips that distribution alone, with one message naming it. (A distribution is named in
-messages by its metadata folder, ``PathDistribution``'s ``_path``, where it has one.)"""
+``entry_points()`` sees, parsing only the ``entry_points.txt`` that mention ``tilelang``. Metadata
+that cannot be used skips that distribution alone, with one message naming its metadata folder."""
 
 from __future__ import annotations
 
@@ -10,9 +8,9 @@ import os
 import stat
 from collections.abc import Iterable, Sequence
 from contextlib import suppress
-from pathlib import PosixPath, WindowsPath
 from typing import TYPE_CHECKING
 
+from .._advice import installed_version, reinstall
 from .._errors import warn_once, warn_plugin
 from .._names import APACHE_TVM, CORE_DISTRIBUTION, GROUPS, TILELANG
 from .._tvm import distribution_name, editable_source, tilelang_distribution
@@ -27,18 +25,10 @@ __all__ = ["installed_versions", "scan_environment", "unusable_entry_points"]
 
 
 def scan_environment(core_version: str, *, full: bool = True) -> DiscoveryIndex:
-    """Read our entry-point groups from every distribution on ``sys.path``, each problem and
-    near miss warned. The first copy of each normalized name wins, as in ``importlib.metadata``;
-    later copies of one advertising our groups are ``duplicates``. Only the distributions
-    whose ``entry_points.txt`` mentions ``tilelang`` are looked at further: their copies are
-    found by their metadata's ``Name`` (``distributions(name=...)``, in
-    ``importlib.metadata``'s order).
-
-    ``full=False`` is a look at what is advertised: no requirement verdicts (nor
-    ``packaging.requirements``' import) and no warnings but the near-miss groups', which
-    every scan warns, once per process (activation's look warns them at the user's
-    ``import tilelang`` line, where the author's program would otherwise ignore the
-    plugin in silence)."""
+    """Our entry-point groups of every distribution on ``sys.path``, each problem warned. The first
+    copy of each normalized name wins, as in ``importlib.metadata``; later copies of one advertising
+    our groups are ``duplicates``. ``full=False`` is a look at what is advertised: no requirement
+    verdicts (nor ``packaging``) and no warnings but the near-miss groups' (every scan's, once)."""
     from importlib.metadata import distributions
 
     problems: list[str] = []
@@ -84,108 +74,71 @@ def _mentions_tilelang(dist: Distribution) -> bool:
     """Whether ``dist``'s ``entry_points.txt`` mentions ``tilelang`` (one that cannot be read
     does too: the copy that is used says what is wrong with it)."""
     try:
-        text = _read_text(dist, "entry_points.txt")
-    except Exception:  # PermissionError (see _read_text), not UTF-8, ...
+        text = dist.read_text("entry_points.txt")
+    except Exception:  # not UTF-8, ...
         return True
-    return text is not None and "tilelang" in text.lower()
+    return "tilelang" in text.lower() if text is not None else _unreadable(dist, "entry_points.txt")
 
 
-def _read_text(dist: Distribution, filename: str) -> str | None:
-    """``dist.read_text(filename)`` as ``PathDistribution`` reads it (the file of its folder,
-    UTF-8; ``None`` when there is none), but raising ``PermissionError``, which
-    ``read_text`` takes for no file: a file this user may not read is named, not missed.
-    Another kind of distribution is read by its own ``read_text``."""
-    from importlib.metadata import PathDistribution
-
-    folder = getattr(dist, "_path", None)
-    if type(dist) is not PathDistribution or type(folder) not in (PosixPath, WindowsPath):
-        return dist.read_text(filename)
+def _unreadable(dist: Distribution, filename: str, problems: list[str] | None = None) -> bool:
+    """Whether ``filename`` of ``dist``'s metadata folder is there but this process may not read it
+    (``read_text`` answers ``None`` as for a missing file: another user's, under ``umask 077``),
+    the problem noted in ``problems``."""
+    folder = _location(dist)
     try:
-        with open(f"{folder}{os.sep}{filename}", encoding="utf-8") as stream:
-            return stream.read()
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-        return None
-
-
-def _unreadable(dist: Distribution, filename: str) -> bool:
-    """Whether ``filename`` of ``dist``'s metadata folder is there but this process may not
-    read it (``Distribution.read_text`` answers ``None`` for it, as for a missing file): a
-    file of another user's, or a folder it may not enter (``umask 077``)."""
-    folder = getattr(dist, "_path", None)
-    if folder is None:
-        return False
-    try:
-        mode = os.stat(os.path.join(os.fspath(folder), filename)).st_mode
+        path = os.path.join(os.fspath(dist._path), filename)  # type: ignore[attr-defined]  # PathDistribution's
+        denied = stat.S_ISREG(os.stat(path).st_mode) and not os.access(path, os.R_OK)
     except PermissionError:
-        return True
-    except (OSError, ValueError):
+        denied = True
+    except (AttributeError, OSError, ValueError, TypeError):  # no such file, or no metadata folder on disk
         return False
-    return stat.S_ISREG(mode) and not os.access(os.path.join(os.fspath(folder), filename), os.R_OK)
+    if denied and problems is not None:
+        problems.append(f"distribution metadata {folder!r}: its {filename} cannot be read by this user (permission "
+                        "denied: installed by another user under a restrictive umask?); the distribution is ignored. "
+                        f"Make the folder readable (its owner can run `chmod -R a+rX {folder}`, and the same for the "
+                        "package's own folder) or reinstall it as this user")
+    return denied
 
 
 def installed_versions(core_version: str) -> dict[str, str | None]:
-    """Installed versions of the distributions plugins may require (the core and the
-    TVM providers); ``None`` for one that is not installed (the core: ``core_version``).
-    TileLang is there under the name of its distribution in use, whatever it is (see
-    :func:`tilelang_hostcg._tvm.tilelang_distribution`)."""
-    from importlib.metadata import version
-
-    found: dict[str, str | None] = {TILELANG: None}
-    for name in (CORE_DISTRIBUTION, APACHE_TVM):
-        try:
-            found[name] = version(name)
-        except Exception:  # PackageNotFoundError, or metadata that cannot be read
-            found[name] = None
+    """Installed versions of the core (else ``core_version``: a source tree), ``apache-tvm`` and
+    TileLang (under its distribution's name, whatever it is); ``None``: not installed."""
+    found: dict[str, str | None] = {TILELANG: None, APACHE_TVM: installed_version(APACHE_TVM),
+                                    CORE_DISTRIBUTION: installed_version(CORE_DISTRIBUTION) or core_version}
     tilelang = tilelang_distribution()
     if tilelang is not None:
         with suppress(Exception):  # metadata that cannot be read: not installed
             found[distribution_name(tilelang)] = str(tilelang.version)
-    found[CORE_DISTRIBUTION] = found[CORE_DISTRIBUTION] or core_version  # a source tree
     return found
 
 
 def _metadata(dist: Distribution, problems: list[str]) -> PackageMetadata | None:
-    """``dist``'s metadata when it names the distribution and its version, else ``None``
-    (the problem noted)."""
+    """``dist``'s metadata when it has a Name and a Version, else ``None`` (the problem noted)."""
     try:
         meta = dist.metadata
         if not meta["Name"] or not meta["Version"]:
-            if _unreadable(dist, "METADATA"):
-                problems.append(_unreadable_text(dist, "METADATA"))
+            if _unreadable(dist, "METADATA", problems):
                 return None
             raise ValueError("it has no Name or no Version")
     except Exception as exc:  # importlib's error, or no Name or Version
-        problems.append(f"{_where(dist)}: its METADATA cannot be used ({_reason(exc)}); the "
-                        f"distribution is ignored. {_fix(dist)}")
+        problems.append(_unusable(dist, "its METADATA", exc, "; the distribution is ignored"))
         return None
     return meta
 
 
-def _unreadable_text(dist: Distribution, filename: str) -> str:
-    folder = _location(dist)
-    return (f"{_where(dist)}: its {filename} cannot be read by this user (permission denied: "
-            "installed by another user under a restrictive umask?); the distribution is "
-            f"ignored. Make the folder readable (its owner can run `chmod -R a+rX {folder}`, "
-            "and the same for the package's own folder) or reinstall it as this user")
-
-
-def _where(dist: Distribution) -> str:
-    """How messages name a distribution: its metadata folder."""
-    return f"distribution metadata {_location(dist)!r}"
-
-
 def _location(dist: Distribution) -> str:
+    """How messages name a distribution: its metadata folder."""
     return str(getattr(dist, "_path", "") or dist)
 
 
-def _fix(dist: Distribution) -> str:
-    """Reinstall advice, the name and version from the folder's name (``NAME-VERSION.dist-info``)."""
-    from .._advice import reinstall
-
+def _unusable(dist: Distribution, what: str, exc: Exception, ignored: str = "") -> str:
+    """What is wrong with ``dist``'s file ``what`` and the repair (from ``NAME-VERSION.dist-info``)."""
+    first = str(exc).strip().partition("\n")[0]  # packaging's errors add a drawn caret line
+    reason = (f"it is not UTF-8: {exc.reason} at byte {exc.start}" if isinstance(exc, UnicodeDecodeError)
+              else f"it cannot be parsed: {type(exc).__name__}: {first}")
     name, _, version = os.path.basename(_location(dist).rstrip("/\\")).rpartition(".")[0].partition("-")
-    if not name:
-        return "Remove the folder"
-    return f"Reinstall it ({reinstall(name, version.partition('-')[0])}) or remove the folder"
+    fix = f"Reinstall it ({reinstall(name, version.partition('-')[0])}) or remove" if name else "Remove"
+    return f"distribution metadata {_location(dist)!r}: {what} cannot be used ({reason}){ignored}. {fix} the folder"
 
 
 def unusable_entry_points() -> list[str]:
@@ -198,22 +151,20 @@ def unusable_entry_points() -> list[str]:
         try:
             dist.entry_points  # noqa: B018  # read, for its error
         except Exception as exc:
-            found.append(f"{_where(dist)}: entry_points.txt cannot be used ({_reason(exc)}). {_fix(dist)}")
+            found.append(_unusable(dist, "entry_points.txt", exc))
     return found
 
 
 def _our_entry_points(dist: Distribution, key: str, problems: list[str],
                       near: list[tuple[str, str, str, str]]) -> list[EntryPoint]:
-    """The entry points of our groups in ``dist``'s ``entry_points.txt`` (one that mentions
-    ``tilelang``), in file order; near-miss groups go to ``near``."""
+    """The entry points of our groups in ``dist``, in file order; near-miss groups go to ``near``."""
     try:
         eps = list(dist.entry_points)
     except Exception as exc:  # not UTF-8, a line that is not ``name = value``, ...
-        problems.append(f"{_where(dist)}: entry_points.txt cannot be used ({_reason(exc)}); "
-                        f"the distribution's entry points are ignored. {_fix(dist)}")
+        problems.append(_unusable(dist, "entry_points.txt", exc, "; the distribution's entry points are ignored"))
         return []
-    if not eps and _unreadable(dist, "entry_points.txt"):
-        problems.append(_unreadable_text(dist, "entry_points.txt"))
+    if not eps:
+        _unreadable(dist, "entry_points.txt", problems)
     for group in dict.fromkeys(ep.group for ep in eps):
         ours = near_miss_group(group)
         if ours is not None:
@@ -221,18 +172,10 @@ def _our_entry_points(dist: Distribution, key: str, problems: list[str],
     return [ep for ep in eps if ep.group in GROUPS]
 
 
-def _reason(exc: Exception) -> str:
-    if isinstance(exc, UnicodeDecodeError):
-        return f"it is not UTF-8: {exc.reason} at byte {exc.start}"
-    first = str(exc).strip().partition("\n")[0]  # packaging's errors add a drawn caret line
-    return f"it cannot be parsed: {type(exc).__name__}: {first}"
-
-
 def _advertised(dist: Distribution, meta: PackageMetadata, eps: Iterable[EntryPoint],
                 installed: dict[str, str | None] | None, problems: list[str],
                 ) -> list[AdvertisedEntryPoint]:
-    """The records of ``eps``, with the distribution's requirement verdict (none without
-    ``installed``)."""
+    """The records of ``eps``, with the distribution's requirement verdict (none without ``installed``)."""
     name, version = meta["Name"], meta["Version"]
     requires: tuple[str, ...] = ()
     verdict = None
@@ -240,8 +183,7 @@ def _advertised(dist: Distribution, meta: PackageMetadata, eps: Iterable[EntryPo
         try:  # ``requires`` parses the metadata again; it is needed only for requires.txt
             requires = relevant_requires(meta.get_all("Requires-Dist") or dist.requires or (), installed)
         except Exception as exc:
-            problems.append(f"{_where(dist)}: its METADATA cannot be used ({_reason(exc)}); the "
-                            f"distribution is ignored. {_fix(dist)}")
+            problems.append(_unusable(dist, "its METADATA", exc, "; the distribution is ignored"))
             return []
         if normalize_name(name) != CORE_DISTRIBUTION:
             verdict = check_requirements(name, requires, installed)
@@ -250,18 +192,14 @@ def _advertised(dist: Distribution, meta: PackageMetadata, eps: Iterable[EntryPo
 
 
 def _duplicates(copies_of: dict[str, list[Distribution]]) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """Real second copies of the distributions that advertise our groups in any copy: not the
-    same folder reached again, nor the ``*.egg-info`` an editable install leaves in its source
-    tree (named by the installed copy's PEP 610 ``direct_url.json``)."""
+    """Real second copies of the distributions that advertise our groups in any copy: not the same
+    folder reached again, nor the ``*.egg-info`` an editable install leaves in its source tree."""
     out = []
     for key, (head, *copies) in copies_of.items():
-        seen = {os.path.realpath(_location(head))}
-        distinct = []
-        for copy in copies:
-            real = os.path.realpath(_location(copy))
-            if real not in seen:
-                seen.add(real)
-                distinct.append(copy)
+        unique: dict[str, Distribution] = {}
+        for copy in (head, *copies):
+            unique.setdefault(os.path.realpath(_location(copy)), copy)
+        distinct = list(unique.values())[1:]
         projects = [p for p in map(editable_source, (head, *distinct)) if p]
         distinct = [c for c in distinct if not _inside_any(c, projects) and not (
             _inside_any(head, projects) and editable_source(c) is not None)]
