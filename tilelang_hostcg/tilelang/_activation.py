@@ -30,8 +30,7 @@ def find_spec(finder: _Finder, name: str, path: Sequence[str] | None,
     :func:`activate` once TileLang's module has executed (a look is not an import)."""
     from ..discovery._controls import auto_install_problem, warn_control_problems
 
-    problem = auto_install_problem(os.environ.get(ENV_AUTO_INSTALL))
-    if problem is not None:
+    if (problem := auto_install_problem(os.environ.get(ENV_AUTO_INSTALL))) is not None:
         warn_control_problems([problem])
     meta_path = sys.meta_path
     for other in meta_path[meta_path.index(finder) + 1:] if finder in meta_path else ():
@@ -62,10 +61,6 @@ class _Loader:
 
     def __getattr__(self, name: str) -> object:
         return getattr(self.loader, name)
-
-    def create_module(self, spec: ModuleSpec) -> ModuleType | None:
-        create = getattr(self.loader, "create_module", None)
-        return create(spec) if create is not None else None
 
     def exec_module(self, module: ModuleType) -> None:
         try:

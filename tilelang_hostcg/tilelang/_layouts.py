@@ -12,7 +12,6 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from .._names import CODEGEN_GROUP, HOOK_GROUP
-from .._targets import GlobalFuncBuild
 from .._types import HostCodegen, HostCodegenHook, Origin
 from ._points import Mode
 
@@ -27,23 +26,6 @@ DEFAULT_PREFIX = "tilelang-"
 """Names of TileLang's own codegens and hooks in the registry: ``tilelang-<kind>``."""
 
 _BACKEND: contextvars.ContextVar[Any] = contextvars.ContextVar("tilelang_hostcg_backend", default=None)
-
-
-class _StockBuild(GlobalFuncBuild):
-    """TileLang's own build callback, with the TVM global function it calls: a missing one
-    makes the default not match."""
-
-    __slots__ = ("stock",)
-
-    def __init__(self, global_func_name: str, stock: Callable[..., Any]) -> None:
-        super().__init__(global_func_name)
-        self.stock = stock
-
-    def __call__(self, mod: Any, target_host: Any) -> Any:
-        return self.stock(mod, target_host)
-
-    def __repr__(self) -> str:
-        return f"tilelang({self.global_func_name!r})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,11 +82,11 @@ def _closure_global_func(build: Any) -> str | None:
 
 
 def _add_default(state: State, kind: str, stock_build: Callable[..., Any], func_name: str | None) -> None:
-    """Register TileLang's own codegen for ``kind`` as a default (of TileLang's origin), once."""
+    """Register TileLang's own codegen for ``kind`` as a default (of TileLang's origin), once;
+    ``func_name``: the TVM global function it calls, so that a missing one makes it not match."""
     if kind in state.codegens:
         return
-    build: Callable[..., Any] = _StockBuild(func_name, stock_build) if func_name else stock_build
-    codegen = HostCodegen(DEFAULT_PREFIX + kind, build)
+    codegen = HostCodegen(DEFAULT_PREFIX + kind, stock_build, global_funcs=(func_name,) if func_name else ())
     state.registry.register_host_codegen(kind, codegen, origin=state.origin, default=True)
     state.codegens[kind] = codegen
 
