@@ -1,17 +1,7 @@
-"""TileLang integration: route TileLang's host-codegen choice and hooks through the registry.
-
-``import tilelang`` calls :func:`install` once a third-party plugin is installed
-(:mod:`._activation`; ``TILELANG_HOSTCG_AUTO_INSTALL=0`` turns that off); a program may call
-it too. TileLang is whatever distribution ships it; one that lacks an integration point of
-:mod:`._points` is refused with :class:`UnsupportedTileLangError` naming it, before anything is
-touched. After :func:`install`, TileLang resolves its host codegen and runs its hooks through
-:func:`tilelang_hostcg.default_registry`, and its kernel cache and autotuner keys hash the
-plugin set (:func:`plugin_fingerprint`); :func:`uninstall` puts TileLang back exactly.
-TileLang's own codegens are *defaults* (``tilelang-<kind>``, of its distribution): they
-serve only where no other codegen matches, so with no plugin the host code is stock's,
-byte for byte; its own hooks always run. What is replaced: :mod:`._layouts`;
-``docs/tilelang.md`` says the rest.
-"""
+"""TileLang integration: TileLang resolves its host codegen and runs its hooks through the
+registry. :func:`install` (called by activation at ``import tilelang`` once a plugin is installed)
+refuses a TileLang lacking an integration point; TileLang's own codegens become registry defaults
+(``tilelang-<kind>``), so with no plugin its host code is stock's. ``docs/tilelang.md`` says more."""
 
 from __future__ import annotations
 
@@ -38,15 +28,12 @@ _STATE: list[State] = []
 
 
 def is_installed() -> bool:
-    """Whether TileLang's host builds go through the registry: :func:`install` is in effect (by
-    a program or activation) and its route is still TileLang's (see :func:`tilelang_hostcg._routing.routing`)."""
+    """Whether :func:`install` is in effect and TileLang's host builds still go through the registry."""
     return bool(routing("tilelang", explain=False).routed)
 
 
 def _state(registry: Registry | None) -> State:
-    """What :func:`install` or :func:`add_defaults` will record, TileLang imported; raises
-    :class:`UnsupportedTileLangError` where TileLang is missing or lacks an integration
-    point, and warns when more than one distribution ships TileLang."""
+    """What :func:`install` or :func:`add_defaults` records, TileLang imported and checked."""
     found = tilelang_distributions()
     distribution, version = build = installed_build(found)
     overlap = tilelang_overlap(found)
@@ -63,15 +50,13 @@ def _state(registry: Registry | None) -> State:
 
 
 def install(*, registry: Registry | None = None) -> None:
-    """Route TileLang's host-codegen choice and hooks through ``registry`` (default: the
-    default registry). Idempotent; raises :class:`UnsupportedTileLangError` for a TileLang
-    that lacks an integration point, having changed nothing. Any failure leaves TileLang and
-    the registry as they were."""
+    """Route TileLang's host-codegen choice and hooks through ``registry`` (default: the default
+    registry). Idempotent; :class:`UnsupportedTileLangError` for a TileLang that lacks an
+    integration point. A failure changes nothing."""
     if _STATE:
         return
-    # _state imports TileLang before the lock: a thread importing TileLang activates the
-    # integration at the end of its import, and must not wait for this thread, which would
-    # wait for its import.
+    # TileLang imported before the lock: a thread importing TileLang activates at the end of
+    # its import and must not wait for this thread, which waits for that import.
     state = _state(registry)
     with _LOCK:
         if _STATE:
@@ -87,15 +72,13 @@ def install(*, registry: Registry | None = None) -> None:
 
 def add_defaults(registry: Registry) -> None:
     """Register TileLang's own codegens and hooks in ``registry`` as :func:`install` does,
-    without touching TileLang (the CLI's ``check`` and ``explain`` use it to answer as
-    TileLang would after :func:`install`)."""
+    without touching TileLang."""
     enter(_state(registry), patch_tilelang=False)
 
 
 def uninstall() -> None:
-    """Undo :func:`install`, also one made by activation: TileLang's original attributes
-    are put back (the same objects) and TileLang's defaults leave the registry. No-op when
-    not installed."""
+    """Undo :func:`install` (also activation's): TileLang's original attributes come back and
+    its defaults leave the registry. No-op when not installed."""
     with _LOCK:
         if _STATE:
             undo(_STATE.pop())
@@ -103,11 +86,9 @@ def uninstall() -> None:
 
 def plugin_fingerprint(target: Any = None, target_host: Any = None, *,
                        registry: Registry | None = None) -> dict[str, Any]:
-    """What of the plugin set decides host code for ``target``/``target_host``: every
-    distribution whose entry points the registry reads or skips (name, version, ``on`` or
-    ``off``), and the codegen and hooks chosen (name and origin). JSON-ready and the same
-    in every process with the same installed set, whatever was loaded first; TileLang's
-    kernel and autotuner cache keys include it after :func:`install`."""
+    """What of the plugin set decides host code for ``target``/``target_host`` (the plugin
+    distributions, on or off, and the codegen and hooks chosen): JSON-ready, the same in every
+    process with the same installed set; TileLang's cache keys include it after :func:`install`."""
     if registry is None:
         from .._api import default_registry
 

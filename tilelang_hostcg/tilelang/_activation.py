@@ -1,18 +1,6 @@
-"""Activation without code: TileLang uses the registry once a third-party plugin is installed.
-
-The start-up hook's finder (``_tilelang_hostcg_hook``) calls :func:`find_spec` here when
-``tilelang`` is looked up; only an import activates: once TileLang's module has
-executed, the finder leaves ``sys.meta_path`` and :func:`activate` runs, once per
-process. :func:`activate` calls :func:`tilelang_hostcg.tilelang.install` only where a
-distribution other than ``tilelang-hostcg`` advertises our entry points that the
-controls (``TILELANG_HOSTCG_DISABLE_PLUGIN_AUTOLOAD=1``, ``TILELANG_HOSTCG_ONLY``,
-``TILELANG_HOSTCG_DISABLE``) do not all skip, as resolution will see them, and
-TileLang's distribution is installed (an importable ``tilelang`` that is not TileLang
-is left alone). Otherwise TileLang is not touched at all. A failure (an unsupported
-TileLang, a broken environment) is one :class:`~tilelang_hostcg.PluginWarning` naming
-the cause and the off switch, and TileLang stays stock: ``import tilelang`` never fails
-because of us.
-"""
+"""Activation without code: once ``import tilelang`` has executed, :func:`activate` calls
+:func:`tilelang_hostcg.tilelang.install` where a third-party plugin the controls do not skip is
+advertised and TileLang's distribution is installed. A failure is one warning; TileLang stays stock."""
 
 from __future__ import annotations
 
@@ -39,12 +27,10 @@ __all__ = ["activate", "find_spec"]
 def find_spec(finder: _Finder, name: str, path: Sequence[str] | None,
               target: ModuleType | None) -> ModuleSpec | None:
     """TileLang's spec as the finders after ``finder`` find it, with a loader that runs
-    :func:`activate` once TileLang's module has executed (``None``: leave it to them).
-    ``finder`` stays on ``sys.meta_path`` until then: a look is not an import."""
+    :func:`activate` once TileLang's module has executed (a look is not an import)."""
     from ..discovery._controls import auto_install_problem, warn_control_problems
 
-    problem = auto_install_problem(os.environ.get(ENV_AUTO_INSTALL))
-    if problem is not None:
+    if (problem := auto_install_problem(os.environ.get(ENV_AUTO_INSTALL))) is not None:
         warn_control_problems([problem])
     meta_path = sys.meta_path
     for other in meta_path[meta_path.index(finder) + 1:] if finder in meta_path else ():
@@ -63,9 +49,8 @@ def find_spec(finder: _Finder, name: str, path: Sequence[str] | None,
 
 
 class _Loader:
-    """TileLang's loader, called as it would be; once TileLang's module has executed, the
-    finder leaves ``sys.meta_path`` and :func:`activate` runs (once: only while the finder
-    is still there)."""
+    """TileLang's loader; once TileLang's module has executed, the finder leaves
+    ``sys.meta_path`` and :func:`activate` runs (once: only if the finder was still there)."""
 
     __slots__ = ("finder", "loader", "spec")
 
@@ -76,10 +61,6 @@ class _Loader:
 
     def __getattr__(self, name: str) -> object:
         return getattr(self.loader, name)
-
-    def create_module(self, spec: ModuleSpec) -> ModuleType | None:
-        create = getattr(self.loader, "create_module", None)
-        return create(spec) if create is not None else None
 
     def exec_module(self, module: ModuleType) -> None:
         try:
@@ -97,18 +78,14 @@ class _Loader:
 
 @at_import()
 def activate() -> None:
-    """Turn the TileLang integration on if the default registry has entry points of a
-    third-party distribution that the controls do not skip (an incompatible one counts:
-    resolution then says why it is not used) and TileLang's distribution is installed;
-    never raises (but ``KeyboardInterrupt`` and ``SystemExit``). Called once TileLang is
-    imported."""
+    """Install the TileLang integration where :func:`~tilelang_hostcg._routing.routing` says so;
+    never raises (but ``KeyboardInterrupt`` and ``SystemExit``)."""
     try:
         from .._routing import routing
         from .._tvm import tilelang_distribution
 
-        # The one answer (with no plugin, from a look at what is advertised: TileLang is not
-        # touched); install() raises what blocks it, naming it. A `tilelang` no distribution
-        # ships is not TileLang: left alone.
+        # install() raises what blocks it, naming it; a `tilelang` no distribution ships is
+        # not TileLang: left alone.
         answer = routing("tilelang", activating=True)
         if answer.pending or (answer.blocker is not None and tilelang_distribution() is not None):
             from . import install
@@ -119,13 +96,10 @@ def activate() -> None:
             cause = f"{type(exc).__name__}: {exc}"
         except Exception:
             cause = type(exc).__name__
-        _warn(f"tilelang-hostcg did not activate its TileLang integration: {cause}. TileLang "
-              f"runs stock, without plugins. Set {ENV_AUTO_INSTALL}=0 to turn activation off")
+        from .._routing import FAILED
 
-
-def _warn(message: str) -> None:
-    from .._routing import FAILED
-
-    FAILED["tilelang"] = message  # what the client line of this process quotes
-    with contextlib.suppress(Exception):  # never fail the import
-        warn_plugin(message)
+        message = (f"tilelang-hostcg did not activate its TileLang integration: {cause}. TileLang "
+                   f"runs stock, without plugins. Set {ENV_AUTO_INSTALL}=0 to turn activation off")
+        FAILED["tilelang"] = message  # what the client line of this process quotes
+        with contextlib.suppress(Exception):  # never fail the import
+            warn_plugin(message)

@@ -1,13 +1,6 @@
-"""TileLang's cache keys (kernel cache, autotuner), extended by what of the plugin set decides
-a kernel's host code.
-
-The key is a function of the installed set and of the kernel's targets only: the
-distributions whose entry points the registry reads or skips (name, version, on or off),
-and the codegen and hooks that resolution chooses for the kernel. Never of what this
-process happens to have loaded so far: a plugin that registers a lazy module while it
-loads adds a source to the registry, not a distribution, so the key stays the same
-whichever kind a process used first.
-"""
+"""TileLang's cache keys (kernel cache, autotuner), extended by what of the plugin set decides a
+kernel's host code: a function of the installed set and the kernel's targets only, never of what
+this process has loaded so far."""
 
 from __future__ import annotations
 
@@ -17,7 +10,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from .._names import CODEGEN_GROUP, HOOK_GROUP
-from .._targets import default_host, is_host_target, parse_target
+from .._targets import default_host, host_of, is_host_target, parse_target
 from ._layouts import State, patch
 
 if TYPE_CHECKING:
@@ -30,8 +23,7 @@ _OFF = ("disabled", "incompatible")
 
 def fingerprint(registry: Registry, target: Any = None, target_host: Any = None) -> dict[str, Any]:
     """See :func:`tilelang_hostcg.tilelang.plugin_fingerprint`."""
-    # Per distribution, "on"/"off" rather than the loading state: which kinds this process
-    # has used so far must not change the key (a fresh process with the same set hits).
+    # "on"/"off", not the loading state: the kinds used so far must not change the key.
     plugins = sorted({(s.origin.distribution, s.origin.version or "",
                        "off" if s.state in _OFF else "on")
                       for s in registry.sources() if s.origin.distribution is not None})
@@ -42,10 +34,8 @@ def fingerprint(registry: Registry, target: Any = None, target_host: Any = None)
             host = parse_target(target_host)
         elif device is not None and device.host is not None:
             host = device.host
-        elif device is not None and is_host_target(device):
-            host = device
         else:
-            host = default_host()
+            host = default_host() if device is None else host_of(device)
         doc["codegen"] = _describe(registry, CODEGEN_GROUP, registry.resolve_host_codegen(host))
         if device is not None and not is_host_target(device):
             doc["hooks"] = [_describe(registry, HOOK_GROUP, r.obj) for r in registry.matching_hooks(device)]
@@ -64,9 +54,7 @@ def _describe(registry: Registry, group: str, obj: Any) -> list[str]:
 
 
 def patch_cache_key(state: State) -> None:
-    """Make TileLang's caches that hold host code key on the plugin set too: the kernel
-    cache (``KernelCache._generate_key``) and the autotuner's results
-    (``AutoTuner.generate_cache_key``, which gives ``None`` where TileLang does not cache)."""
+    """Make TileLang's kernel cache and autotuner keys (``None``: not cached) hash the plugin set too."""
     registry = state.registry
 
     def keyed(key: str, target: Any, target_host: Any) -> str:

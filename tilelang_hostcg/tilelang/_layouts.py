@@ -1,19 +1,7 @@
-"""How the integration enters TileLang: TileLang's own codegens and hooks as registry
-defaults, and the attributes it replaces, for each of TileLang's two layouts (the points
-are checked first, :mod:`._points`).
-
-- ``registry`` (TileLang 0.1.12-0.1.13): ``tilelang.engine.lower`` imports
-  ``resolve_host_codegen`` and ``apply_host_codegen_hooks`` from
-  ``tilelang.backend.host_codegen`` by name; those two names in ``tilelang.engine.lower``
-  are replaced. TileLang's own registry (lazy modules included) gives the defaults; its
-  bookkeeping (which kinds it has loaded) is left to TileLang.
-- ``backend`` (TileLang 0.1.14 on): ``BackendModule.get_host_codegen`` and
-  ``BackendModule.preprocess_host_codegen`` are replaced; every registered backend's
-  ``host_codegens`` and ``host_codegen_hooks`` give the defaults.
-
-Every replaced attribute is recorded with the original object, which :func:`undo` puts
-back (``is``-identical), and every default registered is removed again.
-"""
+"""How the integration enters each of TileLang's layouts (checked first, :mod:`._points`): its own
+codegens and hooks become registry defaults, and the functions that choose them are replaced
+(``registry``, 0.1.12-0.1.13: two names in ``tilelang.engine.lower``; ``backend``, 0.1.14 on: two
+``BackendModule`` methods). :func:`undo` puts back the original objects and removes the defaults."""
 
 from __future__ import annotations
 
@@ -24,7 +12,6 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from .._names import CODEGEN_GROUP, HOOK_GROUP
-from .._targets import GlobalFuncBuild
 from .._types import HostCodegen, HostCodegenHook, Origin
 from ._points import Mode
 
@@ -41,28 +28,10 @@ DEFAULT_PREFIX = "tilelang-"
 _BACKEND: contextvars.ContextVar[Any] = contextvars.ContextVar("tilelang_hostcg_backend", default=None)
 
 
-class _StockBuild(GlobalFuncBuild):
-    """TileLang's own build callback, with the TVM global function it calls (when known)
-    so that a missing function makes the default not match."""
-
-    __slots__ = ("stock",)
-
-    def __init__(self, global_func_name: str, stock: Callable[..., Any]) -> None:
-        super().__init__(global_func_name)
-        self.stock = stock
-
-    def __call__(self, mod: Any, target_host: Any) -> Any:
-        return self.stock(mod, target_host)
-
-    def __repr__(self) -> str:
-        return f"tilelang({self.global_func_name!r})"
-
-
 @dataclass(frozen=True, slots=True)
 class State:
-    """What one :func:`enter` did: the registry, the replaced attributes (with their
-    originals), TileLang's defaults registered, and the checked wrappers of the codegens
-    chosen; the fields stay, their contents grow and :func:`undo` empties them."""
+    """What one :func:`enter` did (replaced attributes, defaults registered, checked wrappers);
+    :func:`undo` empties it."""
 
     registry: Registry
     mode: Mode
@@ -74,13 +43,10 @@ class State:
 
 
 def enter(state: State, *, patch_tilelang: bool) -> None:
-    """Register TileLang's own codegens and hooks in ``state.registry`` as defaults and,
-    with ``patch_tilelang``, replace TileLang's functions so that they use the registry.
-    On failure the caller runs :func:`undo`."""
-    if state.mode == "registry":
-        _enter_registry_mode(state, patch_tilelang=patch_tilelang)
-    else:
-        _enter_backend_mode(state, patch_tilelang=patch_tilelang)
+    """Register TileLang's own codegens and hooks as defaults and, with ``patch_tilelang``, replace
+    TileLang's functions so that they use the registry. On failure the caller runs :func:`undo`."""
+    enter_layout = _enter_registry_mode if state.mode == "registry" else _enter_backend_mode
+    enter_layout(state, patch_tilelang=patch_tilelang)
 
 
 def undo(state: State) -> None:
@@ -99,8 +65,7 @@ def undo(state: State) -> None:
 
 
 def patch(state: State, owner: Any, name: str, value: Any) -> None:
-    """Replace ``owner.name`` with ``value`` (its ``__wrapped__`` is the original), to be
-    put back by :func:`undo`."""
+    """Replace ``owner.name`` with ``value`` (``__wrapped__``: the original) until :func:`undo`."""
     original = owner.__dict__[name] if isinstance(owner, type) else getattr(owner, name)
     value.__wrapped__ = original
     state.patches.append((owner, name, original, value))
@@ -116,14 +81,12 @@ def _closure_global_func(build: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _add_default(state: State, kind: str, stock_build: Callable[..., Any], func_name: str | None,
-                 ) -> None:
-    """Register TileLang's own codegen for ``kind`` as a default, once. The ``origin``
-    (TileLang) keeps it TileLang's even when a plugin's import runs this."""
+def _add_default(state: State, kind: str, stock_build: Callable[..., Any], func_name: str | None) -> None:
+    """Register TileLang's own codegen for ``kind`` as a default (of TileLang's origin), once;
+    ``func_name``: the TVM global function it calls, so that a missing one makes it not match."""
     if kind in state.codegens:
         return
-    build: Callable[..., Any] = (_StockBuild(func_name, stock_build) if func_name else stock_build)
-    codegen = HostCodegen(DEFAULT_PREFIX + kind, build)
+    codegen = HostCodegen(DEFAULT_PREFIX + kind, stock_build, global_funcs=(func_name,) if func_name else ())
     state.registry.register_host_codegen(kind, codegen, origin=state.origin, default=True)
     state.codegens[kind] = codegen
 
@@ -137,29 +100,21 @@ def _add_hook(state: State, kind: str, apply: Callable[..., Any]) -> None:
     state.hooks[kind] = hook
 
 
-def _is_default(state: State, codegen: Any) -> bool:
-    return any(codegen is c for c in state.codegens.values())
-
-
-def _checked(state: State, chosen: HostCodegen) -> HostCodegen:
-    """``chosen`` as TileLang calls it (``.lower(mod, target_host)``), building through the
-    registry's ``build_host`` so that a build returning anything but a runtime ``Module``
-    is a :class:`~tilelang_hostcg.PluginCallbackError` naming the codegen and its origin,
-    before TileLang or TVM sees the value. One object per codegen."""
+def _chosen(state: State, target_host: Any) -> HostCodegen | None:
+    """The registry's codegen for ``target_host`` as TileLang calls it, building through
+    ``registry.build_host`` (which checks the result, naming the codegen), one object per
+    codegen; ``None`` where it is TileLang's own."""
+    chosen = state.registry.resolve_host_codegen(target_host)
+    if any(chosen is c for c in state.codegens.values()):
+        return None
     held = state.checked.get(id(chosen))
     if held is not None and held[0] is chosen:
         return held[1]
-    registry = state.registry
-
-    def build(mod: Any, target_host: Any) -> Any:
-        return registry.build_host(mod, target_host)
-
-    wrapper = HostCodegen(chosen.name, build, chosen.supports_target, chosen.priority)
+    wrapper = HostCodegen(chosen.name, state.registry.build_host, chosen.supports_target, chosen.priority)
     state.checked[id(chosen)] = (chosen, wrapper)
     return wrapper
 
 
-# ---------------------------------------------------------------- 0.1.12-0.1.13
 def _enter_registry_mode(state: State, *, patch_tilelang: bool) -> None:
     # By module path: ``tilelang.engine.lower`` as an attribute is the function ``lower``.
     hc = import_module("tilelang.backend.host_codegen")
@@ -172,11 +127,8 @@ def _enter_registry_mode(state: State, *, patch_tilelang: bool) -> None:
     def sync_codegens(kind: str) -> None:
         if kind in state.codegens or not (kind in hc._LAZY_HOST_CODEGENS or kind in hc._HOST_CODEGENS):
             return
-        lazy = hc._LAZY_HOST_CODEGENS.get(kind)
-        if lazy is not None and kind not in hc._HOST_CODEGENS:
-            # TileLang's own module for the kind, imported as TileLang would at first use;
-            # which kinds TileLang has loaded (_LOADED_HOST_CODEGENS) stays TileLang's.
-            import_module(lazy)
+        if kind not in hc._HOST_CODEGENS:  # imported as TileLang would; its _LOADED_HOST_CODEGENS stays its own
+            import_module(hc._LAZY_HOST_CODEGENS[kind])
         names = {_closure_global_func(c.build) for c in hc._HOST_CODEGENS.get(kind, ())}
         func_name = names.pop() if len(names) == 1 else None
 
@@ -186,15 +138,13 @@ def _enter_registry_mode(state: State, *, patch_tilelang: bool) -> None:
         _add_default(state, kind, build, func_name)
 
     def sync_hooks(kind: str) -> None:
-        if kind in state.hooks or not (kind in hc._LAZY_HOST_CODEGEN_HOOKS
-                                       or kind in hc._HOST_CODEGEN_HOOKS):
-            return
-        _add_hook(state, kind, stock_apply)
+        if kind in hc._LAZY_HOST_CODEGEN_HOOKS or kind in hc._HOST_CODEGEN_HOOKS:
+            _add_hook(state, kind, stock_apply)
 
     def resolve_host_codegen(target_host: Any) -> Any:
         sync_codegens(target_host.kind.name)
-        chosen = registry.resolve_host_codegen(target_host)
-        return stock_resolve(target_host) if _is_default(state, chosen) else _checked(state, chosen)
+        ours = _chosen(state, target_host)
+        return stock_resolve(target_host) if ours is None else ours
 
     def apply_host_codegen_hooks(mod: Any, target_host: Any, target: Any) -> Any:
         if target is None:
@@ -206,13 +156,11 @@ def _enter_registry_mode(state: State, *, patch_tilelang: bool) -> None:
         sync_codegens(kind)
     for kind in sorted(set(hc._LAZY_HOST_CODEGEN_HOOKS) | set(hc._HOST_CODEGEN_HOOKS)):
         sync_hooks(kind)
-    if not patch_tilelang:
-        return
-    patch(state, lower, "resolve_host_codegen", resolve_host_codegen)
-    patch(state, lower, "apply_host_codegen_hooks", apply_host_codegen_hooks)
+    if patch_tilelang:
+        patch(state, lower, "resolve_host_codegen", resolve_host_codegen)
+        patch(state, lower, "apply_host_codegen_hooks", apply_host_codegen_hooks)
 
 
-# ---------------------------------------------------------------- 0.1.14 on
 def _enter_backend_mode(state: State, *, patch_tilelang: bool) -> None:
     backend_module = import_module("tilelang.backend.module")
     cls = backend_module.BackendModule
@@ -223,11 +171,8 @@ def _enter_backend_mode(state: State, *, patch_tilelang: bool) -> None:
     def run_stock_hooks(mod: Any, target_host: Any, target: Any) -> Any:
         backend = _BACKEND.get()
         if backend is None:  # called outside TileLang (e.g. tilelang_hostcg.build)
-            backend = next((b for b in backend_module.list_backends().values()
-                            if b.matches(target)), None)
-            if backend is None:
-                return mod
-        return stock_pre(backend, mod, target_host, target)
+            backend = next((b for b in backend_module.list_backends().values() if b.matches(target)), None)
+        return mod if backend is None else stock_pre(backend, mod, target_host, target)
 
     def sync(backend: Any) -> None:
         for kind, codegen in backend.host_codegens.items():
@@ -237,8 +182,8 @@ def _enter_backend_mode(state: State, *, patch_tilelang: bool) -> None:
 
     def get_host_codegen(self: Any, target_host: Any) -> Any:
         sync(self)
-        chosen = registry.resolve_host_codegen(target_host)
-        return stock_get(self, target_host) if _is_default(state, chosen) else _checked(state, chosen)
+        ours = _chosen(state, target_host)
+        return stock_get(self, target_host) if ours is None else ours
 
     def preprocess_host_codegen(self: Any, mod: Any, target_host: Any, target: Any) -> Any:
         sync(self)
@@ -253,7 +198,6 @@ def _enter_backend_mode(state: State, *, patch_tilelang: bool) -> None:
 
     for backend in backend_module.list_backends().values():
         sync(backend)
-    if not patch_tilelang:
-        return
-    patch(state, cls, "get_host_codegen", get_host_codegen)
-    patch(state, cls, "preprocess_host_codegen", preprocess_host_codegen)
+    if patch_tilelang:
+        patch(state, cls, "get_host_codegen", get_host_codegen)
+        patch(state, cls, "preprocess_host_codegen", preprocess_host_codegen)

@@ -1,7 +1,5 @@
-"""TileLang's integration points (:data:`POINTS`, the table of ``docs/tilelang.md``), checked
-by shape: a TileLang that has those of its layout gets the plugins, whatever distribution
-ships it (:func:`tilelang_hostcg._tvm.tilelang_distribution`) and whatever its version; one
-that lacks a point is refused, naming it, and nothing is patched."""
+"""TileLang's integration points (:data:`POINTS`, the table of ``docs/tilelang.md``), checked by
+shape, never by distribution or version: one that lacks a point is refused, naming it."""
 
 from __future__ import annotations
 
@@ -17,8 +15,7 @@ if TYPE_CHECKING:
 
 __all__ = ["POINTS", "Mode", "UnsupportedTileLangError", "check", "installed_build"]
 
-Mode = Literal["registry", "backend"]
-"""Which of TileLang's layouts it has (see :mod:`tilelang_hostcg.tilelang._layouts`)."""
+Mode = Literal["registry", "backend"]  # TileLang's layouts (see ._layouts)
 
 _LOWER, _HC, _BACKEND = "tilelang.engine.lower", "tilelang.backend.host_codegen", "tilelang.backend.module"
 _CACHE_KEYS = (Point("tilelang.cache.kernel_cache", "KernelCache._generate_key",
@@ -39,13 +36,10 @@ POINTS: dict[Mode, tuple[Point, ...]] = {
                  Point(_HC, "_HOST_CODEGEN_HOOKS", "dict"), Point(_HC, "_LAZY_HOST_CODEGEN_HOOKS", "dict"),
                  *_CACHE_KEYS),
 }
-"""Every point of TileLang the integration relies on, by layout."""
 
 
 def installed_build(found: Sequence[Distribution] | None = None) -> tuple[str, str]:
-    """The installed TileLang's distribution name and version (``("tilelang-musa", "0.1.15")``),
-    of ``found`` (default: :func:`~tilelang_hostcg._tvm.tilelang_distributions`);
-    :class:`UnsupportedTileLangError` when no installed distribution ships TileLang."""
+    """The installed TileLang's distribution name and version (``("tilelang-musa", "0.1.15")``)."""
     found = tilelang_distributions() if found is None else found
     if not found:
         raise UnsupportedTileLangError(
@@ -55,9 +49,8 @@ def installed_build(found: Sequence[Distribution] | None = None) -> tuple[str, s
 
 
 def check(build: tuple[str, str] | None = None) -> Mode:
-    """The layout of the imported TileLang (``backend`` where it has ``tilelang.backend.module``);
-    :class:`UnsupportedTileLangError` naming every point of it that is missing or of another
-    shape (where it has neither layout, each layout's first point)."""
+    """The imported TileLang's layout; :class:`UnsupportedTileLangError` naming every point of it
+    that is missing or of another shape (with neither layout, each layout's first point)."""
     from importlib.util import find_spec
 
     name, version = build or installed_build()
