@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 
 __all__ = ["main"]
 
+_COMMANDS = {"list": cmd_list, "check": cmd_check, "lock": cmd_lock, "explain": cmd_explain}
+
 
 class _Parser(argparse.ArgumentParser):
     """Errors are :class:`UsageError`; help and version are the document; help ends with the documentation."""
@@ -67,7 +69,6 @@ def _parser() -> argparse.ArgumentParser:
                                    "Reads metadata only unless --load is given.")
     p.add_argument("--load", action="store_true",
                    help="import the plugins and show each codegen's and hook's name and priority")
-    p.set_defaults(handler=cmd_list)
 
     p = sub.add_parser("check", parents=both, help="load every plugin and report every problem",
                        description="Load every advertised plugin and report every problem; exit 1 if there is any.")
@@ -77,20 +78,17 @@ def _parser() -> argparse.ArgumentParser:
                    help="a device kind that must have a hook (repeatable, or comma-separated)")
     p.add_argument("--lock", metavar="FILE", help="fail when the installed set differs from FILE")
     p.add_argument("--strict", action="store_true", help="treat warnings as failures")
-    p.set_defaults(handler=cmd_check)
 
     p = sub.add_parser("lock", help="write the installed plugin set as a lock file",
                        description="Write the installed plugin set (distributions, versions, entry points, "
                                    "codegen and hook names) for `check --lock`.")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE (default: stdout)")
-    p.set_defaults(handler=cmd_lock)
 
     p = sub.add_parser("explain", parents=both, help="why a target resolves to its codegen and hooks",
                        description="Show the codegen a target resolves to, the hooks that apply in order, "
                                    "and why every other candidate was passed over.")
     p.add_argument("target", metavar="TARGET", help="a target kind name (llvm, cuda, ...) or TVM's JSON form")
     p.add_argument("--host", metavar="HOST", help="the host target of a device TARGET")
-    p.set_defaults(handler=cmd_explain)
     return parser
 
 
@@ -109,9 +107,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         except SystemExit as exc:  # --help and --version print and exit 0
             return exc.code if isinstance(exc.code, int) else 0
         if args.command is None:
-            raise UsageError(f"missing command: choose one of list, check, lock, explain (see '{PROG} --help')")
+            raise UsageError(f"missing command: choose one of {', '.join(_COMMANDS)} (see '{PROG} --help')")
         try:
-            status = int(args.handler(args))
+            status = int(_COMMANDS[args.command](args))
         except (InputError, TargetParseError) as exc:
             raise UsageError(str(exc)) from None
         except (TVMNotFoundError, UnsupportedTileLangError) as exc:
@@ -124,8 +122,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             command = next((a for a in args_list if not a.startswith("-")), None)
             error = {"type": type(exc).__name__, "message": shown(str(exc)), "exit_code": exc.exit_code}
-            write_json({"schema": SCHEMA, "command": command if command in ("list", "check", "lock", "explain")
-                        else None, "version": __version__, "ok": False, "error": error})
+            write_json({"schema": SCHEMA, "command": command if command in _COMMANDS else None,
+                        "version": __version__, "ok": False, "error": error})
         err(f"{exc.prog}: error: {exc}")
         return exc.exit_code
     except BrokenPipeError:  # the reader went away (``| head``): stop quietly, as other tools do

@@ -34,19 +34,14 @@ def install(*, registry: Registry | None = None) -> None:
     """Route TVM's host modules through ``registry`` (default: the default registry). Idempotent.
     Raises :class:`UnsupportedTVMError`, changing nothing, for a TVM lacking an integration point or
     whose ``tir_to_runtime`` another package has replaced."""
-    if _STATE:
-        return
-    tvm = sys.modules.get("tvm")
-    if tvm is None:
-        from .._tvm import import_tvm
+    from .._tvm import import_tvm
 
-        tvm = import_tvm()
+    tvm = sys.modules.get("tvm") or import_tvm()  # importing TVM may activate: it installs first
     with _LOCK:
-        if _STATE:
-            return
-        state = State(sys.modules[BUILD_MODULE], check(tvm), registry)
-        setattr(state.module, FUNCTION, make_route(state))
-        _STATE.append(state)
+        if not _STATE:
+            state = State(sys.modules[BUILD_MODULE], check(tvm), registry)
+            setattr(state.module, FUNCTION, make_route(state))
+            _STATE.append(state)
 
 
 def uninstall() -> None:
