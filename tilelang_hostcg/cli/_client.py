@@ -1,7 +1,5 @@
-"""The ``client`` of ``list``, ``check`` and ``explain``: :func:`tilelang_hostcg._routing.routing`'s
-answer for the compiler in use. Commands that import it answer for their own process, whose
-``import`` ran the activation a program runs; plain ``list`` imports nothing and says what
-metadata tells, and where that is not enough (``routed: null``)."""
+"""The ``client`` of ``list``, ``check`` and ``explain``: :func:`tilelang_hostcg._routing.routing`'s answer for
+the compiler in use, in this process; plain ``list`` imports nothing and says what metadata tells (``routed: null``)."""
 
 from __future__ import annotations
 
@@ -12,8 +10,7 @@ __all__ = ["client_document", "client_text"]
 
 
 def client_document(tvm: dict[str, Any]) -> dict[str, Any]:
-    """``{"active", "client", "routed", "predicted", "problem", "describe"}`` for the TVM document
-    ``tvm`` of the command (``docs/cli.md``)."""
+    """``{"active", "client", "routed", "predicted", "problem", "describe"}`` for the TVM document ``tvm``."""
     from .._routing import NAMES, routing
 
     client = {"tilelang": "tilelang", "apache-tvm": "tvm"}.get(str(tvm.get("provider")))

@@ -1,7 +1,5 @@
-"""What the command line writes: one JSON document, or lines made safe by
-:func:`~tilelang_hostcg._errors.shown`; warnings and notes on stderr; and :func:`held_output`,
-which keeps what loading prints off stdout; and the errors of the command line (one line
-on stderr and the exit status)."""
+"""What the command line writes: one JSON document or :func:`~tilelang_hostcg._errors.shown` lines on stdout,
+the rest on stderr (:func:`held_output` keeps what loading prints off stdout); its errors and exit status."""
 
 from __future__ import annotations
 
@@ -19,9 +17,8 @@ from .._errors import HostCodegenError, shown
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
 
-
-__all__ = ["CliError", "Doc", "PROG", "UsageError", "describe_distribution", "describe_flags",
-           "document_is", "document_stream", "err", "held_output", "out", "own_stdout",
+__all__ = ["CliError", "PROG", "UsageError", "describe_distribution", "describe_flags",
+           "document_is", "document_stream", "err", "out", "own_stdout",
            "printed_while", "quietly", "shown", "warn_all", "write_json", "write_traceback"]
 
 PROG = "tilelang-hostcg"
@@ -32,8 +29,7 @@ class CliError(HostCodegenError):
 
     exit_code = 1
 
-    def __init__(self, message: str, *, exit_code: int | None = None, prog: str = PROG,
-                 ) -> None:
+    def __init__(self, message: str, *, exit_code: int | None = None, prog: str = PROG) -> None:
         super().__init__(message)
         self.prog = prog
         if exit_code is not None:
@@ -48,23 +44,17 @@ class UsageError(CliError):
 
 _T = TypeVar("_T")
 Doc = dict[str, Any]
-
-
 _DOCUMENT: list[TextIO] = []  # the standard output, once the program keeps it for itself
 
 
 def document_stream() -> TextIO:
-    """Where the command's document goes: the standard output the program started with
-    (see :func:`own_stdout`), else ``sys.stdout`` (``main(argv)`` called in a process)."""
+    """Where the document goes: the stdout :func:`own_stdout` kept, else ``sys.stdout``."""
     return _DOCUMENT[0] if _DOCUMENT else sys.stdout
 
 
 def own_stdout() -> None:
-    """Keep the standard output for the command's document alone, for the rest of the
-    process: its descriptor moves to a private one, and descriptor 1 and ``sys.stdout``
-    (a stream of ours) then write to stderr. Whatever a plugin does (prints from a thread
-    or from ``atexit``, wraps or closes ``sys.stdout``), nothing reaches the document.
-    Where stdout has no descriptor (closed), nothing changes."""
+    """Keep stdout for the document alone, for the rest of the process: its descriptor moves to a private
+    one; descriptor 1 and ``sys.stdout`` (ours) write to stderr. A closed stdout stays as it is."""
     stdout = sys.stdout
     try:
         stdout.flush()
@@ -84,16 +74,14 @@ def own_stdout() -> None:
 
 
 def _stream(fd: int, like: TextIO | None) -> TextIO:
-    """A text stream of ours over descriptor ``fd`` (left open when the stream is closed),
-    in the encoding of ``like``; one whose buffer a plugin wraps or closes is ours alone."""
+    """A text stream of ours over ``fd`` (left open when it is closed), in the encoding of ``like``."""
     return open(fd, "w", 1, encoding=getattr(like, "encoding", None) or "utf-8",
                 errors="backslashreplace", closefd=False)
 
 
 def document_is(path: str) -> bool:
-    """Whether writing ``path`` writes the standard output: a name of it (``/dev/stdout``,
-    ``/dev/fd/1``, ``/proc/self/fd/1``), a symbolic link (or chain of them) to one, or the
-    very file the standard output is (``lock -o out.json > out.json``)."""
+    """Whether writing ``path`` writes stdout: a name of it (``/dev/stdout``, ...), a chain of links to
+    one, or the very file stdout is (``lock -o out.json > out.json``)."""
     names = {"/dev/stdout", "/dev/fd/1", "/proc/self/fd/1", f"/proc/{os.getpid()}/fd/1"}
     current = path
     for _ in range(40):  # the kernel's own bound on a chain of links
@@ -129,26 +117,18 @@ def write_json(doc: Doc) -> None:
 
 def describe_distribution(item: Doc) -> str:
     """The distribution and version an entry or registration comes from."""
-    if item.get("distribution") is None:
-        return "registered in code"
-    return f"{item['distribution']} {item.get('version') or '?'}"
+    name = item.get("distribution")
+    return "registered in code" if name is None else f"{name} {item.get('version') or '?'}"
 
 
 def describe_flags(item: Doc) -> str:
     """How an entry or registration stands to the core, as a bracketed suffix."""
-    if item.get("default"):
-        return "  [default]"
-    if item.get("core"):
-        return "  [core]"
-    if item.get("replaces_core"):
-        return "  [replaces core]"
-    if item.get("extends_core"):
-        return "  [overrides/extends core]"
-    return ""
+    flags = {"default": "default", "core": "core", "replaces_core": "replaces core",
+             "extends_core": "overrides/extends core"}
+    return next((f"  [{label}]" for key, label in flags.items() if item.get(key)), "")
 
 
-# TVM's warning that it guessed the CUDA architecture of a target given without one: the
-# command line makes such targets itself (the default ``Target(kind)``), so it is no news.
+# TVM's guess of the CUDA architecture of a target without one: no news for the CLI's own ``Target(kind)``.
 _TVM_ARCH_GUESS = re.compile(
     rb"^.*Warning: Unable to detect CUDA version, default to \"-(?:arch|mcpu)=sm_\d+\" instead\n",
     re.MULTILINE)
@@ -165,22 +145,25 @@ _OURS: list[TextIO] = []  # the streams held_output puts in place of sys.stdout 
 
 
 class _Hold:
-    """The files that hold what is written to stdout and stderr during one :func:`held_output`,
-    and the frames of :func:`printed_while` open in it (innermost last)."""
+    """The files holding stdout and stderr during one :func:`held_output`, and the frames of
+    :func:`printed_while` open in it (innermost last): ``[sizes counted, bytes per file]``."""
 
-    def __init__(self, stdout: IO[bytes], stderr: IO[bytes]) -> None:
-        self.files = (stdout, stderr)
-        self.frames: list[list[Any]] = []  # [note, since: sizes, bytes so far per file]
+    def __init__(self, *files: IO[bytes]) -> None:
+        self.files = files
+        self.frames: list[list[Any]] = []
 
     def sizes(self) -> tuple[int, ...]:
+        _flush()
         return tuple(os.fstat(f.fileno()).st_size for f in self.files)
 
-    def count(self, frame: list[Any], now: tuple[int, ...]) -> None:
-        """Add what was written since ``frame`` last counted to ``frame``'s share."""
+    def count(self, frame: list[Any]) -> tuple[int, ...]:
+        """Add what was written since ``frame`` last counted to its share; the sizes now."""
+        now = self.sizes()
         for n, held in enumerate(self.files):
-            if now[n] > frame[1][n]:
-                frame[2][n] += os.pread(held.fileno(), now[n] - frame[1][n], frame[1][n])
-        frame[1] = now
+            if now[n] > frame[0][n]:
+                frame[1][n] += os.pread(held.fileno(), now[n] - frame[0][n], frame[0][n])
+        frame[0] = now
+        return now
 
 
 _HOLDS: list[_Hold] = []
@@ -188,11 +171,9 @@ _HOLDS: list[_Hold] = []
 
 @contextlib.contextmanager
 def held_output() -> Iterator[None]:
-    """Hold what TVM and plugins write meanwhile (to ``sys.stdout``, ``sys.stderr``,
-    ``sys.__stdout__``, descriptors 1 and 2) and write it on stderr afterwards, so stdout
-    carries only the command's document; TVM's guess of a CUDA architecture is left out.
-    ``sys.stdout`` and ``sys.stderr`` are streams of ours meanwhile, and the originals are
-    put back whatever a plugin made of them."""
+    """Hold what is written meanwhile (``sys.stdout``, ``sys.stderr``, ``sys.__stdout__``, descriptors 1
+    and 2; streams of ours meanwhile, the originals put back whatever a plugin made of them) and write it
+    on stderr afterwards, but TVM's guess of a CUDA architecture."""
     _flush()
     saved: list[tuple[int, int]] = []
     streams = sys.stdout, sys.stderr
@@ -221,10 +202,8 @@ def held_output() -> Iterator[None]:
             for fd, copy in reversed(saved):
                 os.dup2(copy, fd)
                 os.close(copy)
-            data = b""
-            for held in (held_out, held_err):
-                held.seek(0)
-                data += _TVM_ARCH_GUESS.sub(b"", held.read())
+            data = b"".join(_TVM_ARCH_GUESS.sub(b"", os.pread(held.fileno(), size, 0))
+                            for held, size in zip(hold.files, hold.sizes(), strict=True))
             stream = getattr(sys.stderr, "buffer", None)  # the bytes as written, if it can
             if data and stream is not None:
                 stream.write(data)
@@ -235,37 +214,28 @@ def held_output() -> Iterator[None]:
 
 @contextlib.contextmanager
 def printed_while(note: Callable[[bytes, bytes], None]) -> Iterator[None]:
-    """Inside :func:`held_output`: call ``note(stdout_bytes, stderr_bytes)`` with what was
-    written to stdout and to stderr while the block ran, when anything was (what an inner
-    block notes is its own, not this one's); TVM's CUDA-architecture guess is left out.
-    Outside :func:`held_output` the block just runs."""
-    hold = _HOLDS[-1] if _HOLDS else None
-    if hold is None:
+    """Inside :func:`held_output`: ``note(stdout_bytes, stderr_bytes)`` of what the block wrote, if
+    anything (not what an inner block notes; not TVM's CUDA-architecture guess). Outside, the block just runs."""
+    if not _HOLDS:
         yield
         return
-    _flush()
-    now = hold.sizes()
-    if hold.frames:
-        hold.count(hold.frames[-1], now)
-    frame: list[Any] = [note, now, [b"", b""]]
+    hold = _HOLDS[-1]
+    frame: list[Any] = [hold.count(hold.frames[-1]) if hold.frames else hold.sizes(), [b"", b""]]
     hold.frames.append(frame)
     try:
         yield
     finally:
-        _flush()
-        now = hold.sizes()
-        hold.count(frame, now)
+        now = hold.count(frame)
         hold.frames.remove(frame)
         if hold.frames:
-            hold.frames[-1][1] = now
-        written = [_TVM_ARCH_GUESS.sub(b"", data) for data in frame[2]]
+            hold.frames[-1][0] = now
+        written = [_TVM_ARCH_GUESS.sub(b"", data) for data in frame[1]]
         if any(written):
             note(*written)
 
 
 def write_traceback(item: Doc, wanted: bool, indent: str) -> None:
-    """With ``--traceback``, the plugin's own traceback of ``item`` (an entry point or a
-    problem), one escaped line each."""
+    """With ``--traceback``, the plugin's own traceback of ``item``, one escaped line each."""
     for line in (item.get("traceback") or ()) if wanted else ():
         out(indent + line)
 

@@ -10,7 +10,10 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from .. import __version__
+from .._errors import InputError, TargetParseError, UnsupportedTileLangError
 from .._names import CORE_DISTRIBUTION
+from .._tvm import TVMNotFoundError
 from ._commands import cmd_check, cmd_explain, cmd_list, cmd_lock
 from ._output import PROG, CliError, UsageError, document_stream, err, own_stdout, shown, write_json
 
@@ -19,10 +22,11 @@ if TYPE_CHECKING:
 
 __all__ = ["main"]
 
+_COMMANDS = {"list": cmd_list, "check": cmd_check, "lock": cmd_lock, "explain": cmd_explain}
+
 
 class _Parser(argparse.ArgumentParser):
-    """Errors are :class:`UsageError` (one line, exit 2); help and version are the document;
-    help ends with where the documentation is."""
+    """Errors are :class:`UsageError`; help and version are the document; help ends with the documentation."""
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message} (see '{self.prog} --help')", prog=self.prog)
@@ -33,14 +37,13 @@ class _Parser(argparse.ArgumentParser):
     def format_help(self) -> str:
         from importlib.metadata import PackageNotFoundError, metadata
 
-        try:
-            urls = metadata(CORE_DISTRIBUTION).get_all("Project-URL") or []
-        except PackageNotFoundError:
-            urls = []
-        lines = [f"  {label.strip()}: {url.strip()}" for label, _, url in (u.partition(",") for u in urls)
-                 if url.strip()]
+        urls: list[str] = []
+        with contextlib.suppress(PackageNotFoundError):
+            urls = [f"  {label.strip()}: {url.strip()}" for label, _, url in
+                    (u.partition(",") for u in metadata(CORE_DISTRIBUTION).get_all("Project-URL") or [])
+                    if url.strip()]
         docs = ("Documentation (the command line, its exit status and JSON documents are in docs/cli.md):\n"
-                + "\n".join(lines) if lines else
+                + "\n".join(urls) if urls else
                 "Documentation: docs/cli.md (the command line, its exit status and JSON documents) in the "
                 "tilelang-hostcg repository and source distribution (a checkout has it; once the package is "
                 "published, `pip download --no-deps --no-binary :all: tilelang-hostcg` fetches it).")
@@ -48,8 +51,6 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> argparse.ArgumentParser:
-    from .. import __version__
-
     parser = _Parser(prog=PROG, description="Inspect, check and pin the installed host-codegen plugins of "
                      "TileLang and Apache TVM (tilelang-hostcg).",
                      epilog="Exit status: 0 ok, 1 check failed (explain: nothing resolves), 2 usage error or "
@@ -68,7 +69,6 @@ def _parser() -> argparse.ArgumentParser:
                                    "Reads metadata only unless --load is given.")
     p.add_argument("--load", action="store_true",
                    help="import the plugins and show each codegen's and hook's name and priority")
-    p.set_defaults(handler=cmd_list)
 
     p = sub.add_parser("check", parents=both, help="load every plugin and report every problem",
                        description="Load every advertised plugin and report every problem; exit 1 if there is any.")
@@ -78,39 +78,23 @@ def _parser() -> argparse.ArgumentParser:
                    help="a device kind that must have a hook (repeatable, or comma-separated)")
     p.add_argument("--lock", metavar="FILE", help="fail when the installed set differs from FILE")
     p.add_argument("--strict", action="store_true", help="treat warnings as failures")
-    p.set_defaults(handler=cmd_check)
 
     p = sub.add_parser("lock", help="write the installed plugin set as a lock file",
                        description="Write the installed plugin set (distributions, versions, entry points, "
                                    "codegen and hook names) for `check --lock`.")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE (default: stdout)")
-    p.set_defaults(handler=cmd_lock)
 
     p = sub.add_parser("explain", parents=both, help="why a target resolves to its codegen and hooks",
                        description="Show the codegen a target resolves to, the hooks that apply in order, "
                                    "and why every other candidate was passed over.")
     p.add_argument("target", metavar="TARGET", help="a target kind name (llvm, cuda, ...) or TVM's JSON form")
     p.add_argument("--host", metavar="HOST", help="the host target of a device TARGET")
-    p.set_defaults(handler=cmd_explain)
     return parser
-
-
-def _error_document(argv: Sequence[str], exc: CliError) -> dict[str, Any]:
-    from .. import __version__
-    from ._report import SCHEMA
-
-    words = [a for a in argv if not a.startswith("-")]
-    command = words[0] if words and words[0] in ("list", "check", "lock", "explain") else None
-    return {"schema": SCHEMA, "command": command, "version": __version__, "ok": False,
-            "error": {"type": type(exc).__name__, "message": shown(str(exc)), "exit_code": exc.exit_code}}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line with ``argv``; returns the exit status. Without ``argv`` it runs as the
     program: ``sys.argv[1:]``, with stdout kept for the command's document (plugins' prints go to stderr)."""
-    from .._errors import InputError, TargetParseError, UnsupportedTileLangError
-    from .._tvm import TVMNotFoundError
-
     for stream in (sys.stdout, sys.stderr):  # a name the terminal cannot show is escaped, never fatal
         with contextlib.suppress(ValueError, OSError, AttributeError):
             stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
@@ -123,9 +107,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         except SystemExit as exc:  # --help and --version print and exit 0
             return exc.code if isinstance(exc.code, int) else 0
         if args.command is None:
-            raise UsageError(f"missing command: choose one of list, check, lock, explain (see '{PROG} --help')")
+            raise UsageError(f"missing command: choose one of {', '.join(_COMMANDS)} (see '{PROG} --help')")
         try:
-            status = int(args.handler(args))
+            status = int(_COMMANDS[args.command](args))
         except (InputError, TargetParseError) as exc:
             raise UsageError(str(exc)) from None
         except (TVMNotFoundError, UnsupportedTileLangError) as exc:
@@ -134,7 +118,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return status
     except CliError as exc:
         if "--json" in (args_list[:args_list.index("--")] if "--" in args_list else args_list):
-            write_json(_error_document(args_list, exc))
+            from ._report import SCHEMA
+
+            command = next((a for a in args_list if not a.startswith("-")), None)
+            error = {"type": type(exc).__name__, "message": shown(str(exc)), "exit_code": exc.exit_code}
+            write_json({"schema": SCHEMA, "command": command if command in _COMMANDS else None,
+                        "version": __version__, "ok": False, "error": error})
         err(f"{exc.prog}: error: {exc}")
         return exc.exit_code
     except BrokenPipeError:  # the reader went away (``| head``): stop quietly, as other tools do

@@ -1,16 +1,8 @@
 """Apache TVM integration: every TIR build of apache-tvm builds its host module through the registry.
 
-``import tvm`` calls :func:`install` through TVM's own ``tvm.backends`` entry point once a
-third-party plugin is installed (:mod:`._activation`; ``TILELANG_HOSTCG_AUTO_INSTALL=0`` turns
-that off); a program may call it too. It replaces ``tvm.tirx.build.tir_to_runtime``, through
-which every TIR build passes (``tvm.compile``, ``tvm.tirx.build``, MetaSchedule, the
-``tirx.build`` global function), with :mod:`._route`: each device target's hooks, then the host
-target's codegen, build the host module; TVM builds device modules as before and its
-``target.build.*`` functions are never overridden. Any apache-tvm that has the integration
-points of :mod:`._points` is routed, whatever its version. TVM's own ``target.build.<kind>`` are
-*defaults* (``apache-tvm-<kind>``), so with no plugin codegen the output is stock's. A build
-nested in a plugin's codegen, or made where TileLang is imported, goes to TVM's original.
-Importing this package is cheap (no TVM, no registry): it runs at ``import tvm``.
+:func:`install` (also run at ``import tvm`` once a third-party plugin is installed) replaces
+``tvm.tirx.build.tir_to_runtime`` with :mod:`._route`; TVM's own ``target.build.<kind>`` stay the
+defaults (``apache-tvm-<kind>``). Importing this package is cheap: it runs at ``import tvm``.
 """
 
 from __future__ import annotations
@@ -34,37 +26,27 @@ _STATE: list[State] = []
 
 
 def is_installed() -> bool:
-    """Whether TVM's TIR builds go through the registry: :func:`install` is in effect (by a program
-    or activation at ``import tvm``) and TVM still calls the route, also inside another package's
-    wrapper (see :func:`tilelang_hostcg._routing.routing`)."""
+    """Whether :func:`install` is in effect and TVM still calls the route (also inside another package's wrapper)."""
     return bool(routing("tvm", explain=False).routed)
 
 
 def install(*, registry: Registry | None = None) -> None:
-    """Route the host modules of TVM's TIR builds through ``registry`` (default: the default
-    registry, taken at the first build). Idempotent. Raises :class:`UnsupportedTVMError`,
-    having changed nothing, for a TVM that lacks an integration point or where another package
-    has already replaced ``tvm.tirx.build.tir_to_runtime`` (it is left alone)."""
-    if _STATE:
-        return
-    tvm = sys.modules.get("tvm")
-    if tvm is None:
-        from .._tvm import import_tvm
+    """Route TVM's host modules through ``registry`` (default: the default registry). Idempotent.
+    Raises :class:`UnsupportedTVMError`, changing nothing, for a TVM lacking an integration point or
+    whose ``tir_to_runtime`` another package has replaced."""
+    from .._tvm import import_tvm
 
-        tvm = import_tvm()
+    tvm = sys.modules.get("tvm") or import_tvm()  # importing TVM may activate: it installs first
     with _LOCK:
-        if _STATE:
-            return
-        state = State(sys.modules[BUILD_MODULE], check(tvm), registry)
-        setattr(state.module, FUNCTION, make_route(state))
-        _STATE.append(state)
+        if not _STATE:
+            state = State(sys.modules[BUILD_MODULE], check(tvm), registry)
+            setattr(state.module, FUNCTION, make_route(state))
+            _STATE.append(state)
 
 
 def uninstall() -> None:
-    """Undo :func:`install`, also one made at ``import tvm``: TVM's original ``tir_to_runtime``
-    is put back (the same object) and TVM's defaults leave the registry. Where another package
-    has wrapped the route since, its wrapper stays and the route in it hands every build to
-    TVM's original. No-op when not installed."""
+    """Undo :func:`install`: TVM's original is put back and its defaults leave the registry (a route
+    another package wrapped since hands every build to TVM's original). No-op when not installed."""
     with _LOCK:
         if not _STATE:
             return
@@ -76,8 +58,7 @@ def uninstall() -> None:
 
 
 def add_defaults(registry: Registry) -> None:
-    """Register TVM's own codegens in ``registry`` as :func:`install` does at the first build,
-    without touching TVM (the CLI's ``check`` and ``explain`` answer as routed TVM would)."""
+    """Register TVM's own codegens in ``registry`` as :func:`install` does, without touching TVM."""
     from ._defaults import register_defaults
 
     register_defaults(registry, {})

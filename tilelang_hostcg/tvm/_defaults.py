@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from .._build import build_split
 from .._names import APACHE_TVM, CODEGEN_GROUP
 from .._targets import GlobalFuncBuild, parse_target
+from .._tvm import tvm_info
 from .._types import HostCodegen, Origin
 from ._points import DEFAULT_PREFIX, KINDS
 
@@ -17,20 +18,12 @@ if TYPE_CHECKING:
 __all__ = ["register_defaults", "remove_defaults", "routed"]
 
 
-def _origin() -> Origin:
-    from .._tvm import tvm_info
-
-    info = tvm_info()
-    return Origin(APACHE_TVM, info.provider_version or info.version)
-
-
 def register_defaults(registry: Registry, held: dict[str, HostCodegen], kinds: tuple[str, ...] = KINDS) -> None:
-    """Register TVM's ``target.build.<kind>`` for each of ``kinds`` in ``registry`` as a default
-    with origin ``apache-tvm``, once per kind (``held``: those already registered)."""
-    origin = _origin()
-    for kind in kinds:
-        if kind in held:
-            continue
+    """Register TVM's ``target.build.<kind>`` of each of ``kinds`` not in ``held`` as a default (origin
+    ``apache-tvm``), adding it to ``held``."""
+    info = tvm_info()
+    origin = Origin(APACHE_TVM, info.provider_version or info.version)
+    for kind in (k for k in kinds if k not in held):
         codegen = HostCodegen(DEFAULT_PREFIX + kind, GlobalFuncBuild("target.build." + kind))
         registry.register_host_codegen(kind, codegen, origin=origin, default=True)
         held[kind] = codegen
@@ -44,28 +37,19 @@ def remove_defaults(registry: Registry, held: dict[str, HostCodegen]) -> None:
     held.clear()
 
 
-def _ready(state: State, kind: str) -> Registry:
-    """The registry of ``state`` with TVM's defaults registered (also for ``kind``)."""
-    registry = state.used
-    if registry is not None and kind in state.codegens:
-        return registry
-    with state.lock:
-        if state.used is None:
-            if state.registry is None:
-                from .._api import default_registry
-
-                state.used = default_registry()
-            else:
-                state.used = state.registry
-            register_defaults(state.used, state.codegens)
-        if kind not in state.codegens:
-            register_defaults(state.used, state.codegens, (kind,))
-        return state.used
-
-
 def routed(state: State, host_mod: Any, device_mod_dict: Any, target_host: Any) -> Any:
     """``tir_to_runtime`` through the registry: device modules by TVM's own ``codegen_build``,
     in TVM's order; the registry's hooks; the host module by the host target's codegen."""
     host = parse_target(target_host)
-    registry = _ready(state, host.kind.name)
+    kind = host.kind.name
+    registry = state.used
+    if registry is None or kind not in state.codegens:
+        with state.lock:
+            if state.used is None:
+                from .._api import default_registry
+
+                state.used = default_registry() if state.registry is None else state.registry
+                register_defaults(state.used, state.codegens)
+            register_defaults(state.used, state.codegens, (kind,))
+            registry = state.used
     return build_split(registry, host_mod, device_mod_dict.items(), host, state.module.codegen_build)

@@ -1,6 +1,5 @@
-"""apache-tvm's integration points (:data:`POINTS`, the table of ``docs/tvm.md``), checked by
-shape: any apache-tvm that has them is routed, whatever its version. Nothing here imports
-``packaging``: it runs at the end of ``import tvm``."""
+"""apache-tvm's integration points (:data:`POINTS`, the table of ``docs/tvm.md``), checked by shape
+whatever the version. Nothing here imports ``packaging``: it runs at the end of ``import tvm``."""
 
 from __future__ import annotations
 
@@ -15,31 +14,22 @@ __all__ = ["BUILD_MODULE", "DEFAULT_PREFIX", "FUNCTION", "KINDS", "POINTS", "Uns
            "is_tvms_own"]
 
 BUILD_MODULE = "tvm.tirx.build"
-FUNCTION = "tir_to_runtime"
-"""The one function of TVM the integration replaces: every TIR build passes through it."""
-
+FUNCTION = "tir_to_runtime"  # the one function of TVM replaced: every TIR build passes through it
 POINTS = (Point(BUILD_MODULE, FUNCTION, ("host_mod", "device_mod_dict", "target_host")),
           Point(BUILD_MODULE, "codegen_build", ("mod", "target")),
-          Point("tvm.backend._autoload_backends", "_autoload_backends", ()))
-"""What the route relies on: the function it replaces, TVM's build of one module, and (for
-activation at ``import tvm``) TVM's autoload of the ``tvm.backends`` entry points."""
-
+          Point("tvm.backend._autoload_backends", "_autoload_backends", ()))  # the last for activation only
 DEFAULT_PREFIX = "apache-tvm-"
 """Names of TVM's own codegens in the registry: ``apache-tvm-<kind>``."""
-
 KINDS = ("llvm", "c", "cuda_host")
-"""The host kinds whose TVM build function (``target.build.<kind>``) is registered as a default
-at the first build; another host kind's is registered when it is first built."""
+"""The host kinds whose ``target.build.<kind>`` is a default from the first build (another kind's: when built)."""
 
 
 class UnsupportedTVMError(HostCodegenError):
-    """The TVM in use cannot be routed: it lacks an integration point (:data:`POINTS`), or
-    another package already replaced ``tvm.tirx.build.tir_to_runtime``."""
+    """The TVM in use lacks an integration point, or another package replaced its ``tir_to_runtime``."""
 
 
 def is_tvms_own(func: Any, module: ModuleType) -> bool:
-    """Whether ``func`` is the ``tir_to_runtime`` defined in TVM's ``module`` (not a wrapper
-    that copies its name, as ``functools.wraps`` does)."""
+    """Whether ``func`` is the ``tir_to_runtime`` defined in ``module`` (not a wrapper copying its name)."""
     code = getattr(func, "__code__", None)
     return (type(func) is FunctionType and code is not None and code.co_name == FUNCTION
             and code.co_filename == getattr(module, "__file__", None)
@@ -47,9 +37,8 @@ def is_tvms_own(func: Any, module: ModuleType) -> bool:
 
 
 def check(tvm: ModuleType, *, activation: bool = False) -> Any:
-    """TVM's own ``tir_to_runtime``; raises :class:`UnsupportedTVMError` naming a missing point
-    (the autoload too, with ``activation``) or a ``tir_to_runtime`` another package already
-    replaced (also one wrapping a route of ours that ``uninstall()`` left in its wrapper)."""
+    """TVM's own ``tir_to_runtime``; raises :class:`UnsupportedTVMError` naming a missing point (the
+    autoload too, with ``activation``) or the package that replaced it (also a wrapper of our route)."""
     where = f"{getattr(tvm, '__version__', '?')} (at {getattr(tvm, '__file__', None) or '?'!r})"
     missing = [p for p in (point.problem() for point in POINTS[:3 if activation else 2]) if p is not None]
     if missing:
@@ -61,4 +50,3 @@ def check(tvm: ModuleType, *, activation: bool = False) -> Any:
         return func
     raise UnsupportedTVMError(f"{BUILD_MODULE}.{FUNCTION} was already replaced by another package "
                               f"({owner_of(func)}); it is left alone")
-

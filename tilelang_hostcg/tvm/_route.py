@@ -1,13 +1,12 @@
 """The route: TVM's ``tvm.tirx.build.tir_to_runtime`` with the host module built through the registry.
-
-The replacement made at ``import tvm`` is a small function of this module, which imports
-nothing more; the registry (and :mod:`._defaults`) is imported at the first build."""
+It imports nothing more at ``import tvm``; the registry (and :mod:`._defaults`) comes with the first build."""
 
 from __future__ import annotations
 
 import contextlib
 import sys
 import threading
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -22,23 +21,19 @@ __all__ = ["State", "make_route"]
 _LOCAL = threading.local()  # .busy: this thread is inside a routed build
 
 
+@dataclass(eq=False)
 class State:
-    """One :func:`~tilelang_hostcg.tvm.install`: TVM's module and original function, the
-    replacement, the registry (``None``: the default registry, taken at the first build) and
-    TVM's defaults registered in it (by kind); ``active``: installed (an uninstalled route that
-    another package's wrapper still holds hands every build to TVM's original)."""
+    """One :func:`~tilelang_hostcg.tvm.install`; ``registry`` ``None``: the default one, taken at the
+    first build; ``used``: the registry TVM's defaults (``codegens``, by kind) went into."""
 
-    __slots__ = ("active", "codegens", "lock", "module", "original", "registry", "replacement", "used")
-
-    def __init__(self, module: ModuleType, original: Callable[..., Any], registry: Registry | None) -> None:
-        self.module = module
-        self.original = original
-        self.registry = registry
-        self.replacement: Callable[..., Any] | None = None
-        self.codegens: dict[str, HostCodegen] = {}
-        self.lock = threading.Lock()
-        self.used: Registry | None = None  # the registry the defaults went into
-        self.active = True
+    module: ModuleType
+    original: Callable[..., Any]
+    registry: Registry | None
+    replacement: Callable[..., Any] | None = None
+    codegens: dict[str, HostCodegen] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    used: Registry | None = None
+    active: bool = True  # False: a route another package's wrapper still holds hands builds to TVM's original
 
     def close(self) -> None:
         """Remove TVM's defaults from the registry they went into."""
