@@ -175,7 +175,7 @@ def _no_codegen_error(kind: str, host: Target, candidates: Sequence[Candidate],
         message += f". Distribution {info.origin.distribution!r} provides it but {info.reason}"
     message += "".join(f". {c.registration.name!r} {cannot_build_text(str(c.detail))}"
                        for c in candidates if not c.buildable)
-    return NoHostCodegenError(message + ".", kind=kind, available=names)
+    return NoHostCodegenError(message + ".", kind=kind, available=tuple(names))
 
 
 def cannot_build_text(function: str) -> str:
@@ -226,7 +226,7 @@ def _ambiguous_error(kind: str, priority: int, dists: Mapping[str, Registration]
     return AmbiguousHostCodegenError(
         f"Ambiguous host codegen for target host {kind!r}: {listed} match with equal priority {priority}. Choose one "
         f"with {controls.suggest(ENV_PREFER, f'{kind}={pairs[0][0]}')}, or uninstall one of the distributions",
-        kind=kind, candidates=pairs)
+        kind=kind, candidates=tuple(pairs))
 
 
 def bad_hook_result(reg: Registration, result: object, kind: str) -> PluginCallbackError:
