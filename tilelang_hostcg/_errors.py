@@ -1,5 +1,4 @@
-"""The exception tree, the package's warning category and how it warns, and :func:`shown`: text
-from outside (plugins, metadata, the environment) as printed, never interpreted by the terminal."""
+"""The exception tree, the package's warning and how it warns, and :func:`shown` (outside text made printable)."""
 
 from __future__ import annotations
 
@@ -22,8 +21,7 @@ __all__ = ["AmbiguousHostCodegenError", "DeviceAsHostError", "DuplicateRegistrat
 
 
 class HostCodegenError(ValueError):
-    """The root of every exception class of ``tilelang_hostcg`` (each also the standard type it is);
-    keyword arguments become attributes (``kind``, ``origin``, ...)."""
+    """The root of the package's exceptions; keyword arguments become attributes (``kind``, ``origin``)."""
 
     def __init__(self, message: str, **fields: object) -> None:
         super().__init__(message)
@@ -198,10 +196,7 @@ def _escape(match: re.Match[str]) -> str:
 
 
 def shown(text: str, limit: int | None = None) -> str:
-    """``text`` safe to print: control characters (``\\n`` and ``\\t`` included), DEL, C1 and
-    bidirectional controls escaped (``\\x1b``, ``\\u202e``), bytes that were not UTF-8 (surrogate
-    escapes, raw or as ``repr`` writes them) as ``\\xNN``. With ``limit``: quoted, and cut at
-    ``limit`` characters (``'...'... (N characters)``)."""
+    """``text`` safe to print: controls, DEL, C1, bidi controls and non-UTF-8 bytes escaped; ``limit``: quoted, cut."""
     if limit is not None:
         cut = f"'{shown(text[:limit])}'"
         return cut if len(text) <= limit else f"{cut}... ({len(text)} characters)"

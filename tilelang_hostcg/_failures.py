@@ -1,5 +1,4 @@
-"""How a failed plugin is worded: what is wrong, where it failed, its own traceback, and what to do.
-Imported on failure only."""
+"""How a failed plugin is worded: what is wrong, where it failed, its traceback, what to do (on failure only)."""
 
 from __future__ import annotations
 
@@ -41,8 +40,7 @@ def capture(into: list[str]) -> Iterator[None]:
 
 
 def failure_site(exc: BaseException | None, module: str | None = None) -> tuple[str, int] | None:
-    """``(file, line)`` where a plugin failed: the innermost frame of ``module``'s package, else the
-    innermost one not ours; ``None`` when no plugin frame failed."""
+    """``(file, line)`` where a plugin failed (innermost frame of ``module``'s package, else not ours)."""
     if exc is None:
         return None
     if isinstance(exc, SyntaxError) and exc.filename and exc.lineno and not exc.filename.startswith("<"):
@@ -57,8 +55,7 @@ def failure_site(exc: BaseException | None, module: str | None = None) -> tuple[
 
 
 def plugin_traceback(exc: BaseException | None) -> list[str]:
-    """The lines of ``exc``'s traceback as Python prints it, without our frames and the import
-    system's (the plugin's own text: :func:`~tilelang_hostcg._errors.shown` it)."""
+    """``exc``'s traceback lines as Python prints them, without our frames and the import system's."""
     if exc is None:
         return []
     import traceback
@@ -77,8 +74,7 @@ def plugin_traceback(exc: BaseException | None) -> list[str]:
 
 
 def reinstall_command(distribution: str, location: str | None = None) -> str:
-    """The :func:`~._advice.reinstall` of ``distribution`` as it was installed (PEP 610
-    ``direct_url.json`` of its metadata folder ``location``, when known)."""
+    """The reinstall of ``distribution`` as it was installed (PEP 610 ``direct_url.json``)."""
     from importlib.metadata import Distribution, PackageNotFoundError
 
     from ._advice import reinstall
@@ -146,8 +142,7 @@ def error_message(exc: BaseException) -> str:
 
 
 def wrong_entry_point(info: SourceInfo) -> str | None:
-    """What is wrong with a source's value when it names a module or attribute that does not exist
-    (with the nearest existing name); ``None`` when the plugin's own code failed."""
+    """What is wrong with a source's value naming a missing module or attribute, else ``None``."""
     from .discovery._controls import nearest
 
     err, module = info.error, module_of(info.value)

@@ -1,5 +1,4 @@
-"""The ``TILELANG_HOSTCG_*`` environment controls. A control that cannot take effect (malformed,
-naming nothing installed, unknown) is a :class:`ControlProblem`: warned once and listed by ``check``."""
+"""The ``TILELANG_HOSTCG_*`` environment controls; one that cannot take effect is a :class:`ControlProblem`."""
 
 from __future__ import annotations
 
@@ -86,9 +85,7 @@ def warn_control_problems(problems: Iterable[ControlProblem]) -> None:
 
 @dataclass(frozen=True, slots=True)
 class Controls:
-    """The plugin controls: ``disable`` holds normalized distribution names or ``distribution:kind``;
-    ``only`` is ``None`` (no allowlist) or names; ``prefer`` maps a kind to the codegen name that
-    wins when it matches; ``problems`` (not compared) is what :meth:`from_environ` could not use."""
+    """The plugin controls: ``disable`` (``dist`` or ``dist:kind``), ``only`` (``None``: all), ``prefer``."""
 
     autoload: bool = True
     disable: frozenset[str] = frozenset()
@@ -98,8 +95,7 @@ class Controls:
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None) -> Controls:
-        """Read the ``TILELANG_HOSTCG_*`` variables (items separated by commas; ``DISABLE`` and
-        ``ONLY`` also by whitespace); what cannot be used becomes a warned ``problem``."""
+        """Read the ``TILELANG_HOSTCG_*`` variables; what cannot be used becomes a warned ``problem``."""
         env = os.environ if environ is None else environ
         value = env.get(ENV_AUTOLOAD_OFF)
         problems = [p for p in (_not_understood(ENV_AUTOLOAD_OFF, value, "plugin autoload stays on",
