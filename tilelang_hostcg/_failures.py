@@ -168,19 +168,12 @@ def _modules_of(info: SourceInfo, module: str) -> list[str]:
     import sys
     from importlib.metadata import Distribution
 
-    found: list[str] = []
     try:
         files = Distribution.at(info.location).files if info.location else None
     except Exception:  # unreadable metadata: look beside the module instead
         files = None
-    for path in files or ():
-        parts = list(path.parts)
-        if parts and parts[-1].endswith(".py") and not any(p.endswith(".dist-info") for p in parts):
-            parts[-1] = parts[-1][:-3]
-            if parts[-1] == "__init__":
-                parts.pop()
-            if parts:
-                found.append(".".join(parts))
+    found = [".".join(path.with_suffix("").parts).removesuffix(".__init__") for path in files or ()
+             if path.suffix == ".py" and not any(part.endswith(".dist-info") for part in path.parts)]
     parent = module.rpartition(".")[0]
     package = sys.modules.get(parent) if parent else None
     if not found and package is not None:

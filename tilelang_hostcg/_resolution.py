@@ -100,14 +100,6 @@ class Resolution:
         return found
 
 
-def _tier(reg: Registration, superseding: bool) -> int:
-    if reg.default:
-        return 1
-    if superseding and reg.origin.distribution == CORE_DISTRIBUTION:
-        return 2
-    return 0
-
-
 def decide(kind: str, host: Target, regs: Sequence[Registration], failed: Sequence[SourceInfo],
            disabled: Sequence[SourceInfo], controls: Controls) -> Resolution:
     """Judge ``regs`` (the kind's registrations, in order) for ``host`` and choose."""
@@ -116,7 +108,8 @@ def decide(kind: str, host: Target, regs: Sequence[Registration], failed: Sequen
     candidates = []
     for reg in regs:
         verdict, detail = judge(reg, host)
-        tier = _tier(reg, superseding) if verdict == "match" else None
+        tier = None if verdict != "match" else 1 if reg.default else (
+            2 if superseding and reg.origin.distribution == CORE_DISTRIBUTION else 0)
         candidates.append(Candidate(reg, verdict, detail, tier))
     matching = [c for c in candidates if c.matches]
     choice: Candidate | None = None

@@ -78,10 +78,7 @@ class RegistrationTable:
         self.by_kind: dict[str, HostCodegen] = {}
 
     def _kind(self, group: str, kind: str) -> _Kind:
-        entry = self._groups[group].get(kind)
-        if entry is None:
-            entry = self._groups[group][kind] = _Kind()
-        return entry
+        return self._groups[group].setdefault(kind, _Kind())
 
     def of(self, group: str, kind: str) -> Sequence[Registration]:
         """The registrations of ``group`` for canonical ``kind``, in order (a snapshot)."""

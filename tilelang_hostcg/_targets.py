@@ -142,10 +142,6 @@ class GlobalFuncBuild:
                 global_func_name=self.global_func_name)
         return func(mod, target_host)
 
-    def exists(self) -> bool:
-        """Whether the TVM in use provides the function."""
-        return get_global_func(self.global_func_name) is not None
-
     def __repr__(self) -> str:
         return f"global_func_host_codegen({self.global_func_name!r})"
 

@@ -156,16 +156,14 @@ class Controls:
                     f"{self.suggest(ENV_ONLY, normalize_name(distribution))})")
         return f"disabled by {ENV_DISABLE}={item}"
 
-    def unknown_names(self, entry_points: Iterable[AdvertisedEntryPoint],
-                      ) -> list[ControlProblem]:
+    def unknown_names(self, entry_points: Iterable[AdvertisedEntryPoint]) -> list[ControlProblem]:
         """Items of ``DISABLE``, ``ONLY`` and ``PREFER`` naming what no installed entry point advertises."""
         if not (self.disable or self.only or self.prefer):
             return []
         entries = list(entry_points)
         kinds_of: dict[str, set[str]] = {CORE_DISTRIBUTION: set()}
         for ep in entries:
-            kinds_of.setdefault(normalize_name(ep.distribution), set()).update(
-                kind_spellings(ep.name))
+            kinds_of.setdefault(normalize_name(ep.distribution), set()).update(kind_spellings(ep.name))
         kinds_of[CORE_DISTRIBUTION].update(name for _, name, _ in CORE_ENTRY_POINTS)
         problems: list[ControlProblem] = []
         for item in sorted(self.disable):

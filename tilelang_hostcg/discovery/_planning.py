@@ -12,6 +12,8 @@ from ._requirements import applicable
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+    from .._types import PlanState
+
 __all__ = ["AdvertisedEntryPoint", "CORE_ENTRY_POINTS", "ControlProblem", "Controls", "DiscoveryIndex", "ENV_PREFER",
            "PlannedSource", "declaration_problems", "discover", "normalize_name", "plan_sources", "planned_sources",
            "third_party_planned"]
@@ -29,12 +31,9 @@ def plan_sources(entry_points: Iterable[AdvertisedEntryPoint], controls: Control
     planned = []
     for ep in (*core, *third_party):
         reason = controls.skip_reason(ep.distribution, ep.name)
-        if reason is not None:
-            planned.append(PlannedSource(ep, "disabled", reason))
-        elif ep.incompatible is not None:
-            planned.append(PlannedSource(ep, "incompatible", ep.incompatible))
-        else:
-            planned.append(PlannedSource(ep, "lazy"))
+        state: PlanState = ("disabled" if reason is not None else "incompatible" if ep.incompatible is not None
+                            else "lazy")
+        planned.append(PlannedSource(ep, state, ep.incompatible if reason is None else reason))
     return planned
 
 
