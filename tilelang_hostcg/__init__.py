@@ -8,9 +8,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"  # the distribution's version too (pyproject.toml reads it from here)
 
-# Not ``from typing import TYPE_CHECKING``: ``import tilelang_hostcg`` alone stays under a
-# millisecond, where importing ``typing`` (which imports ``re``) costs several. Type
-# checkers read this name as True.
+# Not ``typing.TYPE_CHECKING``: importing ``typing`` costs milliseconds. Type checkers read it as True.
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # explicit re-exports, for type checkers
     from ._api import allowed_host_codegens_for_target as allowed_host_codegens_for_target
@@ -39,8 +37,7 @@ if TYPE_CHECKING:  # explicit re-exports, for type checkers
     from ._types import Origin as Origin, TargetPredicate as TargetPredicate
     from .discovery._controls import Controls as Controls
 
-# The one table of the public names (where each lives); the block above says the same to
-# type checkers, and a test checks that the two agree.
+# Where each public name lives (the block above says the same to type checkers; a test compares).
 _WHERE = {
     "_api": ("allowed_host_codegens_for_target", "apply_host_codegen_hooks", "build",
              "build_host", "default_registry", "refresh", "register_host_codegen",

@@ -1,6 +1,4 @@
-"""Module-level façades over the default :class:`Registry`. While a registry imports a plugin,
-they act on that registry, so a plugin's top-level ``register_*`` calls land in the registry
-that loads it."""
+"""Module-level façades over the default :class:`Registry`, or the registry loading a plugin in this thread."""
 
 from __future__ import annotations
 
@@ -88,8 +86,7 @@ def build_host(host_mod: IRModule, target_host: TargetLike, target: TargetLike |
 
 def build(func_or_mod: Any, target: Any = None, pipeline: Any = "default", *,
           registry: Registry | None = None) -> Module:
-    """Compile like ``tvm.tirx.build`` (``target``: a ``Target``, kind name or JSON form),
-    building host code through ``registry`` (default: the default registry)."""
+    """Compile like ``tvm.tirx.build``, building host code through ``registry`` (default: the default one)."""
     from ._build import build as drive  # here: the first resolution never needs the driver
 
     return drive(registry or _current(), func_or_mod, target, pipeline)

@@ -51,8 +51,7 @@ def _device_build(mod: IRModule, target: Target) -> Module:
 
 
 def _pipeline(tvm: Any, target: Target, pipeline: Any) -> tuple[Any, Any, Any]:
-    """The TIR pipeline and the host and device finalization pass factories (apache-tvm returns the
-    three; TileLang's TVM the pipeline alone, with the passes in ``tvm.tirx.pipeline``)."""
+    """The TIR pipeline and the host and device finalization pass factories, whatever TVM gives them."""
     tirx = tvm.tirx
     got = (tirx.get_default_tir_pipeline(target) if pipeline is None else
            tirx.get_tir_pipeline(pipeline) if isinstance(pipeline, str) else pipeline)
@@ -120,10 +119,7 @@ def build(registry: Registry, func_or_mod: PrimFunc | IRModule, target: Any = No
 def build_split(registry: Registry, host_mod: IRModule, device_mods: Iterable[tuple[Target, IRModule]],
                 target_host: Target, device_build: Callable[[IRModule, Target], Module],
                 hook_targets: Iterable[Target] = ()) -> Module:
-    """A split, finalized build into one runtime module, as TVM's ``tir_to_runtime`` does: each non-empty
-    device module by ``device_build``, the hooks of every device target (those with a module, and
-    ``hook_targets``; sorted by the target's text) on the host module, then the host module through
-    ``registry``."""
+    """A split, finalized build into one runtime module, as TVM's ``tir_to_runtime`` does, host via ``registry``."""
     tvm = import_tvm()
     skip_assert = tvm.ir.transform.PassContext.current().config.get("tirx.disable_assert", False)
     device_built = []

@@ -1,5 +1,4 @@
-"""The exception tree, the package's warning category and how it warns, and :func:`shown`: text
-from outside (plugins, metadata, the environment) as printed, never interpreted by the terminal."""
+"""The exception tree, the package's warning and how it warns, and :func:`shown` (outside text made printable)."""
 
 from __future__ import annotations
 
@@ -7,7 +6,7 @@ import re
 import sys
 import threading
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
@@ -22,47 +21,46 @@ __all__ = ["AmbiguousHostCodegenError", "DeviceAsHostError", "DuplicateRegistrat
 
 
 class HostCodegenError(ValueError):
-    """The root of every exception class of ``tilelang_hostcg`` (each also the standard type it is)."""
+    """The root of the package's exceptions; keyword arguments become attributes (``kind``, ``origin``)."""
+
+    def __init__(self, message: str, **fields: object) -> None:
+        super().__init__(message)
+        self.__dict__.update(fields)
 
 
 class NoHostCodegenError(HostCodegenError):
     """No registered host codegen matches the host target (``available``: the kind's names)."""
 
-    def __init__(self, message: str, *, kind: str, available: Sequence[str] = ()) -> None:
-        super().__init__(message)
-        self.kind, self.available = kind, tuple(available)
+    kind: str
+    available: tuple[str, ...] = ()
 
 
 class AmbiguousHostCodegenError(HostCodegenError):
     """Codegens of several distributions match with equal top priority (``(name, distribution)`` pairs)."""
 
-    def __init__(self, message: str, *, kind: str, candidates: Sequence[tuple[str, str]]) -> None:
-        super().__init__(message)
-        self.kind, self.candidates = kind, tuple(candidates)
+    kind: str
+    candidates: tuple[tuple[str, str], ...]
 
 
 class PluginLoadError(HostCodegenError):
     """A plugin could not be loaded; ``__cause__`` is the original exception, ``origin`` its ``Origin``."""
 
-    def __init__(self, message: str, *, kind: str, origin: object) -> None:
-        super().__init__(message)
-        self.kind, self.origin = kind, origin
+    kind: str
+    origin: object
 
 
 class DuplicateRegistrationError(HostCodegenError):
     """A different codegen or hook with the same name is already registered for the kind."""
 
-    def __init__(self, message: str, *, kind: str, name: str) -> None:
-        super().__init__(message)
-        self.kind, self.name = kind, name
+    kind: str
+    name: str
 
 
 class PluginCallbackError(HostCodegenError, TypeError):
     """A plugin's callback (a codegen's build, a hook) returned something it must not."""
 
-    def __init__(self, message: str, *, name: str, origin: object) -> None:
-        super().__init__(message)
-        self.name, self.origin = name, origin
+    name: str
+    origin: object
 
 
 class TargetParseError(HostCodegenError):
@@ -72,14 +70,11 @@ class TargetParseError(HostCodegenError):
 class MissingGlobalFuncError(HostCodegenError):
     """The TVM global function behind a codegen is not in the TVM in use."""
 
-    def __init__(self, message: str, *, global_func_name: str) -> None:
-        super().__init__(message)
-        self.global_func_name = global_func_name
+    global_func_name: str
 
 
 class UnsupportedTileLangError(HostCodegenError):
-    """No TileLang is installed, or it lacks an integration point the integration relies on
-    (``tilelang_hostcg.tilelang._points.POINTS``)."""
+    """No TileLang is installed, or it lacks an integration point (``tilelang._points.POINTS``)."""
 
 
 class PluginWarning(UserWarning):
@@ -172,25 +167,19 @@ class InputError(HostCodegenError):
 class LockFileError(InputError):
     """A lock file is missing, unreadable, not written, or not a lock file; ``path`` names it."""
 
-    def __init__(self, message: str, *, path: str) -> None:
-        super().__init__(message)
-        self.path = path
+    path: str
 
 
 class UnknownKindError(InputError):
     """A kind named on the command line is unknown, or of the wrong sort for its option."""
 
-    def __init__(self, message: str, *, kind: str) -> None:
-        super().__init__(message)
-        self.kind = kind
+    kind: str
 
 
 class DeviceAsHostError(InputError, HostCodegenError):
     """A device target (``cuda``, ...) was given where a host target is needed (a target's host, ``--host``)."""
 
-    def __init__(self, message: str, *, kind: str) -> None:
-        super().__init__(message)
-        self.kind = kind
+    kind: str
 
 
 # C0 controls (newline and tab too: a field stays one line), DEL, C1 and bidirectional controls.
@@ -207,10 +196,7 @@ def _escape(match: re.Match[str]) -> str:
 
 
 def shown(text: str, limit: int | None = None) -> str:
-    """``text`` safe to print: control characters (``\\n`` and ``\\t`` included), DEL, C1 and
-    bidirectional controls escaped (``\\x1b``, ``\\u202e``), bytes that were not UTF-8 (surrogate
-    escapes, raw or as ``repr`` writes them) as ``\\xNN``. With ``limit``: quoted, and cut at
-    ``limit`` characters (``'...'... (N characters)``)."""
+    """``text`` safe to print: controls, DEL, C1, bidi controls and non-UTF-8 bytes escaped; ``limit``: quoted, cut."""
     if limit is not None:
         cut = f"'{shown(text[:limit])}'"
         return cut if len(text) <= limit else f"{cut}... ({len(text)} characters)"

@@ -1,5 +1,4 @@
-"""How a failed plugin is worded: what is wrong, where it failed, its own traceback, and what to do.
-Imported on failure only."""
+"""How a failed plugin is worded: what is wrong, where it failed, its traceback, what to do (on failure only)."""
 
 from __future__ import annotations
 
@@ -41,8 +40,7 @@ def capture(into: list[str]) -> Iterator[None]:
 
 
 def failure_site(exc: BaseException | None, module: str | None = None) -> tuple[str, int] | None:
-    """``(file, line)`` where a plugin failed: the innermost frame of ``module``'s package, else the
-    innermost one not ours; ``None`` when no plugin frame failed."""
+    """``(file, line)`` where a plugin failed (innermost frame of ``module``'s package, else not ours)."""
     if exc is None:
         return None
     if isinstance(exc, SyntaxError) and exc.filename and exc.lineno and not exc.filename.startswith("<"):
@@ -57,8 +55,7 @@ def failure_site(exc: BaseException | None, module: str | None = None) -> tuple[
 
 
 def plugin_traceback(exc: BaseException | None) -> list[str]:
-    """The lines of ``exc``'s traceback as Python prints it, without our frames and the import
-    system's (the plugin's own text: :func:`~tilelang_hostcg._errors.shown` it)."""
+    """``exc``'s traceback lines as Python prints them, without our frames and the import system's."""
     if exc is None:
         return []
     import traceback
@@ -77,8 +74,7 @@ def plugin_traceback(exc: BaseException | None) -> list[str]:
 
 
 def reinstall_command(distribution: str, location: str | None = None) -> str:
-    """The :func:`~._advice.reinstall` of ``distribution`` as it was installed (PEP 610
-    ``direct_url.json`` of its metadata folder ``location``, when known)."""
+    """The reinstall of ``distribution`` as it was installed (PEP 610 ``direct_url.json``)."""
     from importlib.metadata import Distribution, PackageNotFoundError
 
     from ._advice import reinstall
@@ -146,8 +142,7 @@ def error_message(exc: BaseException) -> str:
 
 
 def wrong_entry_point(info: SourceInfo) -> str | None:
-    """What is wrong with a source's value when it names a module or attribute that does not exist
-    (with the nearest existing name); ``None`` when the plugin's own code failed."""
+    """What is wrong with a source's value naming a missing module or attribute, else ``None``."""
     from .discovery._controls import nearest
 
     err, module = info.error, module_of(info.value)
@@ -173,19 +168,12 @@ def _modules_of(info: SourceInfo, module: str) -> list[str]:
     import sys
     from importlib.metadata import Distribution
 
-    found: list[str] = []
     try:
         files = Distribution.at(info.location).files if info.location else None
     except Exception:  # unreadable metadata: look beside the module instead
         files = None
-    for path in files or ():
-        parts = list(path.parts)
-        if parts and parts[-1].endswith(".py") and not any(p.endswith(".dist-info") for p in parts):
-            parts[-1] = parts[-1][:-3]
-            if parts[-1] == "__init__":
-                parts.pop()
-            if parts:
-                found.append(".".join(parts))
+    found = [".".join(path.with_suffix("").parts).removesuffix(".__init__") for path in files or ()
+             if path.suffix == ".py" and not any(part.endswith(".dist-info") for part in path.parts)]
     parent = module.rpartition(".")[0]
     package = sys.modules.get(parent) if parent else None
     if not found and package is not None:

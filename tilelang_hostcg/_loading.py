@@ -1,7 +1,5 @@
-"""Loading plugins: a registry's sources, imported when their kind is first used. A source gets
-what its module's top-level code registered (its journal, replayed when it was imported before);
-a failed load, or one a ``refresh()`` overtook, is taken back whole. Only ``KeyboardInterrupt``
-propagates (the source is retried); any other exception of a plugin's import is its failure."""
+"""Loading plugins: a registry's sources, imported when their kind is first used. A failed load, or one a
+``refresh()`` overtook, is taken back whole; only ``KeyboardInterrupt`` propagates (the source is retried)."""
 
 from __future__ import annotations
 
@@ -32,8 +30,7 @@ _TRANSIENT = (RecursionError, MemoryError)  # failures of the moment, never "bro
 
 
 def _import(name: str) -> Any:
-    """Import ``name`` as the import statement does: in a cross-thread import cycle the module
-    comes back partly initialised (``importlib.import_module`` raises a deadlock error)."""
+    """Import ``name`` as the import statement does (a cross-thread import cycle gives a partial module)."""
     __import__(name)
     return sys.modules[name]
 
@@ -54,8 +51,7 @@ class Settled:
 
 
 class Loader:
-    """The sources of one registry and their loading (guarded by the table's lock). A thread
-    that finds a source loading elsewhere waits for it; the loading thread takes what is there."""
+    """The sources of one registry and their loading, guarded by the table's lock."""
 
     def __init__(self, table: RegistrationTable, registry: Any, *, discover: bool, controls: Controls | None,
                  index_loader: IndexLoader | None, watch: Watch | None = None) -> None:
@@ -84,8 +80,7 @@ class Loader:
         self.by_module[source.module] -= 1
 
     def add_lazy(self, group: str, kind: str, path: str, load: Load | None) -> None:
-        """A lazy module of ``register_lazy_*``: in code (``load`` is ``None``) it replaces the
-        kind's previous one, as in TileLang; by a plugin being loaded it is the plugin's."""
+        """A lazy module: in code (``load`` ``None``) it replaces the kind's previous one; else the loading plugin's."""
         key = (group, canonical_kind(kind))
         with self.lock:
             sources = self.sources.get(key, [])
@@ -173,8 +168,7 @@ class Loader:
                 return generation
 
     def settled(self, group: str, kind: str) -> Settled:
-        """What the kind's resolution reads, loaded and read in one generation (a ``refresh()``
-        in between loads again: an answer never sees the table between its drop and the reload)."""
+        """What the kind's resolution reads, loaded and read in one generation."""
         while True:
             generation = self.ensure_loaded(group, kind)
             with self.lock:
@@ -286,8 +280,7 @@ class Loader:
 
     def register(self, group: str, kind: str, obj: HostCodegen | HostCodegenHook | str, override: bool,
                  default: bool = False) -> None:
-        """A registration made by code (``obj`` a path: a lazy module): journaled, and sent to
-        the load it belongs to or applied as a registration in code."""
+        """A registration made by code (``obj`` a path: a lazy module), journaled and applied or sent to its load."""
         chain = write_journal(group, kind, obj, override)
         load = current_load()
         if load is not None and load.loader is self:
@@ -301,8 +294,7 @@ class Loader:
             self.table.apply(group, canonical_kind(kind), kind, obj, override, CODE_ORIGIN, default)
 
     def admit(self, load: Load, group: str, kind: str, obj: object, override: bool) -> None:
-        """Apply one registration of ``load``'s source (dropped where a control disabled that kind
-        of the distribution; stray where the distribution does not advertise it)."""
+        """Apply one registration of ``load``'s source (dropped where disabled; stray where not advertised)."""
         source, canon = load.source, canonical_kind(kind)
         key, origin = (group, canon), source.origin
         if origin.distribution is not None:

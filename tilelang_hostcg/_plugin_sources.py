@@ -1,6 +1,5 @@
-"""Lazy plugin sources (an entry point, or a lazy module registered in code), the load current
-in the importing thread, and import journals: what each module's top-level code registered,
-for a later load to replay."""
+"""Lazy plugin sources, the load current in the importing thread, and import journals (what each module's
+top-level code registered, for a later load to replay)."""
 
 from __future__ import annotations
 
@@ -32,8 +31,7 @@ def module_of(value: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class SourceInfo:
-    """A snapshot of one lazy source: ``reason`` for ``broken``/``disabled``/``incompatible``,
-    ``error`` the exception that broke it (for a ``lazy`` one, the last transient failure)."""
+    """A snapshot of one lazy source (``error``: what broke it, or a ``lazy`` one's last transient failure)."""
 
     group: str
     kind: str
@@ -46,9 +44,7 @@ class SourceInfo:
 
 
 class Source:
-    """The loading state of one lazy source (changed under the registry's lock): ``load`` while
-    ``loading``; ``transient``: retried at the next use; ``replaceable``: the kind's lazy module
-    registered in code, which a later call replaces."""
+    """The loading state of one lazy source (changed under the registry's lock)."""
 
     __slots__ = ("advertised", "entry", "error", "group", "in_code", "kind", "load", "module",
                  "origin", "reason", "replaceable", "state", "transient", "value", "warned")
@@ -71,8 +67,7 @@ class Source:
 
 @dataclass(eq=False, slots=True)
 class Load:
-    """One source being imported by one loader, in one thread and generation: what it
-    registered and how to take that back."""
+    """One source being imported by one loader, in one thread and generation, and how to take it back."""
 
     loader: Any
     source: Source
@@ -105,8 +100,7 @@ def current(load: Load) -> Iterator[None]:
 
 
 def current_load() -> Load | None:
-    """This thread's innermost load: what another thread registers (even one the plugin starts)
-    is that thread's."""
+    """This thread's innermost load (what another thread registers is that thread's)."""
     stack: list[Load] | None = getattr(_LOCAL, "stack", None)
     return stack[-1] if stack else None
 
@@ -116,9 +110,7 @@ Entry = tuple[tuple[str, ...], str, str, object, bool]  # (chain, group, kind, o
 
 @dataclass(eq=False, slots=True)
 class _Journal:
-    """What one run of a module's top-level code registered. The run is told by its import's
-    ``__spec__`` (which a module replacing itself in ``sys.modules`` hands on to its stand-in),
-    else by the module object."""
+    """What one run of a module's top-level code registered (the run told by ``__spec__``, else the module)."""
 
     spec: object
     module: weakref.ref[Any] | None
@@ -130,8 +122,7 @@ BOUNDARY: set[CodeType] = set()  # the loader's frames that end every import cha
 
 
 def _import_frames() -> list[tuple[str, object, object]]:
-    """``(name, spec, module)`` of the modules whose top-level code runs in this thread,
-    innermost first, up to the loader (no ``__main__``, no ``exec`` with a made-up name)."""
+    """``(name, spec, module)`` of the modules whose top-level code runs in this thread, innermost first."""
     frame = sys._getframe(3)
     found: list[tuple[str, object, object]] = []
     while frame is not None and frame.f_code not in BOUNDARY:
@@ -149,8 +140,7 @@ def _import_frames() -> list[tuple[str, object, object]]:
 
 
 def write_journal(group: str, kind: str, obj: object, override: bool) -> tuple[str, ...]:
-    """Write one registration to the journal of every module whose top-level code runs on this
-    thread's stack; returns their names (the import chain)."""
+    """Journal one registration for every module importing on this stack; returns the import chain."""
     frames = _import_frames()
     chain = tuple(name for name, _, _ in frames)
     if not chain:
@@ -171,8 +161,7 @@ def write_journal(group: str, kind: str, obj: object, override: bool) -> tuple[s
 
 
 def journal(name: str) -> list[Entry]:
-    """What module ``name`` registered while its top-level code ran, in the run that gave what
-    ``sys.modules`` holds now (the module, or the stand-in it put there)."""
+    """What module ``name`` registered in the run that gave what ``sys.modules`` holds now."""
     with _LOCK:
         found = _JOURNALS.get(name)
     current = sys.modules.get(name)

@@ -1,5 +1,4 @@
-"""The registry object: registration, resolution, hooks and builds over a registration table
-that code and its plugin loader fill."""
+"""The registry object: registration, resolution, hooks and builds over a registration table."""
 
 from __future__ import annotations
 
@@ -47,9 +46,8 @@ def _check_kind(kind: object) -> None:
 class Registry:
     """Host codegens and hooks by target kind, with lazy plugin loading; thread-safe.
 
-    ``Registry()`` is empty; ``Registry(discover=True)`` reads the installed entry points (and the
-    ``TILELANG_HOSTCG_*`` controls, unless ``controls`` is given) at first use. Targets may be a
-    ``Target``, a kind name, a dict or JSON text. ``watch(origin)`` surrounds each plugin's import."""
+    ``Registry(discover=True)`` reads the installed entry points (and the ``TILELANG_HOSTCG_*`` controls,
+    unless ``controls`` is given) at first use. ``watch(origin)`` surrounds each plugin's import."""
 
     def __init__(self, *, discover: bool = False, controls: Controls | None = None,
                  index_loader: IndexLoader | None = None, watch: Watch | None = None) -> None:
@@ -59,9 +57,8 @@ class Registry:
 
     def register_host_codegen(self, target_host_kind: str, codegen: HostCodegen, *, override: bool = False,
                               origin: Origin | None = None, default: bool = False) -> HostCodegen:
-        """Register ``codegen`` for a host kind and return it; a duplicate name raises unless ``override``
-        (remove the old one, append the new, as TileLang does). For client integrations: ``origin``
-        says where it comes from; ``default=True`` serves only when nothing else of the kind matches."""
+        """Register ``codegen`` for a host kind and return it; a duplicate name raises unless ``override``.
+        ``origin`` says where it comes from; ``default=True`` serves only when nothing else matches."""
         if not isinstance(codegen, HostCodegen):
             raise TypeError(f"register_host_codegen expects a HostCodegen, got {codegen!r}")
         self._register(CODEGEN_GROUP, target_host_kind, codegen, override, origin, default)
@@ -84,8 +81,7 @@ class Registry:
         return self._table.remove(HOOK_GROUP, canonical_kind(target_kind), name)
 
     def register_lazy_host_codegen(self, target_host_kind: str, import_path: str) -> None:
-        """Import ``import_path`` (which registers codegens) the first time ``target_host_kind`` is
-        used. A second call in code for the kind replaces the path, as in TileLang."""
+        """Import ``import_path`` when ``target_host_kind`` is first used (a later call replaces it)."""
         self._register_lazy(CODEGEN_GROUP, target_host_kind, import_path)
 
     def register_lazy_host_codegen_hooks(self, target_kind: str, import_path: str) -> None:
@@ -110,8 +106,7 @@ class Registry:
             self._table.apply(group, canonical_kind(kind), kind, obj, override, origin, default)
 
     def refresh(self) -> None:
-        """Re-read the installed entry points (after ``pip install``): what came from distributions is
-        dropped, failed plugins are retried, registrations made in code stay. Safe at any moment."""
+        """Re-read the installed entry points: plugins' registrations dropped, failed ones retried."""
         self._loader.refresh()
 
     def load_all(self) -> None:
@@ -138,9 +133,7 @@ class Registry:
         return iter(self.registrations(CODEGEN_GROUP) + self.registrations(HOOK_GROUP))
 
     def resolve_host_codegen(self, target_host: TargetLike) -> HostCodegen:
-        """The host codegen for ``target_host`` (or for a device target's host). Raises
-        :class:`NoHostCodegenError` when nothing matches, :class:`AmbiguousHostCodegenError` on a
-        tie across distributions, :class:`PluginLoadError` when the only providers failed."""
+        """The host codegen for ``target_host`` (or a device target's host); raises a ``HostCodegenError``."""
         try:
             hit = self._table.resolved.get(target_host)
         except TypeError:  # a dict: the slow path parses it
@@ -148,8 +141,7 @@ class Registry:
         return hit if hit is not None else self._resolve(target_host)
 
     def resolution(self, target_host: TargetLike) -> Resolution:
-        """How ``target_host`` resolves, as a record (what ``explain`` shows); loads the kind's
-        plugins and warns as resolution does, never raises for a plugin."""
+        """How ``target_host`` resolves, as a record (what ``explain`` shows); never raises for a plugin."""
         resolution, problems = self._decide(parse_target(target_host))
         self._warn(resolution, problems, always=True)
         return resolution
@@ -163,8 +155,7 @@ class Registry:
         return resolution, settled.problems
 
     def _warn(self, resolution: Resolution, problems: Sequence[Source], *, always: bool = False) -> None:
-        """Warn of a PREFER naming nothing, odd predicates and (``always``, or when something
-        matched: no load error is raised) failed plugins."""
+        """Warn of a PREFER naming nothing, odd predicates and (``always``, or on a match) failed plugins."""
         if resolution.preference_problem is not None:
             warn_once(resolution.preference_problem)
         _warn_predicates(resolution.candidates)
@@ -205,8 +196,7 @@ class Registry:
         return [c.registration.name for c in self.resolution(target_host).matching]
 
     def _hooks(self, device: Target) -> tuple[str, list[Candidate], list[Source]]:
-        """The device kind, its hooks judged for ``device`` in the order they run, and its
-        failed hook providers (odd predicates warn)."""
+        """The device kind, its hooks judged for ``device`` in run order, and its failed hook providers."""
         kind = canonical_kind(device.kind.name)
         settled = self._loader.settled(HOOK_GROUP, kind)
         out = [Candidate(reg, *judge(reg, device), None) for reg in settled.registrations]
@@ -225,10 +215,7 @@ class Registry:
 
     def apply_host_codegen_hooks(self, mod: IRModule, target_host: TargetLike | None,
                                  target: TargetLike | None) -> IRModule:
-        """Run the hooks of ``target``'s kind on ``mod``; ``target=None`` returns ``mod``. Raises
-        :class:`PluginLoadError` when the kind's hook providers all failed and nothing else
-        serves it, :class:`PluginCallbackError` for a result that is not an ``IRModule``; a hook's
-        exception gains a note naming it and the control that skips it."""
+        """Run the hooks of ``target``'s kind on ``mod``; ``target=None`` returns ``mod``."""
         if target is None:
             return mod
         device = parse_target(target)
@@ -257,9 +244,7 @@ class Registry:
         return mod
 
     def build_host(self, host_mod: IRModule, target_host: TargetLike, target: TargetLike | None = None) -> Module:
-        """Apply hooks, resolve the host codegen and build ``host_mod``. A result that is not a
-        runtime ``Module`` raises :class:`PluginCallbackError`; a build's exception gains a note
-        naming the codegen, its origin and the control that skips it."""
+        """Apply hooks, resolve the host codegen and build ``host_mod`` (errors gain a provenance note)."""
         host = parse_target(target_host)
         host_mod = self.apply_host_codegen_hooks(host_mod, host, target)
         codegen = self.resolve_host_codegen(host)

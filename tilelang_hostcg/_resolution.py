@@ -1,5 +1,4 @@
-"""Resolution as a record of its reasoning: the one place that decides "matches", "can build
-with the TVM in use" and "chosen", and words the errors; ``explain`` and ``check`` format it."""
+"""Resolution as a record of its reasoning: the one place that decides "matches", "can build" and "chosen"."""
 
 from __future__ import annotations
 
@@ -29,14 +28,12 @@ __all__ = ["Candidate", "Resolution", "bad_build_result", "bad_hook_result", "ca
 
 
 def missing_build(obj: object) -> str | None:
-    """The first TVM global function codegen ``obj`` needs that the TVM in use lacks, else
-    ``None``: the one "can build" rule."""
+    """The first TVM global function ``obj`` needs that the TVM in use lacks (the one "can build" rule)."""
     return next((name for name in required_global_funcs(obj) if get_global_func(name) is None), None)
 
 
 def judge(reg: Registration, target: Target) -> tuple[Verdict, str | None]:
-    """The verdict on ``reg`` for ``target`` and its detail (the missing function, the
-    predicate's exception or odd value); only a predicate returning ``True`` matches."""
+    """The verdict on ``reg`` for ``target`` and its detail; only a predicate returning ``True`` matches."""
     missing = missing_build(reg.obj)
     if missing is not None:
         return "missing-build", missing
@@ -60,9 +57,7 @@ def judge(reg: Registration, target: Target) -> tuple[Verdict, str | None]:
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
-    """One registration judged for one target: ``verdict``, ``detail`` (see :func:`judge`) and
-    the ``tier`` of a matching codegen (0: first, 1: a client default, 2: the core's codegen a
-    client default supersedes; ``None``: it does not match)."""
+    """One registration judged for one target (``tier``: 0 first, 1 client default, 2 superseded core)."""
 
     registration: Registration
     verdict: Verdict
@@ -82,10 +77,7 @@ class Candidate:
 
 @dataclass(frozen=True, slots=True)
 class Resolution:
-    """How a host target resolves: ``candidates`` in resolution order, the sources that
-    ``failed`` or a control ``disabled``, the ``preferred`` name (and ``preference_problem``),
-    then ``choice`` and ``why`` (``preferred``, ``default``, ``only``, ``order``,
-    ``priority``), else ``error``."""
+    """How a host target resolves: candidates in order, failed and disabled sources, then ``choice`` or ``error``."""
 
     kind: str
     host: Target
@@ -108,14 +100,6 @@ class Resolution:
         return found
 
 
-def _tier(reg: Registration, superseding: bool) -> int:
-    if reg.default:
-        return 1
-    if superseding and reg.origin.distribution == CORE_DISTRIBUTION:
-        return 2
-    return 0
-
-
 def decide(kind: str, host: Target, regs: Sequence[Registration], failed: Sequence[SourceInfo],
            disabled: Sequence[SourceInfo], controls: Controls) -> Resolution:
     """Judge ``regs`` (the kind's registrations, in order) for ``host`` and choose."""
@@ -124,7 +108,8 @@ def decide(kind: str, host: Target, regs: Sequence[Registration], failed: Sequen
     candidates = []
     for reg in regs:
         verdict, detail = judge(reg, host)
-        tier = _tier(reg, superseding) if verdict == "match" else None
+        tier = None if verdict != "match" else 1 if reg.default else (
+            2 if superseding and reg.origin.distribution == CORE_DISTRIBUTION else 0)
         candidates.append(Candidate(reg, verdict, detail, tier))
     matching = [c for c in candidates if c.matches]
     choice: Candidate | None = None
@@ -175,7 +160,7 @@ def _no_codegen_error(kind: str, host: Target, candidates: Sequence[Candidate],
         message += f". Distribution {info.origin.distribution!r} provides it but {info.reason}"
     message += "".join(f". {c.registration.name!r} {cannot_build_text(str(c.detail))}"
                        for c in candidates if not c.buildable)
-    return NoHostCodegenError(message + ".", kind=kind, available=names)
+    return NoHostCodegenError(message + ".", kind=kind, available=tuple(names))
 
 
 def cannot_build_text(function: str) -> str:
@@ -226,7 +211,7 @@ def _ambiguous_error(kind: str, priority: int, dists: Mapping[str, Registration]
     return AmbiguousHostCodegenError(
         f"Ambiguous host codegen for target host {kind!r}: {listed} match with equal priority {priority}. Choose one "
         f"with {controls.suggest(ENV_PREFER, f'{kind}={pairs[0][0]}')}, or uninstall one of the distributions",
-        kind=kind, candidates=pairs)
+        kind=kind, candidates=tuple(pairs))
 
 
 def bad_hook_result(reg: Registration, result: object, kind: str) -> PluginCallbackError:
@@ -246,9 +231,7 @@ def bad_build_result(codegen: HostCodegen, origin: Origin, result: object, kind:
 
 
 def provenance_note(reg: Registration, alternatives: Sequence[str], controls: Controls) -> str:
-    """The note an exception of ``reg``'s codegen or hook gains: what raised it, where it comes
-    from, the control that skips it; ``PREFER`` suggestions name only ``alternatives`` (the
-    codegens that serve the target and can build)."""
+    """The note a codegen's or hook's exception gains: what raised it, its origin, the control that skips it."""
     is_hook = isinstance(reg.obj, HostCodegenHook)
     what = f"host codegen hook {reg.name!r}" if is_hook else f"host codegen {reg.name!r}"
     note = f"raised by {what} for target kind {reg.kind!r} ({reg.origin.describe()})"

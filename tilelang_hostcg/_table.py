@@ -1,5 +1,4 @@
-"""The registration table: what is registered under each kind, with its lock and the
-resolution caches. The registry and the loader change it only through its methods."""
+"""The registration table: registrations by kind, with its lock and the resolution caches."""
 
 from __future__ import annotations
 
@@ -22,8 +21,7 @@ NOUN = {CODEGEN_GROUP: "host codegen", HOOK_GROUP: "host codegen hook"}  # in me
 
 @dataclass(frozen=True, slots=True)
 class Registration:
-    """A codegen or hook registered under a kind: ``seq``, the registration order (an ``override``
-    registers anew, as in TileLang); ``default``, a client's own codegen, serving only when no other matches."""
+    """A codegen or hook registered under a kind (``default``: serves only when no other matches)."""
 
     kind: str
     obj: HostCodegen | HostCodegenHook
@@ -54,8 +52,7 @@ class Undo:
 
 @dataclass(slots=True)
 class _Kind:
-    """One kind's registrations by name, and the ordered view (``None`` after a change: loading n
-    registrations costs one sort, at the next read)."""
+    """One kind's registrations by name, and the ordered view (``None`` until the next read after a change)."""
 
     by_name: dict[str, Registration] = field(default_factory=dict)
     ordered: tuple[Registration, ...] | None = ()
@@ -71,9 +68,7 @@ class _Kind:
 
 
 class RegistrationTable:
-    """Registrations by canonical kind, in resolution order (priority, then registration). ``lock``
-    guards every change; a change replaces (never mutates) a kind's ordered tuple and the caches
-    ``resolved`` and ``by_kind``, so readers see a consistent view."""
+    """Registrations by canonical kind in resolution order; a change replaces, never mutates, what readers see."""
 
     def __init__(self) -> None:
         self.lock = threading.RLock()
@@ -83,10 +78,7 @@ class RegistrationTable:
         self.by_kind: dict[str, HostCodegen] = {}
 
     def _kind(self, group: str, kind: str) -> _Kind:
-        entry = self._groups[group].get(kind)
-        if entry is None:
-            entry = self._groups[group][kind] = _Kind()
-        return entry
+        return self._groups[group].setdefault(kind, _Kind())
 
     def of(self, group: str, kind: str) -> Sequence[Registration]:
         """The registrations of ``group`` for canonical ``kind``, in order (a snapshot)."""
@@ -110,16 +102,14 @@ class RegistrationTable:
 
     def apply(self, group: str, canon: str, kind: str, obj: HostCodegen | HostCodegenHook,
               override: bool, origin: Origin, default: bool = False) -> Undo:
-        """Add one registration, replacing one of the same name when ``override`` (else
-        :class:`DuplicateRegistrationError`); returns how to undo it."""
+        """Add one registration (a same name raises unless ``override``); returns how to undo it."""
         with self.lock:
             old = self._kind(group, canon).by_name.get(obj.name)
             return self._place(group, canon, kind, obj, override, origin, old, default)
 
     def apply_in_load(self, group: str, canon: str, kind: str, obj: HostCodegen | HostCodegenHook,
                       override: bool, origin: Origin) -> Undo | None:
-        """:meth:`apply` for a plugin's load; the very object registered already is kept
-        (``None``), or adopted by the plugin when it was registered in code."""
+        """:meth:`apply` for a plugin's load; the very object registered already is kept or adopted."""
         with self.lock:
             entry = self._kind(group, canon)
             old = entry.by_name.get(obj.name)
@@ -156,8 +146,7 @@ class RegistrationTable:
             return gone
 
     def rollback(self, undo: Sequence[Undo], *, restore_plugins: bool = True) -> None:
-        """Take back ``undo``'s changes, last first; ``restore_plugins=False`` (a load a refresh
-        overtook) puts back only the overridden registrations made in code."""
+        """Take back ``undo``'s changes, last first (``restore_plugins=False``: only code's overridden ones)."""
         with self.lock:
             for item in reversed(undo):
                 entry = self._kind(item.group, item.kind)

@@ -1,5 +1,4 @@
-"""TVM targets: kind aliases, the host/device rule, parsing targets given as text, and build
-callbacks backed by TVM global functions (TVM is imported inside the functions)."""
+"""TVM targets: kind aliases, the host/device rule, parsing targets, and builds by TVM global function."""
 
 from __future__ import annotations
 
@@ -79,8 +78,7 @@ def _too_deep(value: Any) -> bool:
 
 
 def parse_target(spec: Any, host: Any = None) -> Target:
-    """A ``Target`` from a ``Target``, kind name (``hip`` for TVM's ``rocm``), JSON text or dict;
-    raises :class:`TargetParseError` (a ``ValueError``) saying in one line what is wrong."""
+    """A ``Target`` from a ``Target``, kind name, JSON text or dict; else a one-line :class:`TargetParseError`."""
     import_tvm()  # the TVM in use, waiting for another thread's import of it to finish
     from tvm.target import Target
 
@@ -125,9 +123,7 @@ def parse_target(spec: Any, host: Any = None) -> Target:
 
 
 class GlobalFuncBuild:
-    """A ``HostCodegenFunc`` calling TVM's global function ``global_func_name``, looked up at
-    every call as in TileLang (a later ``register_global_func(..., override=True)`` counts);
-    :meth:`exists` checks it without building."""
+    """A ``HostCodegenFunc`` calling TVM's global function ``global_func_name``, looked up at every call."""
 
     __slots__ = ("global_func_name",)
 
@@ -146,10 +142,6 @@ class GlobalFuncBuild:
                 global_func_name=self.global_func_name)
         return func(mod, target_host)
 
-    def exists(self) -> bool:
-        """Whether the TVM in use provides the function."""
-        return get_global_func(self.global_func_name) is not None
-
     def __repr__(self) -> str:
         return f"global_func_host_codegen({self.global_func_name!r})"
 
@@ -160,10 +152,7 @@ def global_func_host_codegen(global_func_name: str) -> GlobalFuncBuild:
 
 
 def required_global_funcs(codegen: object) -> tuple[str, ...]:
-    """The TVM global functions a codegen needs to build, in order, without repeats: those it
-    declares (``global_funcs=``), its ``build`` when that is a :func:`global_func_host_codegen`,
-    else the ones its ``build`` holds in a module global or a closure variable (one level).
-    Anything else a build looks up cannot be seen: declare it."""
+    """The TVM global functions a codegen needs: declared, its ``build``'s, or held by it (one level)."""
     build = getattr(codegen, "build", None)
     names = list(getattr(codegen, "global_funcs", ()))
     if isinstance(build, GlobalFuncBuild):

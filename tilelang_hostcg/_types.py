@@ -44,10 +44,8 @@ def _check_fields(cls_name: str, name: object, func: object, func_field: str, pr
 
 @dataclass(frozen=True, slots=True)
 class HostCodegen:
-    """A host code generator: ``build(mod, target_host)`` makes the runtime module; ``supports_target``
-    narrows it to some targets of its kind (``None``: all); the highest ``priority`` among matches wins.
-    ``global_funcs`` declares TVM global functions ``build`` calls that cannot be seen from outside
-    (while the TVM in use lacks one, it cannot build). Bad fields raise ``TypeError``."""
+    """A host code generator: ``build(mod, target_host)``, narrowed by ``supports_target``; the highest
+    ``priority`` among matches wins. ``global_funcs``: TVM global functions ``build`` calls unseen."""
 
     name: str
     build: HostCodegenFunc
@@ -79,8 +77,7 @@ class HostCodegen:
 
 @dataclass(frozen=True, slots=True)
 class HostCodegenHook:
-    """A device backend's preparation of the host module: ``apply(mod, target_host, target)`` returns
-    the (possibly new) module. Hooks run by ``priority``, highest first, then in registration order."""
+    """A device backend's preparation of the host module, ``apply(mod, target_host, target)``, by ``priority``."""
 
     name: str
     apply: HostCodegenHookFunc
@@ -101,8 +98,7 @@ class HostCodegenHook:
 
 @dataclass(frozen=True, slots=True)
 class Origin:
-    """Where a registration came from: ``distribution`` ``None`` for one made in code; ``entry_point``
-    written ``kind = value``; ``group``, the entry-point group."""
+    """Where a registration came from (``distribution`` ``None``: made in code; ``entry_point``: ``kind = value``)."""
 
     distribution: str | None = None
     version: str | None = None

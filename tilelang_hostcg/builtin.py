@@ -1,5 +1,4 @@
-"""The core's own host codegens, TVM's ``llvm`` and ``c``, advertised through the core's own
-entry points like a plugin's."""
+"""The core's own host codegens, TVM's ``llvm`` and ``c``, advertised through entry points like a plugin's."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""The ``TILELANG_HOSTCG_*`` environment controls. A control that cannot take effect (malformed,
-naming nothing installed, unknown) is a :class:`ControlProblem`: warned once and listed by ``check``."""
+"""The ``TILELANG_HOSTCG_*`` environment controls; one that cannot take effect is a :class:`ControlProblem`."""
 
 from __future__ import annotations
 
@@ -86,9 +85,7 @@ def warn_control_problems(problems: Iterable[ControlProblem]) -> None:
 
 @dataclass(frozen=True, slots=True)
 class Controls:
-    """The plugin controls: ``disable`` holds normalized distribution names or ``distribution:kind``;
-    ``only`` is ``None`` (no allowlist) or names; ``prefer`` maps a kind to the codegen name that
-    wins when it matches; ``problems`` (not compared) is what :meth:`from_environ` could not use."""
+    """The plugin controls: ``disable`` (``dist`` or ``dist:kind``), ``only`` (``None``: all), ``prefer``."""
 
     autoload: bool = True
     disable: frozenset[str] = frozenset()
@@ -98,27 +95,18 @@ class Controls:
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None) -> Controls:
-        """Read the ``TILELANG_HOSTCG_*`` variables (items separated by commas; ``DISABLE`` and
-        ``ONLY`` also by whitespace); what cannot be used becomes a warned ``problem``."""
+        """Read the ``TILELANG_HOSTCG_*`` variables; what cannot be used becomes a warned ``problem``."""
         env = os.environ if environ is None else environ
         value = env.get(ENV_AUTOLOAD_OFF)
         problems = [p for p in (_not_understood(ENV_AUTOLOAD_OFF, value, "plugin autoload stays on",
                                                 f"{ENV_AUTOLOAD_OFF}=1 to turn it off"),
                                 auto_install_problem(env.get(ENV_AUTO_INSTALL))) if p is not None]
-        disable_items = _items(ENV_DISABLE, env.get(ENV_DISABLE), problems, names=True)
-        disable = frozenset(filter(None, (_disable_item(item, problems)
-                                          for item in disable_items or ())))
-        only_items = _items(ENV_ONLY, env.get(ENV_ONLY), problems, names=True)
-        only = None if only_items is None else frozenset(
-            normalize_name(item) for item in only_items if _only_item(item, problems))
-        prefer: dict[str, str] = {}
-        for item in _items(ENV_PREFER, env.get(ENV_PREFER), problems, names=False) or ():
-            kind, sep, name = item.partition("=")
-            if not sep or not kind.strip() or not name.strip():
-                problems.append(ControlProblem(ENV_PREFER, item, f"{ENV_PREFER}: ignoring {shown(item, 60)}; "
-                                               f"write kind=codegen, e.g. {ENV_PREFER}=llvm=llvm"))
-                continue
-            prefer[kind.strip()] = name.strip()
+        disable = frozenset(normalize_name(dist) + sep + kind for dist, sep, kind in (
+            item.partition(":") for item in _items(ENV_DISABLE, env, problems) or ()))
+        only_items = _items(ENV_ONLY, env, problems)
+        only = None if only_items is None else frozenset(map(normalize_name, only_items))
+        prefer = {kind.strip(): name.strip() for kind, _, name in (
+            item.partition("=") for item in _items(ENV_PREFER, env, problems) or ())}
         problems += [ControlProblem(variable, env[variable][:40], f"{shown(variable, 60)} is not a tilelang-hostcg "
                                     f"control and has no effect{nearest(variable, KNOWN_VARIABLES)}; the controls "
                                     f"are {', '.join(KNOWN_VARIABLES)}. Rename or unset it")
@@ -168,16 +156,14 @@ class Controls:
                     f"{self.suggest(ENV_ONLY, normalize_name(distribution))})")
         return f"disabled by {ENV_DISABLE}={item}"
 
-    def unknown_names(self, entry_points: Iterable[AdvertisedEntryPoint],
-                      ) -> list[ControlProblem]:
+    def unknown_names(self, entry_points: Iterable[AdvertisedEntryPoint]) -> list[ControlProblem]:
         """Items of ``DISABLE``, ``ONLY`` and ``PREFER`` naming what no installed entry point advertises."""
         if not (self.disable or self.only or self.prefer):
             return []
         entries = list(entry_points)
         kinds_of: dict[str, set[str]] = {CORE_DISTRIBUTION: set()}
         for ep in entries:
-            kinds_of.setdefault(normalize_name(ep.distribution), set()).update(
-                kind_spellings(ep.name))
+            kinds_of.setdefault(normalize_name(ep.distribution), set()).update(kind_spellings(ep.name))
         kinds_of[CORE_DISTRIBUTION].update(name for _, name, _ in CORE_ENTRY_POINTS)
         problems: list[ControlProblem] = []
         for item in sorted(self.disable):
@@ -217,41 +203,31 @@ def _no_distribution(variable: str, item: str, dist: str,
         "`tilelang-hostcg list`")
 
 
-def _items(variable: str, value: str | None, problems: list[ControlProblem], *,
-           names: bool) -> list[str] | None:
-    """The items of a list variable (``None`` when unset), dropping those not UTF-8."""
+# What an item of each list variable must look like, and the advice when it does not.
+_SHAPES = {
+    ENV_DISABLE: (re.compile(rf"{_NAME.pattern}(?::{_KIND.pattern})?"),
+                  ": write a distribution name or distribution:kind, separated by commas"),
+    ENV_ONLY: (_NAME, ": not a distribution name; separate names with commas"),
+    ENV_PREFER: (re.compile(r"[^=]+=.+", re.S), f"; write kind=codegen, e.g. {ENV_PREFER}=llvm=llvm"),
+}
+
+
+def _items(variable: str, env: Mapping[str, str], problems: list[ControlProblem]) -> list[str] | None:
+    """The well-formed UTF-8 items of a list variable (``None`` when unset); the others become problems."""
+    value = env.get(variable)
     if value is None:
         return None
-    raw = value.replace(",", " ").split() if names else value.split(",")
+    shape, fix = _SHAPES[variable]
+    raw = value.split(",") if variable == ENV_PREFER else value.replace(",", " ").split()
     items = []
-    for item in (part.strip() for part in raw):
-        if not item:
-            continue
+    for item in filter(None, (part.strip() for part in raw)):
         if not is_utf8_text(item):  # a UTF-8 name read under an ASCII locale (LC_ALL=C)?
             with contextlib.suppress(UnicodeError):
                 item = os.fsencode(item).decode("utf-8")
-        if not is_utf8_text(item):
-            problems.append(ControlProblem(variable, item, f"{variable}: ignoring {shown(item, 60)}: it is not "
-                                           f"valid UTF-8 text; set {variable} to names separated by commas"))
+        utf8 = is_utf8_text(item)
+        if utf8 and shape.fullmatch(item):
+            items.append(item)
             continue
-        items.append(item)
+        why = fix if utf8 else f": it is not valid UTF-8 text; set {variable} to names separated by commas"
+        problems.append(ControlProblem(variable, item, f"{variable}: ignoring {shown(item, 60)}{why}"))
     return items
-
-
-def _only_item(item: str, problems: list[ControlProblem]) -> bool:
-    if _NAME.fullmatch(item):
-        return True
-    problems.append(ControlProblem(ENV_ONLY, item, f"{ENV_ONLY}: ignoring {shown(item, 60)}: not a distribution "
-                                   "name; separate names with commas"))
-    return False
-
-
-def _disable_item(item: str, problems: list[ControlProblem]) -> str | None:
-    dist, sep, kind = item.partition(":")
-    kind = kind.strip()
-    if not _NAME.fullmatch(dist.strip()) or (sep and not _KIND.fullmatch(kind)):
-        problems.append(ControlProblem(ENV_DISABLE, item, f"{ENV_DISABLE}: ignoring {shown(item, 60)}: write a "
-                                       "distribution name or distribution:kind, separated by commas"))
-        return None
-    return f"{normalize_name(dist)}:{kind}" if sep else normalize_name(dist)
-

@@ -15,8 +15,7 @@ _SQUEEZED = {_squeeze(group): group for group in GROUPS}
 
 
 def near_miss_group(group: str) -> str | None:
-    """Our group that ``group`` was probably meant to be (a different spelling, case,
-    separator, a letter more or less), or ``None`` when it is ours or unrelated."""
+    """Our group that ``group`` was probably meant to be (one edit away), else ``None``."""
     if group in GROUPS or "tilelang" not in group.lower():
         return None
     squeezed = _squeeze(group)

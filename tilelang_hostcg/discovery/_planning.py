@@ -1,5 +1,4 @@
-"""Discovery's interface: installed metadata and the ``TILELANG_HOSTCG_*`` controls -> planned
-sources. It imports nothing of the registry; every discovery is one scan (no cache)."""
+"""Discovery's interface: installed metadata and the controls -> planned sources (one scan, no cache)."""
 
 from __future__ import annotations
 
@@ -13,6 +12,8 @@ from ._requirements import applicable
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+    from .._types import PlanState
+
 __all__ = ["AdvertisedEntryPoint", "CORE_ENTRY_POINTS", "ControlProblem", "Controls", "DiscoveryIndex", "ENV_PREFER",
            "PlannedSource", "declaration_problems", "discover", "normalize_name", "plan_sources", "planned_sources",
            "third_party_planned"]
@@ -20,9 +21,7 @@ __all__ = ["AdvertisedEntryPoint", "CORE_ENTRY_POINTS", "ControlProblem", "Contr
 
 def plan_sources(entry_points: Iterable[AdvertisedEntryPoint], controls: Controls,
                  core_version: str) -> list[PlannedSource]:
-    """Installed entry points as planned sources (warning of controls naming nothing installed):
-    the core's own first, then the others by distribution, group, kind and value, so the load
-    order never depends on ``sys.path``."""
+    """Installed entry points as planned sources: the core's first, then the others in a fixed order."""
     entry_points = tuple(entry_points)
     warn_control_problems(controls.unknown_names(entry_points))
     core = [AdvertisedEntryPoint(group, name, value, CORE_DISTRIBUTION, core_version)
@@ -32,18 +31,14 @@ def plan_sources(entry_points: Iterable[AdvertisedEntryPoint], controls: Control
     planned = []
     for ep in (*core, *third_party):
         reason = controls.skip_reason(ep.distribution, ep.name)
-        if reason is not None:
-            planned.append(PlannedSource(ep, "disabled", reason))
-        elif ep.incompatible is not None:
-            planned.append(PlannedSource(ep, "incompatible", ep.incompatible))
-        else:
-            planned.append(PlannedSource(ep, "lazy"))
+        state: PlanState = ("disabled" if reason is not None else "incompatible" if ep.incompatible is not None
+                            else "lazy")
+        planned.append(PlannedSource(ep, state, ep.incompatible if reason is None else reason))
     return planned
 
 
 def declaration_problems(index: DiscoveryIndex) -> list[tuple[str, str]]:
-    """``(distribution, message)`` for each plugin declaration that cannot take effect or is
-    unsafe: a near miss of our groups, no requirement on ``tilelang-hostcg``."""
+    """``(distribution, message)`` for each declaration that cannot take effect or is unsafe."""
     found = [(dist, message) for (dist, *_), message in zip(index.near_misses, index.near_miss_messages(), strict=True)]
     seen: set[str] = set()
     for ep in index.entry_points:
@@ -63,8 +58,7 @@ def declaration_problems(index: DiscoveryIndex) -> list[tuple[str, str]]:
 
 
 def discover(controls: Controls, *, full: bool = True) -> DiscoveryIndex:
-    """One scan of the installed metadata, its problems warned (an empty index when ``controls``
-    turn autoload off). ``full=False``: what is advertised, without requirement verdicts."""
+    """One scan of the installed metadata (empty when autoload is off; ``full=False``: no verdicts)."""
     from .. import __version__
     from ._scan import scan_environment
 
@@ -79,8 +73,6 @@ def planned_sources(controls: Controls, *, full: bool = True) -> list[PlannedSou
 
 
 def third_party_planned(controls: Controls) -> bool:
-    """Whether a distribution other than the core advertises entry points of ours that
-    ``controls`` do not all skip (an incompatible one counts): the one rule by which a client
-    integration turns itself on. A look without requirement verdicts (``full=False``)."""
+    """Whether a non-core distribution advertises entry points the controls do not all skip."""
     return any(normalize_name(p.entry.distribution) != CORE_DISTRIBUTION and p.state != "disabled"
                for p in planned_sources(controls, full=False))

@@ -1,5 +1,4 @@
-"""Discovery's records (frozen, slotted dataclasses every layer passes around), the core's own
-entry points and names normalized as ``packaging`` does."""
+"""Discovery's records, the core's own entry points and names normalized as ``packaging`` does."""
 
 from __future__ import annotations
 
@@ -21,16 +20,13 @@ _SEPARATORS = re.compile(r"[-_.]+")
 
 
 def normalize_name(name: str) -> str:
-    """A distribution name as ``packaging.utils.canonicalize_name`` normalizes it (PEP 503),
-    written out so that activation at ``import tvm`` needs no ``packaging`` (a test compares)."""
+    """A distribution name as ``packaging`` normalizes it (PEP 503), without importing ``packaging``."""
     return _SEPARATORS.sub("-", name).lower()
 
 
 @dataclass(frozen=True, slots=True)
 class AdvertisedEntryPoint:
-    """One installed entry point of our groups: ``requires``, its distribution's
-    ``Requires-Dist`` lines on the core and the TVM providers; ``incompatible``, why they are not
-    met (``None``: they are); ``location``, the distribution's metadata folder."""
+    """One installed entry point of our groups, its distribution's requirements and their verdict."""
 
     group: str
     name: str
@@ -49,9 +45,7 @@ class AdvertisedEntryPoint:
 
 @dataclass(frozen=True, slots=True)
 class DiscoveryIndex:
-    """What one scan found: ``duplicates``, a distribution of ours installed more than once with
-    the locations of its copies (the used one first); ``problems``, one message per distribution
-    skipped for unusable metadata; ``near_misses``, ``(distribution, location, group, ours)``."""
+    """What one scan found: entry points, duplicated distributions, metadata problems, near misses."""
 
     entry_points: tuple[AdvertisedEntryPoint, ...] = ()
     duplicates: tuple[tuple[str, tuple[str, ...]], ...] = ()
