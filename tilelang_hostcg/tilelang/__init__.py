@@ -15,7 +15,6 @@ byte for byte; its own hooks always run. What is replaced: :mod:`.modes`;
 
 from __future__ import annotations
 
-import sys
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -52,8 +51,7 @@ def _state(registry: Registry | None) -> State:
     overlap = tilelang_overlap(found)
     if overlap is not None:
         warn_plugin(overlap)
-    if "tilelang" not in sys.modules:
-        import_tilelang(found[0])  # before the lock: see install()
+    import_tilelang(found[0])  # before the lock (see install()); waits for another thread's import
     mode = check(build)
     if registry is None:
         from .._api import default_registry
