@@ -5,7 +5,6 @@ refuses a TileLang lacking an integration point; TileLang's own codegens become 
 
 from __future__ import annotations
 
-import sys
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -39,8 +38,7 @@ def _state(registry: Registry | None) -> State:
     overlap = tilelang_overlap(found)
     if overlap is not None:
         warn_plugin(overlap)
-    if "tilelang" not in sys.modules:
-        import_tilelang(found[0])  # before the lock: see install()
+    import_tilelang(found[0])  # before the lock (see install()); waits for another thread's import
     mode = check(build)
     if registry is None:
         from .._api import default_registry
