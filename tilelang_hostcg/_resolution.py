@@ -150,7 +150,9 @@ def _no_codegen_error(kind: str, host: Target, candidates: Sequence[Candidate],
     message = (f"No host codegen registered for target host '{kind}'. "
                f"Available: {', '.join(names) if names else '<none>'}. ")
     if names:
-        message += (f"None of them supports target {_short(host)}: use a target one of them supports, or "
+        text = str(host)
+        text = text if len(text) <= 120 else text[:117] + "..."
+        message += (f"None of them supports target {text}: use a target one of them supports, or "
                     "install a plugin for this variant")
     else:
         hint = _FIRST_PARTY.get(kind)
@@ -196,11 +198,6 @@ def _what(value: object) -> str:
     if len(text) > 60 or "\n" in text or not text:
         return f"a {type(value).__name__}"
     return f"{type(value).__name__} {text}"
-
-
-def _short(target: Target) -> str:
-    text = str(target)
-    return text if len(text) <= 120 else text[:117] + "..."
 
 
 def _ambiguous_error(kind: str, priority: int, dists: Mapping[str, Registration],
