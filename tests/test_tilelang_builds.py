@@ -328,7 +328,7 @@ def test_the_rocm_build_is_refused_naming_what_it_lacks(tmp_path: Path) -> None:
     # reinstalled alone is the only advice; where it imported, the points it lacks would be named.
     assert "TileLang (tilelang-rocm 0.1.4.post13)" in out["error"], out
     advice = out["error"].split("pip install")[1:]
-    assert all(a.startswith(" --force-reinstall --no-deps tilelang-rocm==0.1.4.post13") for a in advice), out
+    assert all(a.startswith(" --force-reinstall --no-deps 'tilelang-rocm==0.1.4.post13'") for a in advice), out
     listed = env.python_run("import sys; from tilelang_hostcg.cli import main; sys.exit(main())", "list")
     assert listed.returncode == 0, listed.stderr
     assert "TVM bundled with tilelang-rocm 0.1.4.post13 (not imported)" in listed.stdout

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from .._build import build_split
 from .._names import APACHE_TVM, CODEGEN_GROUP
 from .._targets import GlobalFuncBuild, parse_target
-from .._tvm import tvm_info
+from .._tvm import import_tvm, tvm_info
 from .._types import HostCodegen, Origin
 from ._points import DEFAULT_PREFIX, KINDS
 
@@ -19,11 +19,12 @@ __all__ = ["register_defaults", "remove_defaults", "routed"]
 
 
 def register_defaults(registry: Registry, held: dict[str, HostCodegen], kinds: tuple[str, ...] = KINDS) -> None:
-    """Register TVM's ``target.build.<kind>`` of each of ``kinds`` not in ``held`` as a default (origin
-    ``apache-tvm``), adding it to ``held``."""
+    """Register TVM's ``target.build.<kind>`` of each of ``kinds`` not in ``held`` and known to the TVM
+    in use (0.26 has no ``cuda_host``) as a default (origin ``apache-tvm``), adding it to ``held``."""
     info = tvm_info()
     origin = Origin(APACHE_TVM, info.provider_version or info.version)
-    for kind in (k for k in kinds if k not in held):
+    known = set(import_tvm().target.Target.list_kinds())
+    for kind in (k for k in kinds if k not in held and k in known):
         codegen = HostCodegen(DEFAULT_PREFIX + kind, GlobalFuncBuild("target.build." + kind))
         registry.register_host_codegen(kind, codegen, origin=origin, default=True)
         held[kind] = codegen
