@@ -21,7 +21,6 @@ def reinstall(name: str, version: object = None, *, editable: bool = False) -> s
     """``pip install --force-reinstall --no-deps 'NAME==VERSION'`` (or a requirement, folder, file, URL),
     or ``pip install --no-deps -e 'FOLDER'``: quoted for any shell."""
     import shlex
-
     spec = f"{name}=={version}" if version else str(name)
     quoted = q if (q := shlex.quote(spec)).startswith("'") else f"'{spec}'"  # quoted alike everywhere
     return f"pip install --no-deps -e {quoted}" if editable else f"pip install --force-reinstall --no-deps {quoted}"
@@ -30,7 +29,6 @@ def reinstall(name: str, version: object = None, *, editable: bool = False) -> s
 def installed_version(name: str) -> str | None:
     """The installed version of distribution ``name``; ``None`` where not installed or unreadable."""
     from importlib.metadata import version
-
     try:
         return str(version(name))
     except Exception:  # PackageNotFoundError, or metadata that cannot be read
@@ -48,7 +46,6 @@ def unmet_requirement(dist: Distribution, name: str) -> tuple[str, str | None] |
 
     from .discovery._records import normalize_name
     from .discovery._requirements import applicable, meets
-
     installed = installed_version(name)
     for line in dist.requires or ():
         with suppress(InvalidRequirement):  # a line that cannot be parsed says nothing

@@ -88,5 +88,4 @@ def build(func_or_mod: Any, target: Any = None, pipeline: Any = "default", *,
           registry: Registry | None = None) -> Module:
     """Compile like ``tvm.tirx.build``, building host code through ``registry`` (default: the default one)."""
     from ._build import build as drive  # here: the first resolution never needs the driver
-
     return drive(registry or _current(), func_or_mod, target, pipeline)

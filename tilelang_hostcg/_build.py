@@ -26,7 +26,6 @@ __all__ = ["build", "build_split", "split_host_device"]
 def split_host_device(mod: IRModule) -> tuple[IRModule, dict[Target, IRModule]]:
     """Split ``mod`` into the host functions and one module per device target."""
     import tvm
-
     def is_host_func(func: Any) -> bool:
         target = func.attrs.get("target", None)
         return target is None or is_host_target(target)
@@ -93,7 +92,6 @@ def build(registry: Registry, func_or_mod: PrimFunc | IRModule, target: Any = No
     tvm = import_tvm()
     from tvm.target import Target
     from tvm.tirx import PrimFunc
-
     mod = tvm.IRModule.from_expr(func_or_mod) if isinstance(func_or_mod, PrimFunc) else func_or_mod
     if not isinstance(mod, tvm.IRModule):
         raise TypeError(f"build expects a PrimFunc or IRModule, got {type(func_or_mod).__name__}")

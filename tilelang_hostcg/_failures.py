@@ -46,7 +46,6 @@ def failure_site(exc: BaseException | None, module: str | None = None) -> tuple[
     if isinstance(exc, SyntaxError) and exc.filename and exc.lineno and not exc.filename.startswith("<"):
         return exc.filename, exc.lineno  # the file that does not compile: no frame of it runs
     import traceback
-
     frames = [(str(name), frame.f_code.co_filename, line) for frame, line in traceback.walk_tb(exc.__traceback__)
               if not _hidden(name := frame.f_globals.get("__name__"))]
     top = (module or "").partition(".")[0]
@@ -59,7 +58,6 @@ def plugin_traceback(exc: BaseException | None) -> list[str]:
     if exc is None:
         return []
     import traceback
-
     report = traceback.TracebackException.from_exception(exc)
     todo: list[tuple[traceback.TracebackException, BaseException]] = [(report, exc)]
     while todo:  # each exception of the chain keeps only the plugin's frames
@@ -79,7 +77,6 @@ def reinstall_command(distribution: str, location: str | None = None) -> str:
 
     from ._advice import reinstall
     from ._tvm import direct_url, file_url_path, is_editable
-
     try:
         dist = Distribution.at(location) if location else Distribution.from_name(distribution)
         info, version = direct_url(dist), dist.version
@@ -122,7 +119,6 @@ def advice(info: SourceInfo, controls: Controls | None = None) -> str:
     """What to do about a source that failed or is incompatible (a ``DISABLE`` keeps what ``controls`` skip)."""
     from .discovery._controls import ENV_DISABLE
     from .discovery._planning import Controls
-
     dist = info.origin.distribution
     if dist is None:
         return f"fix the import path {info.value!r} passed to register_lazy_*()"
@@ -144,7 +140,6 @@ def error_message(exc: BaseException) -> str:
 def wrong_entry_point(info: SourceInfo) -> str | None:
     """What is wrong with a source's value naming a missing module or attribute, else ``None``."""
     from .discovery._controls import nearest
-
     err, module = info.error, module_of(info.value)
     attr = info.value.partition(":")[2].partition("[")[0].strip() or None
     name = getattr(err, "name", None)
@@ -167,7 +162,6 @@ def _modules_of(info: SourceInfo, module: str) -> list[str]:
     import pkgutil
     import sys
     from importlib.metadata import Distribution
-
     try:
         files = Distribution.at(info.location).files if info.location else None
     except Exception:  # unreadable metadata: look beside the module instead

@@ -245,7 +245,6 @@ class Loader:
 
     def _import_source(self, load: Load) -> None:
         from importlib.metadata import EntryPoint
-
         source = load.source
         match = EntryPoint.pattern.match(source.value)
         if match is None:

@@ -230,7 +230,6 @@ class Registry:
         if not regs:
             return mod
         from tvm.ir import IRModule  # here: TVM is in use once a hook runs
-
         for reg in regs:
             hook: Any = reg.obj
             try:
@@ -258,7 +257,6 @@ class Registry:
                 add_note(exc, provenance_note(reg, [c.registration.name for c in matching], self.controls))
             raise
         from tvm.runtime import Module as RuntimeModule  # here: TVM is in use once built
-
         if not isinstance(result, RuntimeModule):
             raise bad_build_result(codegen, reg.origin if reg else CODE_ORIGIN, result, kind)
         return result

@@ -180,7 +180,6 @@ def can_build_text(obj: object) -> str:
 def load_error(what: str, kind: str, source: SourceInfo, controls: Controls) -> PluginLoadError:
     """``what`` as a :class:`PluginLoadError` caused by ``source``'s failure to load."""
     from ._failures import advice, failure_text  # on failure only
-
     err = PluginLoadError(f"{what}: {failure_text(source)}. {advice(source, controls)}", kind=kind,
                           origin=source.origin)
     err.__cause__ = source.error

@@ -46,7 +46,6 @@ class Point:
         if value is None or self.shape == "dict":
             return None if isinstance(value, dict) else f"{self} ({'missing' if value is None else 'not a dict'})"
         import inspect
-
         try:
             params = inspect.signature(value).parameters
         except (TypeError, ValueError):
@@ -97,7 +96,6 @@ def routing(client: Client, *, explain: bool = True, import_it: bool = True, act
     (``explain=False``: ``routed`` alone). ``import_it=False`` imports no compiler (``routed=None``
     where one is needed); ``activating``: activation asks (an earlier activation's failure is no answer)."""
     from _tilelang_hostcg_hook import ENV_AUTO_INSTALL, OFF
-
     state = (getattr(sys.modules.get(f"tilelang_hostcg.{client}"), "_STATE", None) or [None])[0]
     live: str | bool | None = None  # True: installed and called; else who replaced it; None: not installed
     if state is not None and not (client == "tvm" and "tilelang" in sys.modules):  # there TVM's route hands builds on
@@ -112,7 +110,6 @@ def routing(client: Client, *, explain: bool = True, import_it: bool = True, act
     if not activating and (os.environ.get(ENV_AUTO_INSTALL) or "").strip().lower() in OFF:
         return Routing(client, False, f"activation is off ({ENV_AUTO_INSTALL}=0)")
     from .discovery._planning import Controls, third_party_planned
-
     if not third_party_planned(Controls.from_environ()):
         return Routing(client, False, "no third-party plugin is installed (or the controls skip them all): the "
                                       "compiler runs stock; tilelang_hostcg.build() uses the core's codegens")
@@ -135,7 +132,6 @@ def routing(client: Client, *, explain: bool = True, import_it: bool = True, act
 def _blocker(client: Client) -> str | None:
     """What keeps the installed compiler from being routed (a missing point, a rival), else ``None``."""
     from ._tvm import import_tvm
-
     try:
         if client == "tilelang":
             from .tilelang._points import check

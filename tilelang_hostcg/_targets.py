@@ -81,7 +81,6 @@ def parse_target(spec: Any, host: Any = None) -> Target:
     """A ``Target`` from a ``Target``, kind name, JSON text or dict; else a one-line :class:`TargetParseError`."""
     import_tvm()  # the TVM in use, waiting for another thread's import of it to finish
     from tvm.target import Target
-
     if isinstance(spec, Target) and host is None:
         return spec
     value: Any = spec

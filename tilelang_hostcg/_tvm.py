@@ -68,7 +68,6 @@ def tilelang_distributions() -> tuple[Distribution, ...]:
     one in use first (whose ``RECORD`` matches the installed files, else first on ``sys.path``).
     More than one is a broken installation (:func:`tilelang_overlap`)."""
     from importlib.metadata import distributions
-
     found: dict[str, Distribution] = {}
     parents = _package_parents()
     for folder in parents:
@@ -86,7 +85,6 @@ def _package_parents() -> list[str]:
     """The folders that hold a ``tilelang`` package: the imported one's, those on ``sys.path``,
     and those the other finders on ``sys.meta_path`` (an editable install's) would import."""
     from importlib.machinery import PathFinder
-
     origins = [getattr(sys.modules.get(TILELANG), "__file__", None)]
     for finder in sys.meta_path:
         if type(finder).__name__ != "_Finder" and finder is not PathFinder and hasattr(finder, "find_spec"):
@@ -115,7 +113,6 @@ def _ships_tilelang(dist: Distribution) -> bool:
 def direct_url(dist: Distribution) -> dict[str, Any]:
     """``dist``'s PEP 610 ``direct_url.json`` (empty without a readable one: installed from an index)."""
     import json
-
     try:
         doc = json.loads(dist.read_text("direct_url.json") or "null")
     except Exception:  # unreadable: as if installed from an index
@@ -126,7 +123,6 @@ def direct_url(dist: Distribution) -> dict[str, Any]:
 def file_url_path(url: object) -> str | None:
     """The local path a ``file:`` URL names, else ``None``."""
     from urllib.parse import unquote, urlsplit
-
     parts = urlsplit(str(url))
     return unquote(parts.path) if parts.scheme == "file" else None
 
@@ -148,7 +144,6 @@ def _in_use_rank(dist: Distribution) -> tuple[bool, int]:
     """Sort key: whose ``RECORD`` hash matches the installed ``tilelang/__init__.py``, then ``sys.path`` order."""
     import base64
     import hashlib
-
     owns = False
     with suppress(Exception):  # no such line or file, or a hash this Python lacks
         path = next(p for p in dist.files or () if p.as_posix() == _PACKAGE_FILE)
@@ -187,7 +182,6 @@ def import_tilelang(dist: Distribution) -> None:
     """Import ``dist``'s ``tilelang`` package with its folder first on ``sys.path`` meanwhile (a stray
     ``tilelang.py`` in the working directory is not it); a failure is a :class:`TVMNotFoundError`."""
     import importlib
-
     home, source = os.path.realpath(str(dist.locate_file(""))), editable_source(dist) or "\0"
     folder = next((p for p in _package_parents() if p == home or (p + os.sep).startswith(source + os.sep)), None)
     if folder is not None:
@@ -245,7 +239,6 @@ def import_tvm() -> ModuleType:
 def _no_tvm_advice() -> str:
     """What to do where no TVM can be imported: never install a TVM beside a TileLang."""
     from importlib.metadata import distributions
-
     if found := _package_parents():
         return (f"A `tilelang` package is importable (from {found[0]}) but no installed distribution ships it: "
                 "import tilelang in the program first, and its bundled TVM is the TVM in use")
@@ -263,7 +256,6 @@ def tvm_info() -> TVMInfo:
     if _INFO and _INFO[0].path == path:
         return _INFO[0]
     from importlib.util import find_spec
-
     tilelang = sys.modules.get(TILELANG)
     tl_file = getattr(tilelang, "__file__", None)
     provider, provider_version, distribution = APACHE_TVM, installed_version(APACHE_TVM), APACHE_TVM

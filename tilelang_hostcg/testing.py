@@ -65,7 +65,6 @@ class PluginEnvironment:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         import venv
-
         self.path = Path(path)
         new = not (self.path / "pyvenv.cfg").exists()
         if new:
@@ -156,7 +155,6 @@ def check_plugin(distribution: str, registry: Registry | None = None) -> list[st
     from ._targets import is_host_target, parse_target
     from ._tvm import import_tvm
     from .discovery._planning import Controls, discover, normalize_name, plan_sources
-
     importlib.invalidate_caches()
     wanted = normalize_name(distribution)
     entries = [ep for ep in discover(Controls()).entry_points
@@ -223,7 +221,6 @@ else:
         imports it, so the test and its plugins can ``import tvm``."""
         from ._registry import Registry
         from ._tvm import import_tvm
-
         import_tvm()
         return Registry()
 

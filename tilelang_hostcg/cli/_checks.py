@@ -220,7 +220,6 @@ def _check_tilelang_environment(c: _Checked) -> list[Doc]:
     """``tvm-conflict``: ``apache-tvm`` installed beside TileLang, or TileLang's requirement on
     ``apache-tvm-ffi`` not met (even while ``import tilelang`` still works)."""
     from .._advice import FFI, foreign_tvm, tilelang_repair, unmet_requirement
-
     dist = tilelang_distribution()
     if dist is None:
         return []
@@ -242,7 +241,6 @@ def _check_client(c: _Checked) -> list[Doc]:
     """``client``: a third-party plugin is installed and the compiler in use will not use it (a
     warning; the user's own switch: information)."""
     from ._client import client_document
-
     client = client_document(tvm_document())
     if client["routed"] is not False or all(is_core(s.origin.distribution) or s.state == "disabled"
                                             for s in c.sources):

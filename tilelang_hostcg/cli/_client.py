@@ -12,7 +12,6 @@ __all__ = ["client_document", "client_text"]
 def client_document(tvm: dict[str, Any]) -> dict[str, Any]:
     """``{"active", "client", "routed", "predicted", "problem", "describe"}`` for the TVM document ``tvm``."""
     from .._routing import NAMES, routing
-
     client = {"tilelang": "tilelang", "apache-tvm": "tvm"}.get(str(tvm.get("provider")))
     predicted = "tvm" not in sys.modules
     if client is None:

@@ -32,7 +32,6 @@ __all__ = ["cmd_check", "cmd_explain", "cmd_list", "cmd_lock"]
 def cmd_list(args: argparse.Namespace) -> int:
     """``list``: every advertised kind with its entry points."""
     from ._report import describe_state, duplicate_text, list_document
-
     if args.traceback and not args.load:
         raise UsageError("--traceback shows the traceback of a plugin that failed to load; plain list loads none: "
                          "add --load", prog=f"{PROG} list")
@@ -66,7 +65,6 @@ def cmd_list(args: argparse.Namespace) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     """``check``: load every plugin and report every problem; 1 when there is any."""
     from ._checks import check_document, printed_text, split_kinds
-
     for values, option in ((args.require, "--require"), (args.require_hook, "--require-hook")):
         for value in values:  # ``--require ,`` would otherwise pass while requiring nothing
             if not split_kinds([value]):
@@ -98,7 +96,6 @@ def cmd_lock(args: argparse.Namespace) -> int:
     """``lock``: write the installed plugin set as a lock file (default: stdout)."""
     from ._lockfile import format_lock, write_lock
     from ._report import lock_document
-
     doc, notes = quietly(lock_document)
     text = format_lock(doc)
     warn_all(notes)
@@ -119,7 +116,6 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from .._targets import is_host_target, parse_target
     from ..discovery._controls import is_utf8_text
     from ._explain import explain_document
-
     for value, what in ((args.target, "TARGET"), (args.host, "--host")):
         if value is not None and not is_utf8_text(value):
             raise UsageError(f"{what} {shown(repr(value))} is not valid UTF-8 text; give a kind name such as 'llvm' or "

@@ -45,7 +45,6 @@ CORE_KINDS = frozenset(name for group, name, _ in CORE_ENTRY_POINTS if group == 
 def document(command: str, tvm: Doc, **fields: Any) -> Doc:
     """A ``--json`` document of ``command``: the schema, our version, the TVM in use, ``fields``."""
     from ._client import client_document
-
     return {"schema": SCHEMA, "command": command, "version": __version__, "tvm": tvm, "client": client_document(tvm),
             **fields}
 

@@ -36,7 +36,6 @@ class _Parser(argparse.ArgumentParser):
 
     def format_help(self) -> str:
         from importlib.metadata import PackageNotFoundError, metadata
-
         urls: list[str] = []
         with contextlib.suppress(PackageNotFoundError):
             urls = [f"  {label.strip()}: {url.strip()}" for label, _, url in

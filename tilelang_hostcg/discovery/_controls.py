@@ -72,7 +72,6 @@ def is_utf8_text(text: str) -> bool:
 def nearest(word: str, candidates: Iterable[str]) -> str:
     """`` (did you mean 'x'?)`` for the closest candidate, or ``""``."""
     import difflib  # measured: about 1 ms, and only a problem needs it
-
     close = difflib.get_close_matches(word, sorted(set(candidates)), n=1, cutoff=0.6)
     return f" (did you mean {close[0]!r}?)" if close else ""
 

@@ -61,14 +61,12 @@ def discover(controls: Controls, *, full: bool = True) -> DiscoveryIndex:
     """One scan of the installed metadata (empty when autoload is off; ``full=False``: no verdicts)."""
     from .. import __version__
     from ._scan import scan_environment
-
     return scan_environment(__version__, full=full) if controls.autoload else DiscoveryIndex()
 
 
 def planned_sources(controls: Controls, *, full: bool = True) -> list[PlannedSource]:
     """What a discovering registry loads under ``controls`` (see :func:`discover` for ``full``)."""
     from .. import __version__
-
     return plan_sources(discover(controls, full=full).entry_points, controls, __version__)
 
 

@@ -25,7 +25,6 @@ def relevant_requires(lines: Iterable[str], installed: Iterable[str] = ()) -> tu
     """The ``Requires-Dist`` lines on the core, a TVM provider or a distribution of ``installed``
     (raises ``packaging.requirements.InvalidRequirement`` for a line that cannot be parsed)."""
     from packaging.requirements import Requirement
-
     judged = {*_JUDGED, *installed}
     return tuple(line for line in lines if normalize_name(Requirement(line).name) in judged)
 
@@ -33,7 +32,6 @@ def relevant_requires(lines: Iterable[str], installed: Iterable[str] = ()) -> tu
 def applicable(line: str) -> Requirement | None:
     """The requirement of ``line`` when its marker holds outside any extra, else ``None``."""
     from packaging.requirements import Requirement
-
     req = Requirement(line)
     if req.marker is not None and not req.marker.evaluate({"extra": ""}):
         return None
@@ -45,7 +43,6 @@ def check_requirements(distribution: str, requires: Sequence[str],
     """Why ``requires`` (Requires-Dist lines) are not met by ``installed`` (versions of the core, the TVM
     providers and the installed TileLang's distribution, by name; ``None``: not installed), or ``None``."""
     from packaging.requirements import InvalidRequirement
-
     tvm_reqs: list[tuple[str, Requirement]] = []  # (provider: apache-tvm or tilelang, requirement)
     in_use = next((name for name in installed if name not in _JUDGED), TILELANG)  # the TileLang installed
     for line in requires:
@@ -82,7 +79,6 @@ def other_build_requirements(requires: Sequence[str], in_use: str) -> list[tuple
     """The lines of ``requires`` that name stock ``tilelang`` where ``in_use``, the TileLang installed, is
     another distribution, each with the name: pip would install stock TileLang over the same folder."""
     from packaging.requirements import InvalidRequirement
-
     found = []
     for line in requires:
         with suppress(InvalidRequirement):  # left to check_requirements
@@ -95,7 +91,6 @@ def other_build_requirements(requires: Sequence[str], in_use: str) -> list[tuple
 def meets(req: Requirement, version: str) -> bool:
     """Whether ``version`` meets ``req`` (pre-releases accepted; an unparsable one does not)."""
     from packaging.version import InvalidVersion
-
     try:
         return req.specifier.contains(version, prereleases=True)
     except InvalidVersion:

@@ -30,7 +30,6 @@ def scan_environment(core_version: str, *, full: bool = True) -> DiscoveryIndex:
     our groups are ``duplicates``. ``full=False`` is a look at what is advertised: no requirement
     verdicts (nor ``packaging``) and no warnings but the near-miss groups' (every scan's, once)."""
     from importlib.metadata import distributions
-
     problems: list[str] = []
     installed = installed_versions(core_version) if full else None
     copies_of: dict[str, list[Distribution]] = {}
@@ -145,7 +144,6 @@ def unusable_entry_points() -> list[str]:
     """Each distribution whose ``entry_points.txt`` cannot be read, and what to do: it fails
     ``importlib.metadata.entry_points()`` for every group (TVM's autoload at ``import tvm``)."""
     from importlib.metadata import distributions
-
     found = []
     for dist in distributions():
         try:

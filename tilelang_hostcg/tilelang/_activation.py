@@ -29,7 +29,6 @@ def find_spec(finder: _Finder, name: str, path: Sequence[str] | None,
     """TileLang's spec as the finders after ``finder`` find it, with a loader that runs
     :func:`activate` once TileLang's module has executed (a look is not an import)."""
     from ..discovery._controls import auto_install_problem, warn_control_problems
-
     if (problem := auto_install_problem(os.environ.get(ENV_AUTO_INSTALL))) is not None:
         warn_control_problems([problem])
     meta_path = sys.meta_path

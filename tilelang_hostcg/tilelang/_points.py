@@ -52,7 +52,6 @@ def check(build: tuple[str, str] | None = None) -> Mode:
     """The imported TileLang's layout; :class:`UnsupportedTileLangError` naming every point of it
     that is missing or of another shape (with neither layout, each layout's first point)."""
     from importlib.util import find_spec
-
     name, version = build or installed_build()
     try:
         mode: Mode = "backend" if find_spec(_BACKEND) is not None else "registry"  # the layout by its module

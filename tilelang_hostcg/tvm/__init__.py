@@ -35,7 +35,6 @@ def install(*, registry: Registry | None = None) -> None:
     Raises :class:`UnsupportedTVMError`, changing nothing, for a TVM lacking an integration point or
     whose ``tir_to_runtime`` another package has replaced."""
     from .._tvm import import_tvm
-
     tvm = sys.modules.get("tvm") or import_tvm()  # importing TVM may activate: it installs first
     with _LOCK:
         if not _STATE:
@@ -60,5 +59,4 @@ def uninstall() -> None:
 def add_defaults(registry: Registry) -> None:
     """Register TVM's own codegens in ``registry`` as :func:`install` does, without touching TVM."""
     from ._defaults import register_defaults
-
     register_defaults(registry, {})
