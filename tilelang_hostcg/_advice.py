@@ -12,8 +12,6 @@ from ._names import APACHE_TVM
 if TYPE_CHECKING:
     from importlib.metadata import Distribution
 
-__all__ = ["FFI", "foreign_tvm", "installed_version", "reinstall", "tilelang_repair", "unmet_requirement"]
-
 FFI = "apache-tvm-ffi"  # TileLang pins it to the release its bundled TVM was built with
 
 

@@ -14,10 +14,6 @@ if TYPE_CHECKING:
 
     from ._types import HostCodegen, HostCodegenHook, TargetLike
 
-__all__ = ["allowed_host_codegens_for_target", "apply_host_codegen_hooks", "build", "build_host", "default_registry",
-           "refresh", "register_host_codegen", "register_host_codegen_hook", "register_lazy_host_codegen",
-           "register_lazy_host_codegen_hooks", "resolve_host_codegen"]
-
 _default: list[Registry] = []
 _default_lock = threading.Lock()
 

@@ -20,9 +20,6 @@ if TYPE_CHECKING:
 
     from ._registry import Registry
 
-__all__ = ["build", "build_split", "split_host_device"]
-
-
 def split_host_device(mod: IRModule) -> tuple[IRModule, dict[Target, IRModule]]:
     """Split ``mod`` into the host functions and one module per device target."""
     import tvm

@@ -13,13 +13,6 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from types import FrameType
 
-__all__ = ["AmbiguousHostCodegenError", "DeviceAsHostError", "DuplicateRegistrationError",
-           "HostCodegenError", "InputError", "LockFileError", "MissingGlobalFuncError",
-           "NoHostCodegenError", "PluginCallbackError", "PluginLoadError", "PluginWarning",
-           "TargetParseError", "UnknownKindError", "UnsupportedTileLangError", "add_note", "at_import", "text_of",
-           "shown", "warn_once", "warn_plugin"]
-
-
 class HostCodegenError(ValueError):
     """The root of the package's exceptions; keyword arguments become attributes (``kind``, ``origin``)."""
 

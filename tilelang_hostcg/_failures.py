@@ -14,9 +14,6 @@ if TYPE_CHECKING:
     from ._plugin_sources import SourceInfo
     from .discovery._planning import Controls
 
-__all__ = ["advice", "capture", "error_message", "failure_site", "failure_text", "plugin_traceback",
-           "reinstall_command", "wrong_entry_point"]
-
 _PACKAGE = __name__.rpartition(".")[0]
 _HIDDEN = (_PACKAGE, "importlib", "_frozen_importlib", "_frozen_importlib_external")
 

@@ -21,8 +21,6 @@ from .discovery._planning import Controls, PlannedSource, planned_sources
 if TYPE_CHECKING:
     from ._table import Registration, RegistrationTable
 
-__all__ = ["IndexLoader", "Loader", "Watch"]
-
 IndexLoader = Callable[[Controls], Sequence[PlannedSource]]  # the planned sources, by controls
 Watch = Callable[[Origin], AbstractContextManager[object]]  # around each entry point's import
 

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-__all__ = ["APACHE_TVM", "CODEGEN_GROUP", "CORE_DISTRIBUTION", "GROUPS", "HOOK_GROUP", "TILELANG"]
-
 CORE_DISTRIBUTION = "tilelang-hostcg"  # PEP 503 normalized
 APACHE_TVM = "apache-tvm"
 TILELANG = "tilelang"  # TileLang's package (any distribution may ship it) and stock distribution

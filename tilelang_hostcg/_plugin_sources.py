@@ -20,10 +20,6 @@ if TYPE_CHECKING:
     from ._table import Undo
     from .discovery._planning import AdvertisedEntryPoint
 
-__all__ = ["ACTIVE", "BOUNDARY", "Load", "Source", "SourceInfo", "current", "current_load", "journal", "module_of",
-           "write_journal"]
-
-
 def module_of(value: str) -> str:
     """The module an entry-point value (``module``, ``module:attr``, extras) names."""
     return value.partition(":")[0].partition("[")[0].strip()

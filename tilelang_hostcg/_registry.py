@@ -33,8 +33,6 @@ if TYPE_CHECKING:
 
     from ._types import TargetLike
 
-__all__ = ["Registry"]
-
 _RESOLVE_CACHE_LIMIT = 1024
 
 

@@ -23,10 +23,6 @@ if TYPE_CHECKING:
     from ._types import HostCodegen, Origin
     from .discovery._planning import Controls
 
-__all__ = ["Candidate", "Resolution", "bad_build_result", "bad_hook_result", "can_build_text",
-           "cannot_build_text", "decide", "judge", "load_error", "missing_build", "provenance_note"]
-
-
 def missing_build(obj: object) -> str | None:
     """The first TVM global function ``obj`` needs that the TVM in use lacks (the one "can build" rule)."""
     return next((name for name in required_global_funcs(obj) if get_global_func(name) is None), None)

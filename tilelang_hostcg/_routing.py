@@ -11,8 +11,6 @@ from dataclasses import dataclass
 from importlib import import_module
 from typing import Any, Literal
 
-__all__ = ["FAILED", "NAMES", "Point", "owner_of", "reaches", "routing"]
-
 Client = Literal["tilelang", "tvm"]
 NAMES = {"tilelang": "TileLang integration (tilelang_hostcg.tilelang)", "tvm": "TVM integration (tilelang_hostcg.tvm)"}
 FAILED: dict[str, str] = {}  # the warning each client's activation gave in this process

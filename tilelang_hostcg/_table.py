@@ -14,8 +14,6 @@ from ._types import HostCodegen, HostCodegenHook, Origin
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-__all__ = ["NOUN", "Registration", "RegistrationTable", "Undo"]
-
 NOUN = {CODEGEN_GROUP: "host codegen", HOOK_GROUP: "host codegen hook"}  # in messages
 
 

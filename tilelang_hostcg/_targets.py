@@ -12,9 +12,6 @@ if TYPE_CHECKING:
     from tvm.ir import IRModule
     from tvm.target import Target
 
-__all__ = ["GlobalFuncBuild", "canonical_kind", "default_host", "global_func_host_codegen", "host_of",
-           "is_host_target", "kind_spellings", "parse_target", "required_global_funcs"]
-
 KIND_ALIASES = {"hip": "rocm"}  # one device: TileLang says hip, TVM 0.27 says rocm
 MAX_TARGET_DEPTH = 32  # deeper JSON is a TargetParseError, never a RecursionError
 _default_host: list[Target] = []

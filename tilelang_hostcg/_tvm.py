@@ -21,11 +21,6 @@ if TYPE_CHECKING:
     from types import ModuleType
     from typing import Any
 
-__all__ = ["TVMNotFoundError", "describe_tvm", "direct_url", "distribution_name", "editable_source",
-           "file_url_path", "get_global_func", "import_tilelang", "import_tvm", "is_editable", "tilelang_distribution",
-           "tilelang_distributions", "tilelang_overlap", "tvm_document", "tvm_info"]
-
-
 class TVMNotFoundError(HostCodegenError, ImportError):
     """No TVM can be imported: neither ``apache-tvm`` nor TileLang is installed."""
 

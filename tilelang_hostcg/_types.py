@@ -13,9 +13,6 @@ if TYPE_CHECKING:
 
     TargetLike: TypeAlias = Target | str | dict[str, Any]  # a Target, kind name, dict or JSON text
 
-__all__ = ["CODE_ORIGIN", "HostCodegen", "HostCodegenFunc", "HostCodegenHook", "HostCodegenHookFunc", "Origin",
-           "PlanState", "SourceState", "TargetPredicate", "Verdict"]
-
 HostCodegenFunc: TypeAlias = Callable[["IRModule", "Target"], "Module"]
 """Build a host ``IRModule`` for a host ``Target`` into a runtime ``Module``."""
 

@@ -1,11 +1,7 @@
-"""Test helpers for plugin authors, also a pytest plugin (``pytest11``); see ``docs/authoring.md``.
-
-Fixtures: ``hostcg_registry`` (a fresh :class:`~tilelang_hostcg.Registry` reading no
-entry points) and ``plugin_environment`` (a session-wide :class:`PluginEnvironment`).
-Helpers: :func:`write_distribution` (a pip-installable plugin source tree) and
-:func:`check_plugin` (an installed distribution honours the contract). Importing this
-module imports neither TVM nor anything of ``tilelang_hostcg`` a fixture does not use.
-"""
+"""Test helpers for plugin authors, also a pytest plugin (``pytest11``; ``docs/authoring.md``):
+the fixtures ``hostcg_registry`` (a fresh, empty :class:`~tilelang_hostcg.Registry`) and
+``plugin_environment`` (a session-wide :class:`PluginEnvironment`), :func:`write_distribution`
+and :func:`check_plugin`. Importing it imports no TVM."""
 
 from __future__ import annotations
 

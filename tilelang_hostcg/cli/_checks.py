@@ -23,8 +23,6 @@ from ..discovery._requirements import other_build_requirements
 from ._lockfile import lock_drift, read_lock
 from ._report import Doc, Session, controls_doc, document, duplicate_text, is_core, lock_from
 
-__all__ = ["check_document", "printed_text"]
-
 
 @dataclass
 class _Checked:

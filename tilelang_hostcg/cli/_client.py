@@ -6,8 +6,6 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-__all__ = ["client_document", "client_text"]
-
 
 def client_document(tvm: dict[str, Any]) -> dict[str, Any]:
     """``{"active", "client", "routed", "predicted", "problem", "describe"}`` for the TVM document ``tvm``."""

@@ -26,9 +26,6 @@ from ._output import (
 if TYPE_CHECKING:
     import argparse
 
-__all__ = ["cmd_check", "cmd_explain", "cmd_list", "cmd_lock"]
-
-
 def cmd_list(args: argparse.Namespace) -> int:
     """``list``: every advertised kind with its entry points."""
     from ._report import describe_state, duplicate_text, list_document

@@ -24,8 +24,6 @@ if TYPE_CHECKING:
     from .._plugin_sources import SourceInfo
     from .._registry import Registry
 
-__all__ = ["explain_document"]
-
 _VERDICTS = {"raised": "supports_target raised {} (fix the plugin's predicate)",
              "not-bool": "supports_target returned {}, not a bool (fix the plugin's predicate to return True or False)",
              "no-match": "its supports_target returned False for this target"}

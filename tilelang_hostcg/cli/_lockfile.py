@@ -14,8 +14,6 @@ from .._advice import reinstall
 from .._errors import LockFileError
 from ..discovery._planning import normalize_name
 
-__all__ = ["LOCK_SCHEMA", "format_lock", "lock_drift", "read_lock", "write_lock"]
-
 LOCK_SCHEMA = 1
 Drift = tuple[str, str, str | None, str | None, str | None]  # code, message, kind, distribution, version
 LOCK_FIELDS: dict[str, dict[str, type]] = {

@@ -34,9 +34,6 @@ from ._output import printed_while
 if TYPE_CHECKING:
     from .._table import Registration
 
-__all__ = ["SCHEMA", "Session", "controls_doc", "describe_state", "document", "duplicate_text", "error_doc", "is_core",
-           "list_document", "lock_document", "lock_from", "registration_doc", "source_doc"]
-
 SCHEMA = 1  # the version of the ``--json`` documents
 Doc = dict[str, Any]
 CORE_KINDS = frozenset(name for group, name, _ in CORE_ENTRY_POINTS if group == CODEGEN_GROUP)

@@ -20,9 +20,6 @@ if TYPE_CHECKING:
 
     from ._records import AdvertisedEntryPoint
 
-__all__ = ["ENV_AUTOLOAD_OFF", "ENV_AUTO_INSTALL", "ENV_DISABLE", "ENV_ONLY", "ENV_PREFER", "ControlProblem",
-           "Controls", "auto_install_problem", "is_utf8_text", "nearest", "warn_control_problems"]
-
 PREFIX = "TILELANG_HOSTCG_"
 ENV_AUTOLOAD_OFF = "TILELANG_HOSTCG_DISABLE_PLUGIN_AUTOLOAD"
 ENV_DISABLE = "TILELANG_HOSTCG_DISABLE"

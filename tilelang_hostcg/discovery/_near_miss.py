@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from .._names import GROUPS
 
-__all__ = ["near_miss_group"]
-
 
 def _squeeze(group: str) -> str:
     return "".join(ch for ch in group.lower() if ch.isalnum())

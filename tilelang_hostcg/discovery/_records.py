@@ -8,8 +8,6 @@ from dataclasses import dataclass
 from .._names import CODEGEN_GROUP
 from .._types import PlanState
 
-__all__ = ["CORE_ENTRY_POINTS", "AdvertisedEntryPoint", "DiscoveryIndex", "PlannedSource", "normalize_name"]
-
 # The core's own entry points; pyproject.toml advertises exactly these (a test checks).
 CORE_ENTRY_POINTS: tuple[tuple[str, str, str], ...] = (
     (CODEGEN_GROUP, "c", "tilelang_hostcg.builtin:C_HOST_CODEGEN"),

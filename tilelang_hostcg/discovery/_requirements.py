@@ -16,8 +16,6 @@ from ._records import normalize_name
 if TYPE_CHECKING:
     from packaging.requirements import Requirement
 
-__all__ = ["applicable", "check_requirements", "meets", "other_build_requirements", "relevant_requires"]
-
 _JUDGED = (CORE, APACHE_TVM, TILELANG)
 
 

@@ -21,9 +21,6 @@ from ._requirements import check_requirements, relevant_requires
 if TYPE_CHECKING:
     from importlib.metadata import Distribution, EntryPoint, PackageMetadata
 
-__all__ = ["installed_versions", "scan_environment", "unusable_entry_points"]
-
-
 def scan_environment(core_version: str, *, full: bool = True) -> DiscoveryIndex:
     """Our entry-point groups of every distribution on ``sys.path``, each problem warned. The first
     copy of each normalized name wins, as in ``importlib.metadata``; later copies of one advertising

@@ -8,13 +8,13 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
-from .._errors import warn_plugin
+from .._errors import UnsupportedTileLangError, warn_plugin
 from .._routing import routing
 from .._tvm import import_tilelang, tilelang_distributions, tilelang_overlap
 from .._types import Origin
 from ._cache_key import fingerprint, patch_cache_key
 from ._layouts import DEFAULT_PREFIX, State, enter, undo
-from ._points import UnsupportedTileLangError, check, installed_build
+from ._points import check, installed_build
 
 if TYPE_CHECKING:
     from .._registry import Registry

@@ -20,9 +20,6 @@ if TYPE_CHECKING:
 
     from _tilelang_hostcg_hook import _Finder
 
-__all__ = ["activate", "find_spec"]
-
-
 @at_import()
 def find_spec(finder: _Finder, name: str, path: Sequence[str] | None,
               target: ModuleType | None) -> ModuleSpec | None:

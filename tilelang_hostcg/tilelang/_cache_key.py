@@ -16,8 +16,6 @@ from ._layouts import State, patch
 if TYPE_CHECKING:
     from .._registry import Registry
 
-__all__ = ["fingerprint", "patch_cache_key"]
-
 _OFF = ("disabled", "incompatible")
 
 

@@ -20,8 +20,6 @@ if TYPE_CHECKING:
 
     from .._registry import Registry
 
-__all__ = ["DEFAULT_PREFIX", "State", "enter", "patch", "undo"]
-
 DEFAULT_PREFIX = "tilelang-"
 """Names of TileLang's own codegens and hooks in the registry: ``tilelang-<kind>``."""
 

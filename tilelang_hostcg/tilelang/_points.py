@@ -13,8 +13,6 @@ from .._tvm import distribution_name, tilelang_distributions
 if TYPE_CHECKING:
     from importlib.metadata import Distribution
 
-__all__ = ["POINTS", "Mode", "UnsupportedTileLangError", "check", "installed_build"]
-
 Mode = Literal["registry", "backend"]  # TileLang's layouts (see ._layouts)
 
 _LOWER, _HC, _BACKEND = "tilelang.engine.lower", "tilelang.backend.host_codegen", "tilelang.backend.module"

@@ -1,9 +1,7 @@
-"""Apache TVM integration: every TIR build of apache-tvm builds its host module through the registry.
-
-:func:`install` (also run at ``import tvm`` once a third-party plugin is installed) replaces
-``tvm.tirx.build.tir_to_runtime`` with :mod:`._route`; TVM's own ``target.build.<kind>`` stay the
-defaults (``apache-tvm-<kind>``). Importing this package is cheap: it runs at ``import tvm``.
-"""
+"""Apache TVM integration: :func:`install` (also run at ``import tvm`` once a third-party plugin is
+installed) replaces ``tvm.tirx.build.tir_to_runtime`` with :mod:`._route`, so every TIR build builds
+its host module through the registry; TVM's own ``target.build.<kind>`` stay the defaults
+(``apache-tvm-<kind>``). Importing this package is cheap: it runs at ``import tvm``."""
 
 from __future__ import annotations
 

@@ -14,8 +14,6 @@ from _tilelang_hostcg_hook import ENV_AUTO_INSTALL, OFF
 from .._errors import at_import, warn_plugin
 from .._routing import FAILED, routing
 
-__all__ = ["autoload"]
-
 
 @at_import()
 def autoload() -> None:

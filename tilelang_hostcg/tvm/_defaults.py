@@ -15,9 +15,6 @@ if TYPE_CHECKING:
     from .._registry import Registry
     from ._route import State
 
-__all__ = ["register_defaults", "remove_defaults", "routed"]
-
-
 def register_defaults(registry: Registry, held: dict[str, HostCodegen], kinds: tuple[str, ...] = KINDS) -> None:
     """Register TVM's ``target.build.<kind>`` of each of ``kinds`` not in ``held`` and known to the TVM
     in use (0.26 has no ``cuda_host``) as a default (origin ``apache-tvm``), adding it to ``held``."""

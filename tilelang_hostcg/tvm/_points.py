@@ -10,9 +10,6 @@ from typing import Any
 from .._errors import HostCodegenError
 from .._routing import Point, owner_of
 
-__all__ = ["BUILD_MODULE", "DEFAULT_PREFIX", "FUNCTION", "KINDS", "POINTS", "UnsupportedTVMError", "check",
-           "is_tvms_own"]
-
 BUILD_MODULE = "tvm.tirx.build"
 FUNCTION = "tir_to_runtime"  # the one function of TVM replaced: every TIR build passes through it
 POINTS = (Point(BUILD_MODULE, FUNCTION, ("host_mod", "device_mod_dict", "target_host")),

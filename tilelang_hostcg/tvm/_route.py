@@ -16,8 +16,6 @@ if TYPE_CHECKING:
     from .._registry import Registry
     from .._types import HostCodegen
 
-__all__ = ["State", "make_route"]
-
 _LOCAL = threading.local()  # .busy: this thread is inside a routed build
 
 
