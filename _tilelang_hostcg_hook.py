@@ -10,15 +10,24 @@ import sys
 # Not ``from typing import TYPE_CHECKING``: importing ``typing`` would cost more than the hook.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
     from importlib.machinery import ModuleSpec
     from types import ModuleType
 
-__all__ = ["ENV_AUTO_INSTALL", "OFF", "start"]
+__all__ = ["ENV_AUTO_INSTALL", "OFF", "activation_off", "start"]
 
 ENV_AUTO_INSTALL = "TILELANG_HOSTCG_AUTO_INSTALL"
 OFF = ("0", "false", "no", "off")
 """Values of ``TILELANG_HOSTCG_AUTO_INSTALL`` that turn activation off (any case)."""
+
+
+def activation_off(environ: "Mapping[str, str] | None" = None) -> bool:
+    """The off switch, the one rule: ``TILELANG_HOSTCG_AUTO_INSTALL`` is one of :data:`OFF`."""
+    if environ is None:
+        import os
+
+        environ = os.environ
+    return (environ.get(ENV_AUTO_INSTALL) or "").strip().lower() in OFF
 
 
 class _Finder:
@@ -31,9 +40,7 @@ class _Finder:
         if name != "tilelang":
             return None
         try:
-            import os
-
-            if os.environ.get(ENV_AUTO_INSTALL, "").strip().lower() in OFF:
+            if activation_off():
                 self.leave()
                 return None
             from tilelang_hostcg.tilelang._activation import find_spec

@@ -25,7 +25,7 @@ from tilelang_hostcg import (
     Registry,
     global_func_host_codegen,
 )
-from tilelang_hostcg._routing import Point
+from tilelang_hostcg._points import Point
 from tilelang_hostcg.discovery._requirements import check_requirements
 
 from .kernels import gpu_vector_add
@@ -43,13 +43,24 @@ def llvm_codegen(name: str, **kwargs) -> HostCodegen:
 # against every real TileLang environment in tests/test_tilelang_open_world.py.
 @pytest.mark.parametrize(("point", "problem"), [
     (Point("tvm.tirx.build", "tir_to_runtime", ("host_mod", "device_mod_dict", "target_host")), None),
-    (Point("tvm.tirx.build", "codegen_build", ("mod",)), None),
+    (Point("tvm.tirx.build", "codegen_build", ("mod",), exact=False), None),
+    (Point("tvm.tirx.build", "tir_to_runtime", ("host_mod", "device_mod_dict", "target_host"),
+           ("tvm.tirx.build:build",)), None),
     (Point("tilelang_hostcg._registry", "Registry.resolve_host_codegen", ("self", "target_host")), None),
     (Point("tilelang_hostcg._types", "HostCodegen.supports_target", "field"), None),
-    (Point("tilelang_hostcg._routing", "NAMES", "dict"), None),
+    (Point("tilelang_hostcg.tilelang._points", "POINTS", "dict"), None),
     (Point("tvm.tirx.build", "tir_to_runtime", ("mod", "target")),
-     "tvm.tirx.build.tir_to_runtime (parameters (host_mod, device_mod_dict, target_host) where (mod, target) "
-     "are called)"),
+     "tvm.tirx.build.tir_to_runtime (parameters (host_mod: tvm.ir.module.IRModule, device_mod_dict: "
+     "dict[tvm.target.target.Target, tvm.ir.module.IRModule], target_host: tvm.target.target.Target) where "
+     "exactly (mod, target) are called)"),
+    # An extra parameter, even optional, is another shape: TileLang's caller would not pass it.
+    (Point("tvm.tirx.build", "codegen_build", ("mod",)), "codegen_build (parameters (mod: "),
+    # A point its caller no longer calls is a leftover (or renamed): refused, naming the caller.
+    (Point("tvm.tirx.build", "codegen_build", ("mod", "target"), ("tvm.tirx.build:build",)),
+     "tvm.tirx.build.codegen_build (not called by tvm.tirx.build.build: a leftover or renamed point)"),
+    (Point("tvm.tirx.build", "codegen_build", ("mod", "target"), ("tvm.tirx.build:no_such_caller",)),
+     "(its caller tvm.tirx.build.no_such_caller is missing)"),
+    (Point("tilelang_hostcg._names", "GROUPS", "mapping"), "GROUPS (not a function: tuple)"),
     (Point("tvm.tirx.build", "codegen_build", ("mod", "target_host")), "codegen_build (parameters"),
     (Point("tvm.tirx.build", "tir_to_runtime_v2", ("host_mod",)), "tvm.tirx.build.tir_to_runtime_v2 (missing)"),
     (Point("tvm.no_such_module", "f", ()),

@@ -83,7 +83,7 @@ def test_a_failing_decision_is_one_warning_and_never_raises(monkeypatch, build_m
         raise RuntimeError("metadata exploded")
 
     monkeypatch.setattr(discovery, "third_party_planned", broken)
-    with pytest.warns(PluginWarning, match="did not activate its TVM integration: metadata exploded") as caught:
+    with pytest.warns(PluginWarning, match="did not activate its TVM integration: RuntimeError: metadata exploded") as caught:
         activation.autoload()
     assert len(caught) == 1 and "TILELANG_HOSTCG_AUTO_INSTALL=0" in str(caught[0].message)
     # Where warnings are errors, it is shown all the same (recorded here), never raised.
@@ -139,13 +139,24 @@ def test_a_wrapped_route_still_routes_and_uninstall_hands_it_to_tvm(monkeypatch,
         return route(*args)
 
     build_module.tir_to_runtime = wrapper
-    assert integration.is_installed() and routing("tvm").routed
-    integration.uninstall()  # its wrapper stays; the route in it hands every build to TVM's original
+    # Holding the route is not calling it: the first build settles it.
+    answer = routing(integration.CLIENT)
+    assert not integration.is_installed() and answer.routed is None and "first build" in answer.reason
+    import tvm
+    from tvm.script import tirx as T
+
+    @T.prim_func
+    def zero(A: T.Buffer((4,), "float32")):
+        for i in range(4):
+            A[i] = T.float32(0)
+
+    tvm.compile(zero, target="llvm")
+    assert integration.is_installed() and routing(integration.CLIENT).routed
+    with pytest.warns(PluginWarning, match=r"tvm\.tirx\.build\.tir_to_runtime \(now .*test_tvm_unit"):
+        integration.uninstall()  # its wrapper stays; the route in it hands every build to TVM's original
     assert build_module.tir_to_runtime is wrapper and not integration.is_installed()
     calls = []
     monkeypatch.setattr(sys.modules["tilelang_hostcg.tvm._route"], "_LOCAL", _Recorder(calls))
-    import tvm
-    from tvm.script import tirx as T
 
     @T.prim_func
     def one(A: T.Buffer((4,), "float32")):
@@ -183,11 +194,12 @@ def test_a_replaced_route_is_not_installed_and_names_its_replacer(monkeypatch, b
         return original(*args)
 
     build_module.tir_to_runtime = rival
-    answer = routing("tvm")
+    answer = routing(integration.CLIENT)
     assert not integration.is_installed() and answer.routed is False
     assert answer.blocker is not None and __name__ in answer.blocker and __file__ in answer.blocker
     assert "'tvm.tirx.build'" not in answer.blocker
-    integration.uninstall()
+    with pytest.warns(PluginWarning, match="left in place"):
+        integration.uninstall()
     assert build_module.tir_to_runtime is rival  # left alone
 
 

@@ -73,7 +73,7 @@ def reinstall_command(distribution: str, location: str | None = None) -> str:
     from importlib.metadata import Distribution, PackageNotFoundError
 
     from ._advice import reinstall
-    from ._tvm import direct_url, file_url_path, is_editable
+    from ._metadata import direct_url, file_url_path, is_editable
     try:
         dist = Distribution.at(location) if location else Distribution.from_name(distribution)
         info, version = direct_url(dist), dist.version

@@ -6,22 +6,27 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .._advice import reinstall
 from .._errors import AmbiguousHostCodegenError, UnknownKindError, shown, text_of
 from .._failures import advice, capture, failure_site, failure_text, plugin_traceback
-from .._names import APACHE_TVM, CODEGEN_GROUP, HOOK_GROUP
+from .._metadata import distribution_name
+from .._names import APACHE_TVM, CODEGEN_GROUP, HOOK_GROUP, TILELANG
 from .._plugin_sources import SourceInfo, module_of
 from .._registry import Registry
 from .._resolution import Resolution, cannot_build_text, missing_build
 from .._table import Registration
 from .._targets import canonical_kind, is_host_target, parse_target
-from .._tvm import describe_tvm, distribution_name, tilelang_distribution, tilelang_overlap, tvm_document
+from .._tvm import describe_tvm, find, tilelang_overlap, tvm_document
 from .._types import Origin
 from ..discovery._planning import ControlProblem, DiscoveryIndex, declaration_problems, normalize_name
 from ..discovery._requirements import other_build_requirements
 from ._lockfile import lock_drift, read_lock
 from ._report import Doc, Session, controls_doc, document, duplicate_text, is_core, lock_from
+
+if TYPE_CHECKING:
+    from importlib.metadata import Distribution
 
 
 @dataclass
@@ -190,9 +195,15 @@ def _check_tilelang_builds(c: _Checked) -> list[Doc]:
     return [_problem("tilelang-builds", overlap, severity="warning")] if (overlap := tilelang_overlap()) else []
 
 
+def _tilelang_distribution() -> Distribution | None:
+    """The installed distribution whose files hold the TileLang that ``import tilelang`` gives."""
+    found = find(TILELANG)
+    return found.owners[0] if found is not None and found.owners else None
+
+
 def _check_tilelang_requirements(c: _Checked) -> list[Doc]:
     """``tilelang-requirement``: a compatible plugin requiring another TileLang build than the one installed."""
-    dist = tilelang_distribution()
+    dist = _tilelang_distribution()
     if dist is None:
         return []
     in_use = f"{distribution_name(dist)} {dist.version}"
@@ -218,7 +229,7 @@ def _check_tilelang_environment(c: _Checked) -> list[Doc]:
     """``tvm-conflict``: ``apache-tvm`` installed beside TileLang, or TileLang's requirement on
     ``apache-tvm-ffi`` not met (even while ``import tilelang`` still works)."""
     from .._advice import FFI, foreign_tvm, tilelang_repair, unmet_requirement
-    dist = tilelang_distribution()
+    dist = _tilelang_distribution()
     if dist is None:
         return []
     foreign, ffi = foreign_tvm(), unmet_requirement(dist, FFI)

@@ -7,7 +7,7 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from _tilelang_hostcg_hook import ENV_AUTO_INSTALL, OFF
+from _tilelang_hostcg_hook import ENV_AUTO_INSTALL, activation_off
 
 from .._errors import DeviceAsHostError
 from .._failures import capture
@@ -157,9 +157,10 @@ def _hook_docs(registry: Registry, target: Target) -> list[Doc]:
 def _applied_controls(controls: Controls, resolution: Resolution, entries: Sequence[Doc]) -> list[Doc]:
     """Every control that touched an explain answer: ``{"variable", "item", "effect"}``."""
     out: list[Doc] = []
-    if (value := os.environ.get(ENV_AUTO_INSTALL, "")).strip().lower() in OFF:
-        out.append({"variable": ENV_AUTO_INSTALL, "item": value, "effect": "activation is off: TVM and TileLang build "
-                    "stock host code; this is tilelang_hostcg.build()'s answer"})
+    if activation_off(os.environ):
+        out.append({"variable": ENV_AUTO_INSTALL, "item": os.environ[ENV_AUTO_INSTALL],
+                    "effect": "activation is off: TVM and TileLang build stock host code; this is "
+                    "tilelang_hostcg.build()'s answer"})
     kind, prefer = resolution.kind, resolution.preferred
     if prefer is not None:
         names = [c.registration.name for c in resolution.candidates]

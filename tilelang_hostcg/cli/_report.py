@@ -9,6 +9,7 @@ from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
+from .._clients import tilelang_takes_builds
 from .._errors import text_of
 from .._failures import capture, error_message, failure_site, failure_text, plugin_traceback, wrong_entry_point
 from .._names import CODEGEN_GROUP, CORE_DISTRIBUTION, HOOK_GROUP
@@ -63,7 +64,7 @@ class Session:
     def add_client_defaults(self) -> None:
         """Register the client's own codegens as its integration does (imports TVM)."""
         import_tvm()
-        if "tilelang" in sys.modules:
+        if tilelang_takes_builds():
             with suppress(UnsupportedTileLangError):  # no integration there: answer for build()
                 add_defaults(self.registry)
         elif (tvm := sys.modules.get("tilelang_hostcg.tvm")) is not None and tvm.is_installed():

@@ -17,6 +17,9 @@ if TYPE_CHECKING:
     from packaging.requirements import Requirement
 
 _JUDGED = (CORE, APACHE_TVM, TILELANG)
+UNKNOWN_VERSION = "unknown"
+"""The version of a TVM provider imported from a source tree that does not say its own: it meets
+every requirement (nothing proves otherwise)."""
 
 
 def relevant_requires(lines: Iterable[str], installed: Iterable[str] = ()) -> tuple[str, ...]:
@@ -60,7 +63,7 @@ def check_requirements(distribution: str, requires: Sequence[str],
     present = {provider: (name, str(installed[name])) for provider, name in (
         (APACHE_TVM, APACHE_TVM), (TILELANG, in_use)) if installed.get(name)}
     failed = [(req, *present[name]) for name, req in tvm_reqs if name in present]
-    if any(meets(req, have) for req, _, have in failed):
+    if any(have == UNKNOWN_VERSION or meets(req, have) for req, _, have in failed):
         return None
     if failed:
         req, name, have = failed[0]

@@ -7,13 +7,13 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Iterable, Sequence
-from contextlib import suppress
 from typing import TYPE_CHECKING
 
-from .._advice import installed_version, reinstall
+from .._advice import installed_version
 from .._errors import warn_once, warn_plugin
-from .._names import APACHE_TVM, CORE_DISTRIBUTION, GROUPS, TILELANG
-from .._tvm import distribution_name, editable_source, tilelang_distribution
+from .._metadata import check_files, editable_source, folder_of, metadata_file_path, read_file, unusable
+from .._names import CORE_DISTRIBUTION, GROUPS
+from .._tvm import provider_versions
 from ._near_miss import near_miss_group
 from ._records import AdvertisedEntryPoint, DiscoveryIndex, normalize_name
 from ._requirements import check_requirements, relevant_requires
@@ -34,7 +34,7 @@ def scan_environment(core_version: str, *, full: bool = True) -> DiscoveryIndex:
     found: list[AdvertisedEntryPoint] = []
     judged: set[str] = set()  # folders already looked at: each is named once at most
     for dist in distributions():
-        here = _location(dist)
+        here = folder_of(dist)
         if here in judged or not _mentions_tilelang(dist):
             continue
         judged.add(here)
@@ -45,11 +45,11 @@ def scan_environment(core_version: str, *, full: bool = True) -> DiscoveryIndex:
         if key in copies_of:
             continue
         copies = copies_of[key] = list(distributions(name=key))
-        if not any(_location(c) == here for c in copies):
+        if not any(folder_of(c) == here for c in copies):
             copies[:] = [dist]  # not found by its name: its own only copy
-        judged.update(map(_location, copies))  # a stale copy is one duplicate warning
+        judged.update(map(folder_of, copies))  # a stale copy is one duplicate warning
         head = copies[0]
-        elsewhere = _location(head) != here
+        elsewhere = folder_of(head) != here
         if elsewhere and not _mentions_tilelang(head):
             continue  # the used copy advertises nothing of ours; a later one does
         eps = _our_entry_points(head, key, problems, near)
@@ -70,8 +70,8 @@ def _mentions_tilelang(dist: Distribution) -> bool:
     """Whether ``dist``'s ``entry_points.txt`` mentions ``tilelang`` (one that cannot be read
     does too: the copy that is used says what is wrong with it)."""
     try:
-        text = dist.read_text("entry_points.txt")
-    except Exception:  # not UTF-8, ...
+        text = read_file(dist, "entry_points.txt")
+    except Exception:  # not UTF-8, not a file, ...
         return True
     return "tilelang" in text.lower() if text is not None else _unreadable(dist, "entry_points.txt")
 
@@ -80,9 +80,11 @@ def _unreadable(dist: Distribution, filename: str, problems: list[str] | None = 
     """Whether ``filename`` of ``dist``'s metadata folder is there but this process may not read it
     (``read_text`` answers ``None`` as for a missing file: another user's, under ``umask 077``),
     the problem noted in ``problems``."""
-    folder = _location(dist)
+    folder = folder_of(dist)
     try:
-        path = os.path.join(os.fspath(dist._path), filename)  # type: ignore[attr-defined]  # PathDistribution's
+        path = metadata_file_path(dist, filename)
+        if path is None:
+            return False
         denied = stat.S_ISREG(os.stat(path).st_mode) and not os.access(path, os.R_OK)
     except PermissionError:
         denied = True
@@ -97,73 +99,42 @@ def _unreadable(dist: Distribution, filename: str, problems: list[str] | None = 
 
 
 def installed_versions(core_version: str) -> dict[str, str | None]:
-    """Installed versions of the core (else ``core_version``: a source tree), ``apache-tvm`` and
-    TileLang (under its distribution's name, whatever it is); ``None``: not installed."""
-    found: dict[str, str | None] = {TILELANG: None, APACHE_TVM: installed_version(APACHE_TVM),
-                                    CORE_DISTRIBUTION: installed_version(CORE_DISTRIBUTION) or core_version}
-    tilelang = tilelang_distribution()
-    if tilelang is not None:
-        with suppress(Exception):  # metadata that cannot be read: not installed
-            found[distribution_name(tilelang)] = str(tilelang.version)
-    return found
+    """Installed versions of the core (else ``core_version``: a source tree), of the TVM that ``import
+    tvm`` gives (as ``apache-tvm``) and of the TileLang that ``import tilelang`` gives (under its
+    distribution's name, whatever it is); ``None``: not importable."""
+    return {**provider_versions(), CORE_DISTRIBUTION: installed_version(CORE_DISTRIBUTION) or core_version}
 
 
 def _metadata(dist: Distribution, problems: list[str]) -> PackageMetadata | None:
     """``dist``'s metadata when it has a Name and a Version, else ``None`` (the problem noted)."""
     try:
+        check_files(dist)
         meta = dist.metadata
         if not meta["Name"] or not meta["Version"]:
             if _unreadable(dist, "METADATA", problems):
                 return None
             raise ValueError("it has no Name or no Version")
     except Exception as exc:  # importlib's error, or no Name or Version
-        problems.append(_unusable(dist, "its METADATA", exc, "; the distribution is ignored"))
+        problems.append(unusable(dist, "its METADATA", exc, "; the distribution is ignored"))
         return None
     return meta
-
-
-def _location(dist: Distribution) -> str:
-    """How messages name a distribution: its metadata folder."""
-    return str(getattr(dist, "_path", "") or dist)
-
-
-def _unusable(dist: Distribution, what: str, exc: Exception, ignored: str = "") -> str:
-    """What is wrong with ``dist``'s file ``what`` and the repair (from ``NAME-VERSION.dist-info``)."""
-    first = str(exc).strip().partition("\n")[0]  # packaging's errors add a drawn caret line
-    reason = (f"it is not UTF-8: {exc.reason} at byte {exc.start}" if isinstance(exc, UnicodeDecodeError)
-              else f"it cannot be parsed: {type(exc).__name__}: {first}")
-    name, _, version = os.path.basename(_location(dist).rstrip("/\\")).rpartition(".")[0].partition("-")
-    fix = f"Reinstall it ({reinstall(name, version.partition('-')[0])}) or remove" if name else "Remove"
-    return f"distribution metadata {_location(dist)!r}: {what} cannot be used ({reason}){ignored}. {fix} the folder"
-
-
-def unusable_entry_points() -> list[str]:
-    """Each distribution whose ``entry_points.txt`` cannot be read, and what to do: it fails
-    ``importlib.metadata.entry_points()`` for every group (TVM's autoload at ``import tvm``)."""
-    from importlib.metadata import distributions
-    found = []
-    for dist in distributions():
-        try:
-            dist.entry_points  # noqa: B018  # read, for its error
-        except Exception as exc:
-            found.append(_unusable(dist, "entry_points.txt", exc))
-    return found
 
 
 def _our_entry_points(dist: Distribution, key: str, problems: list[str],
                       near: list[tuple[str, str, str, str]]) -> list[EntryPoint]:
     """The entry points of our groups in ``dist``, in file order; near-miss groups go to ``near``."""
     try:
+        check_files(dist, "entry_points.txt")
         eps = list(dist.entry_points)
     except Exception as exc:  # not UTF-8, a line that is not ``name = value``, ...
-        problems.append(_unusable(dist, "entry_points.txt", exc, "; the distribution's entry points are ignored"))
+        problems.append(unusable(dist, "entry_points.txt", exc, "; the distribution's entry points are ignored"))
         return []
     if not eps:
         _unreadable(dist, "entry_points.txt", problems)
     for group in dict.fromkeys(ep.group for ep in eps):
         ours = near_miss_group(group)
         if ours is not None:
-            near.append((key, _location(dist), group, ours))
+            near.append((key, folder_of(dist), group, ours))
     return [ep for ep in eps if ep.group in GROUPS]
 
 
@@ -178,12 +149,12 @@ def _advertised(dist: Distribution, meta: PackageMetadata, eps: Iterable[EntryPo
         try:  # ``requires`` parses the metadata again; it is needed only for requires.txt
             requires = relevant_requires(meta.get_all("Requires-Dist") or dist.requires or (), installed)
         except Exception as exc:
-            problems.append(_unusable(dist, "its METADATA", exc, "; the distribution is ignored"))
+            problems.append(unusable(dist, "its METADATA", exc, "; the distribution is ignored"))
             return []
         if normalize_name(name) != CORE_DISTRIBUTION:
             verdict = check_requirements(name, requires, installed)
     return [AdvertisedEntryPoint(ep.group, ep.name, ep.value, name, version, requires, verdict,
-                                 _location(dist)) for ep in eps]
+                                 folder_of(dist)) for ep in eps]
 
 
 def _duplicates(copies_of: dict[str, list[Distribution]]) -> tuple[tuple[str, tuple[str, ...]], ...]:
@@ -193,24 +164,24 @@ def _duplicates(copies_of: dict[str, list[Distribution]]) -> tuple[tuple[str, tu
     for key, (head, *copies) in copies_of.items():
         unique: dict[str, Distribution] = {}
         for copy in (head, *copies):
-            unique.setdefault(os.path.realpath(_location(copy)), copy)
+            unique.setdefault(os.path.realpath(folder_of(copy)), copy)
         distinct = list(unique.values())[1:]
         projects = [p for p in map(editable_source, (head, *distinct)) if p]
         distinct = [c for c in distinct if not _inside_any(c, projects) and not (
             _inside_any(head, projects) and editable_source(c) is not None)]
         if distinct and any(map(_advertises, (head, *distinct))):
-            out.append((key, tuple(map(_location, (head, *distinct)))))
+            out.append((key, tuple(map(folder_of, (head, *distinct)))))
     return tuple(sorted(out))
 
 
 def _advertises(dist: Distribution) -> bool:
     try:
-        text = dist.read_text("entry_points.txt") or ""
+        text = read_file(dist, "entry_points.txt") or ""
     except Exception:  # judged where the copy is used; a later copy never is
         return False
     return any(f"[{group}]" in text for group in GROUPS)
 
 
 def _inside_any(dist: Distribution, folders: Sequence[str]) -> bool:
-    real = os.path.realpath(_location(dist))
+    real = os.path.realpath(folder_of(dist))
     return any(real == f or real.startswith(f.rstrip(os.sep) + os.sep) for f in folders)

@@ -1,20 +1,21 @@
 """TileLang integration: TileLang resolves its host codegen and runs its hooks through the
 registry. :func:`install` (called by activation at ``import tilelang`` once a plugin is installed)
 refuses a TileLang lacking an integration point; TileLang's own codegens become registry defaults
-(``tilelang-<kind>``), so with no plugin its host code is stock's. ``docs/tilelang.md`` says more."""
+(``tilelang-<kind>``), so with no plugin its host code is stock's. The TileLang is the module that
+``import tilelang`` gives; its distribution only names it. ``docs/tilelang.md`` says more."""
 
 from __future__ import annotations
 
-import threading
 from typing import TYPE_CHECKING, Any
 
+from .._clients import Client, ClientState
 from .._errors import UnsupportedTileLangError, warn_plugin
-from .._routing import routing
-from .._tvm import import_tilelang, tilelang_distributions, tilelang_overlap
+from .._names import TILELANG
+from .._tvm import Found, find, import_tilelang, tilelang_builds, tilelang_overlap
 from .._types import Origin
 from ._cache_key import fingerprint, patch_cache_key
-from ._layouts import DEFAULT_PREFIX, State, enter, undo
-from ._points import check, installed_build
+from ._layouts import DEFAULT_PREFIX, State, enter, rollback
+from ._points import build_name, check
 
 if TYPE_CHECKING:
     from .._registry import Registry
@@ -22,50 +23,77 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_PREFIX", "UnsupportedTileLangError", "add_defaults", "install",
            "is_installed", "plugin_fingerprint", "uninstall"]
 
-_LOCK = threading.RLock()
-_STATE: list[State] = []
 
-
-def is_installed() -> bool:
-    """Whether :func:`install` is in effect and TileLang's host builds still go through the registry."""
-    return bool(routing("tilelang", explain=False).routed)
+def imported_tilelang() -> Found:
+    """The TileLang that ``import tilelang`` gives, imported (:class:`UnsupportedTileLangError` where
+    there is none: ``tilelang`` is not an importable package)."""
+    import_tilelang()  # waits for another thread's import; a failure names itself
+    found = find(TILELANG)
+    if found is None:
+        raise UnsupportedTileLangError(
+            "TileLang is not installed (`import tilelang` finds no package); tilelang_hostcg.build() works "
+            "with the TVM in use")
+    return found
 
 
 def _state(registry: Registry | None) -> State:
     """What :func:`install` or :func:`add_defaults` records, TileLang imported and checked."""
-    found = tilelang_distributions()
-    distribution, version = build = installed_build(found)
-    overlap = tilelang_overlap(found)
+    found = imported_tilelang()
+    overlap = tilelang_overlap(tilelang_builds(found))
     if overlap is not None:
         warn_plugin(overlap)
-    import_tilelang(found[0])  # before the lock (see install()); waits for another thread's import
-    mode = check(build)
+    mode = check(found)
     if registry is None:
         from .._api import default_registry
 
         registry = default_registry()
-    return State(registry, mode, Origin(distribution, version))
+    name, version = build_name(found)
+    return State(registry, mode=mode, origin=Origin(name or TILELANG, version))
+
+
+class TileLangClient(Client):
+    """TileLang as a client: its two host-codegen functions of the layout it has, and its cache keys."""
+
+    name = "tilelang"
+    title = "TileLang integration (tilelang_hostcg.tilelang)"
+    compiler = "TileLang"
+
+    def _prepare(self, registry: Registry | None) -> State:
+        # TileLang imported before the lock: a thread importing TileLang activates at the end of
+        # its import and must not wait for this thread, which waits for that import.
+        return _state(registry)
+
+    def _enter(self, prepared: State) -> ClientState:
+        try:
+            enter(prepared, patch_tilelang=True)
+            patch_cache_key(prepared)
+        except BaseException:
+            rollback(prepared)
+            raise
+        return prepared
+
+    def blocker(self) -> str | None:
+        try:
+            check(imported_tilelang())
+        except Exception as exc:  # UnsupportedTileLangError, TVMNotFoundError
+            return str(exc)
+        return None
+
+
+CLIENT = TileLangClient()
+
+
+def is_installed() -> bool:
+    """Whether :func:`install` is in effect and TileLang's host builds go through the registry (a
+    route another package wrapped counts once a build has gone through it)."""
+    return CLIENT.is_installed()
 
 
 def install(*, registry: Registry | None = None) -> None:
     """Route TileLang's host-codegen choice and hooks through ``registry`` (default: the default
     registry). Idempotent; :class:`UnsupportedTileLangError` for a TileLang that lacks an
     integration point. A failure changes nothing."""
-    if _STATE:
-        return
-    # TileLang imported before the lock: a thread importing TileLang activates at the end of
-    # its import and must not wait for this thread, which waits for that import.
-    state = _state(registry)
-    with _LOCK:
-        if _STATE:
-            return
-        try:
-            enter(state, patch_tilelang=True)
-            patch_cache_key(state)
-        except BaseException:
-            undo(state)
-            raise
-        _STATE.append(state)
+    CLIENT.install(registry=registry)
 
 
 def add_defaults(registry: Registry) -> None:
@@ -75,11 +103,11 @@ def add_defaults(registry: Registry) -> None:
 
 
 def uninstall() -> None:
-    """Undo :func:`install` (also activation's): TileLang's original attributes come back and
-    its defaults leave the registry. No-op when not installed."""
-    with _LOCK:
-        if _STATE:
-            undo(_STATE.pop())
+    """Undo :func:`install` (also activation's): TileLang's original attributes come back and its
+    defaults leave the registry; an attribute another package has wrapped since is left to it (named
+    in a warning), and our route inside it hands every call to TileLang's original. No-op when not
+    installed."""
+    CLIENT.uninstall()
 
 
 def plugin_fingerprint(target: Any = None, target_host: Any = None, *,
@@ -90,5 +118,6 @@ def plugin_fingerprint(target: Any = None, target_host: Any = None, *,
     if registry is None:
         from .._api import default_registry
 
-        registry = _STATE[0].registry if _STATE else default_registry()
+        state = CLIENT.state
+        registry = state.registry if state is not None and state.registry is not None else default_registry()
     return fingerprint(registry, target, target_host)

@@ -4,14 +4,13 @@ advertised and TileLang's distribution is installed. A failure is one warning; T
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 from typing import TYPE_CHECKING
 
 from _tilelang_hostcg_hook import ENV_AUTO_INSTALL
 
-from .._errors import at_import, warn_plugin
+from .._errors import at_import
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -74,28 +73,26 @@ class _Loader:
 
 @at_import()
 def activate() -> None:
-    """Install the TileLang integration where :func:`~tilelang_hostcg._routing.routing` says so;
-    never raises (but ``KeyboardInterrupt`` and ``SystemExit``)."""
+    """Install the TileLang integration where :func:`~tilelang_hostcg._routing.routing` says so, for
+    the ``tilelang`` module just executed; never raises (but ``KeyboardInterrupt`` and ``SystemExit``)."""
+    from . import CLIENT
     try:
         from .._routing import routing
-        from .._tvm import tilelang_distribution
 
-        # install() raises what blocks it, naming it; a `tilelang` no distribution ships is
-        # not TileLang: left alone.
-        answer = routing("tilelang", activating=True)
-        if answer.pending or (answer.blocker is not None and tilelang_distribution() is not None):
-            from . import install
-
-            install()
+        # install() raises what blocks it, naming it; a stray `tilelang` with no integration point
+        # that no distribution ships is not TileLang: left alone.
+        answer = routing(CLIENT, activating=True)
+        if answer.pending or (answer.blocker is not None and _is_tilelang()):
+            CLIENT.install()
     except Exception as exc:
-        try:
-            cause = f"{type(exc).__name__}: {exc}"
-        except Exception:
-            cause = type(exc).__name__
-        from .._routing import FAILED
+        CLIENT.activation_failed(exc)
 
-        message = (f"tilelang-hostcg did not activate its TileLang integration: {cause}. TileLang "
-                   f"runs stock, without plugins. Set {ENV_AUTO_INSTALL}=0 to turn activation off")
-        FAILED["tilelang"] = message  # what the client line of this process quotes
-        with contextlib.suppress(Exception):  # never fail the import
-            warn_plugin(message)
+
+def _is_tilelang() -> bool:
+    """Whether the imported ``tilelang`` is TileLang: it has a layout's first point, or an installed
+    distribution ships it."""
+    from .._names import TILELANG
+    from .._tvm import find
+    from ._points import has_points
+    found = find(TILELANG)
+    return found is not None and (bool(found.owners) or has_points())

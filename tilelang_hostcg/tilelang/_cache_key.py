@@ -54,6 +54,7 @@ def _describe(registry: Registry, group: str, obj: Any) -> list[str]:
 def patch_cache_key(state: State) -> None:
     """Make TileLang's kernel cache and autotuner keys (``None``: not cached) hash the plugin set too."""
     registry = state.registry
+    assert registry is not None
 
     def keyed(key: str, target: Any, target_host: Any) -> str:
         doc = fingerprint(registry, target, target_host)
@@ -76,5 +77,5 @@ def patch_cache_key(state: State) -> None:
         return None if key is None else keyed(key, getattr(compile_args, "target", None),
                                               getattr(compile_args, "target_host", None))
 
-    patch(state, kernel_cache, "_generate_key", _generate_key)
-    patch(state, tuner, "generate_cache_key", generate_cache_key)
+    patch(state, kernel_cache, "_generate_key", _generate_key, carries_builds=False)
+    patch(state, tuner, "generate_cache_key", generate_cache_key, carries_builds=False)

@@ -11,14 +11,13 @@ from dataclasses import dataclass, field
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from .._names import CODEGEN_GROUP, HOOK_GROUP
+from .._clients import ClientState, Route, remove_defaults
 from .._types import HostCodegen, HostCodegenHook, Origin
 from ._points import Mode
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from .._registry import Registry
 
 DEFAULT_PREFIX = "tilelang-"
 """Names of TileLang's own codegens and hooks in the registry: ``tilelang-<kind>``."""
@@ -26,48 +25,40 @@ DEFAULT_PREFIX = "tilelang-"
 _BACKEND: contextvars.ContextVar[Any] = contextvars.ContextVar("tilelang_hostcg_backend", default=None)
 
 
-@dataclass(frozen=True, slots=True)
-class State:
-    """What one :func:`enter` did (replaced attributes, defaults registered, checked wrappers);
-    :func:`undo` empties it."""
+@dataclass(eq=False)
+class State(ClientState):
+    """What one :func:`enter` did: the client's state, TileLang's layout (``mode``), the defaults'
+    ``origin`` (TileLang's distribution and version) and the checked wrappers of chosen codegens."""
 
-    registry: Registry
-    mode: Mode
-    origin: Origin  # TileLang's distribution and version: the defaults' origin
-    patches: list[tuple[Any, str, Any, Any]] = field(default_factory=list)  # owner, name, original, ours
-    codegens: dict[str, HostCodegen] = field(default_factory=dict)
-    hooks: dict[str, HostCodegenHook] = field(default_factory=dict)
+    mode: Mode = "backend"
+    origin: Origin = field(default_factory=lambda: Origin(None))
     checked: dict[int, tuple[HostCodegen, HostCodegen]] = field(default_factory=dict)
 
 
 def enter(state: State, *, patch_tilelang: bool) -> None:
     """Register TileLang's own codegens and hooks as defaults and, with ``patch_tilelang``, replace
-    TileLang's functions so that they use the registry. On failure the caller runs :func:`undo`."""
+    TileLang's functions so that they use the registry. On failure the caller runs :func:`rollback`."""
     enter_layout = _enter_registry_mode if state.mode == "registry" else _enter_backend_mode
     enter_layout(state, patch_tilelang=patch_tilelang)
 
 
-def undo(state: State) -> None:
-    """Put TileLang's original attributes back and remove TileLang's defaults."""
-    for owner, name, original, _ in reversed(state.patches):
-        setattr(owner, name, original)
-    state.patches.clear()
-    registry = state.registry
-    for group, held, unregister in (
-            (CODEGEN_GROUP, state.codegens, registry.unregister_host_codegen),
-            (HOOK_GROUP, state.hooks, registry.unregister_host_codegen_hook)):
-        for kind, obj in held.items():
-            if any(r.obj is obj for r in registry.registrations(group, kind)):
-                unregister(kind, obj.name)
-        held.clear()
+def rollback(state: State) -> None:
+    """Put back every attribute :func:`enter` replaced and remove TileLang's defaults (a failed install)."""
+    for route in reversed(state.routes):
+        setattr(route.owner, route.name, route.original)
+    state.routes.clear()
+    if state.registry is not None:
+        remove_defaults(state.registry, state.codegens, state.hooks)
 
 
-def patch(state: State, owner: Any, name: str, value: Any) -> None:
-    """Replace ``owner.name`` with ``value`` (``__wrapped__``: the original) until :func:`undo`."""
+def patch(state: State, owner: Any, name: str, value: Any, *, carries_builds: bool = True) -> Route:
+    """Replace ``owner.name`` with ``value`` (``__wrapped__``: the original), recorded as a route."""
     original = owner.__dict__[name] if isinstance(owner, type) else getattr(owner, name)
     value.__wrapped__ = original
-    state.patches.append((owner, name, original, value))
+    route = Route(owner, name, original, value, carries_builds)
+    state.routes.append(route)
     setattr(owner, name, value)
+    return route
 
 
 def _closure_global_func(build: Any) -> str | None:
@@ -85,7 +76,9 @@ def _add_default(state: State, kind: str, stock_build: Callable[..., Any], func_
     if kind in state.codegens:
         return
     codegen = HostCodegen(DEFAULT_PREFIX + kind, stock_build, global_funcs=(func_name,) if func_name else ())
-    state.registry.register_host_codegen(kind, codegen, origin=state.origin, default=True)
+    registry = state.registry
+    assert registry is not None
+    registry.register_host_codegen(kind, codegen, origin=state.origin, default=True)
     state.codegens[kind] = codegen
 
 
@@ -94,7 +87,9 @@ def _add_hook(state: State, kind: str, apply: Callable[..., Any]) -> None:
     if kind in state.hooks:
         return
     hook = HostCodegenHook(DEFAULT_PREFIX + kind, apply)
-    state.registry.register_host_codegen_hook(kind, hook, origin=state.origin)
+    registry = state.registry
+    assert registry is not None
+    registry.register_host_codegen_hook(kind, hook, origin=state.origin)
     state.hooks[kind] = hook
 
 
@@ -102,13 +97,15 @@ def _chosen(state: State, target_host: Any) -> HostCodegen | None:
     """The registry's codegen for ``target_host`` as TileLang calls it, building through
     ``registry.build_host`` (which checks the result, naming the codegen), one object per
     codegen; ``None`` where it is TileLang's own."""
-    chosen = state.registry.resolve_host_codegen(target_host)
+    registry = state.registry
+    assert registry is not None
+    chosen = registry.resolve_host_codegen(target_host)
     if any(chosen is c for c in state.codegens.values()):
         return None
     held = state.checked.get(id(chosen))
     if held is not None and held[0] is chosen:
         return held[1]
-    wrapper = HostCodegen(chosen.name, state.registry.build_host, chosen.supports_target, chosen.priority)
+    wrapper = HostCodegen(chosen.name, registry.build_host, chosen.supports_target, chosen.priority)
     state.checked[id(chosen)] = (chosen, wrapper)
     return wrapper
 
@@ -121,6 +118,8 @@ def _enter_registry_mode(state: State, *, patch_tilelang: bool) -> None:
     stock_resolve = lower.resolve_host_codegen
     stock_apply = lower.apply_host_codegen_hooks
     registry = state.registry
+    assert registry is not None
+    mine: list[Route] = []  # the two routes, once patched
 
     def sync_codegens(kind: str) -> None:
         if kind in state.codegens or not (kind in hc._LAZY_HOST_CODEGENS or kind in hc._HOST_CODEGENS):
@@ -140,11 +139,17 @@ def _enter_registry_mode(state: State, *, patch_tilelang: bool) -> None:
             _add_hook(state, kind, stock_apply)
 
     def resolve_host_codegen(target_host: Any) -> Any:
+        if not state.active:  # uninstalled while another package's wrapper holds it
+            return stock_resolve(target_host)
+        state.called(mine[0])
         sync_codegens(target_host.kind.name)
         ours = _chosen(state, target_host)
         return stock_resolve(target_host) if ours is None else ours
 
     def apply_host_codegen_hooks(mod: Any, target_host: Any, target: Any) -> Any:
+        if not state.active:
+            return stock_apply(mod, target_host, target)
+        state.called(mine[1])
         if target is None:
             return mod
         sync_hooks(target.kind.name)
@@ -155,8 +160,8 @@ def _enter_registry_mode(state: State, *, patch_tilelang: bool) -> None:
     for kind in sorted(set(hc._LAZY_HOST_CODEGEN_HOOKS) | set(hc._HOST_CODEGEN_HOOKS)):
         sync_hooks(kind)
     if patch_tilelang:
-        patch(state, lower, "resolve_host_codegen", resolve_host_codegen)
-        patch(state, lower, "apply_host_codegen_hooks", apply_host_codegen_hooks)
+        mine.append(patch(state, lower, "resolve_host_codegen", resolve_host_codegen))
+        mine.append(patch(state, lower, "apply_host_codegen_hooks", apply_host_codegen_hooks))
 
 
 def _enter_backend_mode(state: State, *, patch_tilelang: bool) -> None:
@@ -165,6 +170,8 @@ def _enter_backend_mode(state: State, *, patch_tilelang: bool) -> None:
     stock_get = cls.__dict__["get_host_codegen"]
     stock_pre = cls.__dict__["preprocess_host_codegen"]
     registry = state.registry
+    assert registry is not None
+    mine: list[Route] = []  # the two routes, once patched
 
     def run_stock_hooks(mod: Any, target_host: Any, target: Any) -> Any:
         backend = _BACKEND.get()
@@ -179,11 +186,17 @@ def _enter_backend_mode(state: State, *, patch_tilelang: bool) -> None:
             _add_hook(state, kind, run_stock_hooks)
 
     def get_host_codegen(self: Any, target_host: Any) -> Any:
+        if not state.active:  # uninstalled while another package's wrapper holds it
+            return stock_get(self, target_host)
+        state.called(mine[0])
         sync(self)
         ours = _chosen(state, target_host)
         return stock_get(self, target_host) if ours is None else ours
 
     def preprocess_host_codegen(self: Any, mod: Any, target_host: Any, target: Any) -> Any:
+        if not state.active:
+            return stock_pre(self, mod, target_host, target)
+        state.called(mine[1])
         sync(self)
         require = getattr(self, "_require_target", None)
         if require is not None:
@@ -197,5 +210,5 @@ def _enter_backend_mode(state: State, *, patch_tilelang: bool) -> None:
     for backend in backend_module.list_backends().values():
         sync(backend)
     if patch_tilelang:
-        patch(state, cls, "get_host_codegen", get_host_codegen)
-        patch(state, cls, "preprocess_host_codegen", preprocess_host_codegen)
+        mine.append(patch(state, cls, "get_host_codegen", get_host_codegen))
+        mine.append(patch(state, cls, "preprocess_host_codegen", preprocess_host_codegen))

@@ -1,66 +1,92 @@
-"""TileLang's integration points (:data:`POINTS`, the table of ``docs/tilelang.md``), checked by
-shape, never by distribution or version: one that lacks a point is refused, naming it."""
+"""TileLang's integration points (:data:`POINTS`, the table of ``docs/tilelang.md``), checked in the
+TileLang the program imports by exact shape and by use (who calls each), never by distribution or
+version: one that lacks a point, or whose lowering no longer calls it, is refused, naming it."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from .._errors import UnsupportedTileLangError
-from .._routing import Point
-from .._tvm import distribution_name, tilelang_distributions
-
-if TYPE_CHECKING:
-    from importlib.metadata import Distribution
+from .._points import Point
+from .._tvm import Found
 
 Mode = Literal["registry", "backend"]  # TileLang's layouts (see ._layouts)
 
 _LOWER, _HC, _BACKEND = "tilelang.engine.lower", "tilelang.backend.host_codegen", "tilelang.backend.module"
+_HOST_CODEGEN = f"{_LOWER}:host_codegen"  # the function of TileLang's lowering that builds host code
+# The cache-key wrappers hand every argument on: their points are the leading parameters TileLang passes.
 _CACHE_KEYS = (Point("tilelang.cache.kernel_cache", "KernelCache._generate_key",
-                     ("self", "func", "out_idx", "execution_backend", "args", "target", "target_host")),
-               Point("tilelang.autotuner.tuner", "AutoTuner.generate_cache_key", ("self",)))
+                     ("self", "func", "out_idx", "execution_backend", "args", "target", "target_host"), exact=False),
+               Point("tilelang.autotuner.tuner", "AutoTuner.generate_cache_key", ("self",), exact=False))
 POINTS: dict[Mode, tuple[Point, ...]] = {
-    # 0.1.14 on: each backend module chooses its host codegen and runs its hooks.
-    "backend": (Point(_BACKEND, "BackendModule.get_host_codegen", ("self", "target_host")),
-                Point(_BACKEND, "BackendModule.preprocess_host_codegen", ("self", "mod", "target_host", "target")),
+    # 0.1.14 on: each backend module chooses its host codegen and runs its hooks; the lowering's
+    # host_codegen reaches them through the backend context.
+    "backend": (Point(_BACKEND, "BackendModule.get_host_codegen", ("self", "target_host"),
+                      (f"{_BACKEND}:BackendModule.codegen_host",)),
+                Point(_BACKEND, "BackendModule.preprocess_host_codegen", ("self", "mod", "target_host", "target"),
+                      (f"{_BACKEND}:BackendContext.preprocess_host_codegen",)),
+                Point(_BACKEND, "BackendModule.codegen_host", "callable", (f"{_BACKEND}:BackendContext.codegen_host",)),
+                Point(_BACKEND, "BackendContext.codegen_host", "callable", (_HOST_CODEGEN,)),
+                Point(_BACKEND, "BackendContext.preprocess_host_codegen", "callable", (_HOST_CODEGEN,)),
                 Point(_BACKEND, "BackendModule.matches", ("self", "target")),
                 Point(_BACKEND, "BackendModule.host_codegens", "field"),
                 Point(_BACKEND, "BackendModule.host_codegen_hooks", "field"),
-                Point(_BACKEND, "list_backends", ()), *_CACHE_KEYS),
-    # 0.1.12-0.1.13: tilelang.engine.lower imports the registry's functions by name.
-    "registry": (Point(_LOWER, "resolve_host_codegen", ("target_host",)),
-                 Point(_LOWER, "apply_host_codegen_hooks", ("mod", "target_host", "target")),
+                Point(_BACKEND, "list_backends", "mapping"), *_CACHE_KEYS),
+    # 0.1.12-0.1.13: tilelang.engine.lower imports the registry's functions by name and its
+    # host_codegen calls them.
+    "registry": (Point(_LOWER, "resolve_host_codegen", ("target_host",), (_HOST_CODEGEN,)),
+                 Point(_LOWER, "apply_host_codegen_hooks", ("mod", "target_host", "target"), (_HOST_CODEGEN,)),
                  Point(_HC, "_HOST_CODEGENS", "dict"), Point(_HC, "_LAZY_HOST_CODEGENS", "dict"),
                  Point(_HC, "_HOST_CODEGEN_HOOKS", "dict"), Point(_HC, "_LAZY_HOST_CODEGEN_HOOKS", "dict"),
                  *_CACHE_KEYS),
 }
 
 
-def installed_build(found: Sequence[Distribution] | None = None) -> tuple[str, str]:
-    """The installed TileLang's distribution name and version (``("tilelang-musa", "0.1.15")``)."""
-    found = tilelang_distributions() if found is None else found
-    if not found:
-        raise UnsupportedTileLangError(
-            "TileLang is not installed (no installed distribution ships the `tilelang` package); "
-            "tilelang_hostcg.build() works with the TVM in use")
-    return distribution_name(found[0]), str(found[0].version)
+def build_name(found: Found) -> tuple[str | None, str | None]:
+    """The imported TileLang's distribution name and version (``(None, version)``: a source tree)."""
+    owner = found.owner
+    return (owner.name if owner is not None else None), found.version()
 
 
-def check(build: tuple[str, str] | None = None) -> Mode:
-    """The imported TileLang's layout; :class:`UnsupportedTileLangError` naming every point of it
-    that is missing or of another shape (with neither layout, each layout's first point)."""
+def describe_build(found: Found) -> str:
+    """``tilelang-musa 0.1.15``, or ``from a source tree at PATH``."""
+    name, version = build_name(found)
+    return f"{name} {version or '?'}" if name is not None else f"from {found.describe()}"
+
+
+def layout() -> Mode:
+    """The imported TileLang's layout, by its module."""
     from importlib.util import find_spec
-    name, version = build or installed_build()
     try:
-        mode: Mode = "backend" if find_spec(_BACKEND) is not None else "registry"  # the layout by its module
+        return "backend" if find_spec(_BACKEND) is not None else "registry"
     except ImportError:  # no tilelang.backend at all
-        mode = "registry"
+        return "registry"
+
+
+def problems(mode: Mode) -> list[str]:
+    """Every point of ``mode`` that is missing, of another shape or not called (with neither layout,
+    each layout's first point)."""
     missing = [p for p in (point.problem() for point in POINTS[mode]) if p is not None]
-    if mode == "registry" and missing and missing[0].startswith(f"{POINTS[mode][0]} "):  # neither layout
-        missing = [f"{POINTS['backend'][0]} (or {POINTS['registry'][0]})"]
+    first = POINTS[mode][0]
+    if mode == "registry" and missing and missing[0].startswith(f"{first} (missing)"):  # neither layout
+        missing = [f"{POINTS['backend'][0]} (or {first})"]
+    return missing
+
+
+def has_points() -> bool:
+    """Whether the imported ``tilelang`` has one layout's first point at all (a stray module of that
+    name has neither, and is not TileLang)."""
+    return not any(problem.endswith(" (missing)") or "(or " in problem for problem in problems(layout())[:1])
+
+
+def check(found: Found) -> Mode:
+    """The imported TileLang's layout; :class:`UnsupportedTileLangError` naming every point of it
+    that is missing, of another shape or no longer called."""
+    mode = layout()
+    missing = problems(mode)
     if missing:
         raise UnsupportedTileLangError(
-            f"TileLang ({name} {version}) lacks the integration point{'s' if len(missing) > 1 else ''} "
+            f"TileLang ({describe_build(found)}) lacks the integration point{'s' if len(missing) > 1 else ''} "
             f"{'; '.join(missing)}, which tilelang_hostcg.tilelang relies on (docs/tilelang.md lists them); "
             "tilelang_hostcg.build() still works with its TVM")
     return mode

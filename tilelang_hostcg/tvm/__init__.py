@@ -6,10 +6,9 @@ its host module through the registry; TVM's own ``target.build.<kind>`` stay the
 from __future__ import annotations
 
 import sys
-import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from .._routing import routing
+from .._clients import Client, ClientState, Route, tilelang_takes_builds
 from ._points import BUILD_MODULE, DEFAULT_PREFIX, FUNCTION, KINDS, UnsupportedTVMError, check
 from ._route import State, make_route
 
@@ -19,39 +18,63 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_PREFIX", "KINDS", "UnsupportedTVMError", "add_defaults", "install",
            "is_installed", "uninstall"]
 
-_LOCK = threading.RLock()
-_STATE: list[State] = []
+
+class TVMClient(Client):
+    """Apache TVM as a client: one route, ``tvm.tirx.build.tir_to_runtime``."""
+
+    name = "tvm"
+    title = "TVM integration (tilelang_hostcg.tvm)"
+    compiler = "TVM"
+
+    def _prepare(self, registry: Registry | None) -> tuple[Any, Registry | None]:
+        from .._tvm import import_tvm
+        return sys.modules.get("tvm") or import_tvm(), registry  # importing TVM may activate: it installs first
+
+    def _enter(self, prepared: tuple[Any, Registry | None]) -> ClientState:
+        tvm, registry = prepared
+        original = check(tvm)
+        module = sys.modules[BUILD_MODULE]
+        state = State(None, requested=registry, module=module, original=original)
+        route = make_route(state)
+        state.routes.append(Route(module, FUNCTION, original, route))
+        setattr(module, FUNCTION, route)
+        return state
+
+    def blocker(self) -> str | None:
+        from .._tvm import import_tvm
+        try:
+            check(sys.modules.get("tvm") or import_tvm(), activation=True)  # at ``import tvm``: in the making
+        except Exception as exc:  # UnsupportedTVMError, TVMNotFoundError
+            return str(exc)
+        return None
+
+    def stands_aside(self) -> str | None:
+        if tilelang_takes_builds():
+            return "TileLang is imported: the TileLang integration applies"
+        return None
+
+
+CLIENT = TVMClient()
 
 
 def is_installed() -> bool:
-    """Whether :func:`install` is in effect and TVM still calls the route (also inside another package's wrapper)."""
-    return bool(routing("tvm", explain=False).routed)
+    """Whether :func:`install` is in effect and TVM's builds call the route (a route another package
+    wrapped counts once a build has gone through it)."""
+    return CLIENT.is_installed()
 
 
 def install(*, registry: Registry | None = None) -> None:
     """Route TVM's host modules through ``registry`` (default: the default registry). Idempotent.
     Raises :class:`UnsupportedTVMError`, changing nothing, for a TVM lacking an integration point or
     whose ``tir_to_runtime`` another package has replaced."""
-    from .._tvm import import_tvm
-    tvm = sys.modules.get("tvm") or import_tvm()  # importing TVM may activate: it installs first
-    with _LOCK:
-        if not _STATE:
-            state = State(sys.modules[BUILD_MODULE], check(tvm), registry)
-            setattr(state.module, FUNCTION, make_route(state))
-            _STATE.append(state)
+    CLIENT.install(registry=registry)
 
 
 def uninstall() -> None:
-    """Undo :func:`install`: TVM's original is put back and its defaults leave the registry (a route
-    another package wrapped since hands every build to TVM's original). No-op when not installed."""
-    with _LOCK:
-        if not _STATE:
-            return
-        state = _STATE.pop()
-        state.active = False
-        if getattr(state.module, FUNCTION, None) is state.replacement:
-            setattr(state.module, FUNCTION, state.original)
-        state.close()
+    """Undo :func:`install`: TVM's original is put back and its defaults leave the registry; a route
+    another package wrapped since is left to it (named in a warning) and hands every build to TVM's
+    original. No-op when not installed."""
+    CLIENT.uninstall()
 
 
 def add_defaults(registry: Registry) -> None:

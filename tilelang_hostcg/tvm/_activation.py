@@ -5,14 +5,13 @@ Cheap (no registry, no ``packaging``) and never raising: a failure is one Plugin
 
 from __future__ import annotations
 
-import contextlib
-import os
 import sys
 
-from _tilelang_hostcg_hook import ENV_AUTO_INSTALL, OFF
+from _tilelang_hostcg_hook import activation_off
 
-from .._errors import at_import, warn_plugin
-from .._routing import FAILED, routing
+from .._errors import at_import
+from .._routing import routing
+from . import CLIENT
 
 
 @at_import()
@@ -22,26 +21,16 @@ def autoload() -> None:
     try:
         _activate()
     except Exception as exc:
-        try:
-            cause = str(exc) or type(exc).__name__
-        except Exception:
-            cause = type(exc).__name__
-        FAILED["tvm"] = message = (f"tilelang-hostcg did not activate its TVM integration: {cause}. TVM runs stock, "
-                                   f"without plugins. Set {ENV_AUTO_INSTALL}=0 to turn activation off")
-        with contextlib.suppress(Exception):  # never fail the import
-            warn_plugin(message)
+        CLIENT.activation_failed(exc)
 
 
 def _activate() -> None:
-    value = os.environ.get(ENV_AUTO_INSTALL)
-    if value is not None and value.strip().lower() in OFF:
+    if activation_off():
         return
     tvm = sys.modules.get("tvm")
-    if tvm is None or getattr(tvm, "_RUNTIME_ONLY", False) or "tilelang" in sys.modules:
+    if tvm is None or getattr(tvm, "_RUNTIME_ONLY", False) or CLIENT.stands_aside() is not None:
         return
     # The one answer (its Controls warn of each control problem once); install() raises what blocks it.
-    answer = routing("tvm", activating=True)
+    answer = routing(CLIENT, activating=True)
     if answer.pending or answer.blocker is not None:
-        from . import install
-
-        install()
+        CLIENT.install()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .._build import build_split
-from .._names import APACHE_TVM, CODEGEN_GROUP
+from .._names import APACHE_TVM
 from .._targets import GlobalFuncBuild, parse_target
 from .._tvm import import_tvm, tvm_info
 from .._types import HostCodegen, Origin
@@ -27,27 +27,19 @@ def register_defaults(registry: Registry, held: dict[str, HostCodegen], kinds: t
         held[kind] = codegen
 
 
-def remove_defaults(registry: Registry, held: dict[str, HostCodegen]) -> None:
-    """Remove what :func:`register_defaults` registered (and only that)."""
-    for kind, codegen in held.items():
-        if any(r.obj is codegen for r in registry.registrations(CODEGEN_GROUP, kind)):
-            registry.unregister_host_codegen(kind, codegen.name)
-    held.clear()
-
-
 def routed(state: State, host_mod: Any, device_mod_dict: Any, target_host: Any) -> Any:
     """``tir_to_runtime`` through the registry: device modules by TVM's own ``codegen_build``,
     in TVM's order; the registry's hooks; the host module by the host target's codegen."""
     host = parse_target(target_host)
     kind = host.kind.name
-    registry = state.used
+    registry = state.registry
     if registry is None or kind not in state.codegens:
         with state.lock:
-            if state.used is None:
+            if state.registry is None:
                 from .._api import default_registry
 
-                state.used = default_registry() if state.registry is None else state.registry
-                register_defaults(state.used, state.codegens)
-            register_defaults(state.used, state.codegens, (kind,))
-            registry = state.used
-    return build_split(registry, host_mod, device_mod_dict.items(), host, state.module.codegen_build)
+                state.registry = default_registry() if state.requested is None else state.requested
+                register_defaults(state.registry, state.codegens)
+            register_defaults(state.registry, state.codegens, (kind,))
+            registry = state.registry
+    return build_split(registry, host_mod, device_mod_dict.items(), host, state.module.codegen_build)  # type: ignore[union-attr]

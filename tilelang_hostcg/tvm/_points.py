@@ -7,13 +7,14 @@ from importlib import import_module
 from types import FunctionType, ModuleType
 from typing import Any
 
+from .._clients import owner_of
 from .._errors import HostCodegenError
-from .._routing import Point, owner_of
+from .._points import Point
 
 BUILD_MODULE = "tvm.tirx.build"
 FUNCTION = "tir_to_runtime"  # the one function of TVM replaced: every TIR build passes through it
-POINTS = (Point(BUILD_MODULE, FUNCTION, ("host_mod", "device_mod_dict", "target_host")),
-          Point(BUILD_MODULE, "codegen_build", ("mod", "target")),
+POINTS = (Point(BUILD_MODULE, FUNCTION, ("host_mod", "device_mod_dict", "target_host"), (f"{BUILD_MODULE}:build",)),
+          Point(BUILD_MODULE, "codegen_build", ("mod", "target")),  # the route calls it
           Point("tvm.backend._autoload_backends", "_autoload_backends", ()))  # the last for activation only
 DEFAULT_PREFIX = "apache-tvm-"
 """Names of TVM's own codegens in the registry: ``apache-tvm-<kind>``."""

@@ -9,49 +9,39 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .._clients import ClientState, tilelang_takes_builds
+
 if TYPE_CHECKING:
     from collections.abc import Callable
     from types import ModuleType
 
     from .._registry import Registry
-    from .._types import HostCodegen
 
 _LOCAL = threading.local()  # .busy: this thread is inside a routed build
 
 
 @dataclass(eq=False)
-class State:
-    """One :func:`~tilelang_hostcg.tvm.install`; ``registry`` ``None``: the default one, taken at the
-    first build; ``used``: the registry TVM's defaults (``codegens``, by kind) went into."""
+class State(ClientState):
+    """One :func:`~tilelang_hostcg.tvm.install`; ``requested``: the registry asked for (``None``: the
+    default one, taken at the first build); ``registry``: the one TVM's defaults went into."""
 
-    module: ModuleType
-    original: Callable[..., Any]
-    registry: Registry | None
-    replacement: Callable[..., Any] | None = None
-    codegens: dict[str, HostCodegen] = field(default_factory=dict)
+    requested: Registry | None = None
+    module: ModuleType | None = None
+    original: Callable[..., Any] | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
-    used: Registry | None = None
-    active: bool = True  # False: a route another package's wrapper still holds hands builds to TVM's original
-
-    def close(self) -> None:
-        """Remove TVM's defaults from the registry they went into."""
-        with self.lock:
-            registry, self.used = self.used, None
-            if registry is not None:
-                from ._defaults import remove_defaults
-
-                remove_defaults(registry, self.codegens)
 
 
 def make_route(state: State) -> Callable[..., Any]:
     """The replacement of ``tir_to_runtime`` for ``state`` (its ``__wrapped__`` is TVM's)."""
     original = state.original
+    assert original is not None
 
     def tir_to_runtime(host_mod: Any, device_mod_dict: Any, target_host: Any) -> Any:
         """TVM's ``tir_to_runtime`` with the host module built through tilelang-hostcg's
         registry (TVM's original for a nested build and where TileLang is imported)."""
-        if not state.active or getattr(_LOCAL, "busy", False) or "tilelang" in sys.modules:
+        if not state.active or getattr(_LOCAL, "busy", False) or tilelang_takes_builds():
             return original(host_mod, device_mod_dict, target_host)
+        state.called(state.routes[0])
         _LOCAL.busy = True
         try:
             from ._defaults import routed
@@ -64,7 +54,6 @@ def make_route(state: State) -> Callable[..., Any]:
             _LOCAL.busy = False
 
     tir_to_runtime.__wrapped__ = original  # type: ignore[attr-defined]
-    state.replacement = tir_to_runtime
     return tir_to_runtime
 
 

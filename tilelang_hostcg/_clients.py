@@ -1,0 +1,223 @@
+"""The one interface of a client (a compiler whose host builds we route: TileLang, Apache TVM):
+its state, ``install``/``uninstall``, its defaults, the activation warning and whether its routes
+are live. Each client implements :class:`Client`; :mod:`._routing` asks it, knowing no client's
+internals. Cheap to import (it runs at ``import tvm``)."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from contextlib import suppress
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from _tilelang_hostcg_hook import ENV_AUTO_INSTALL
+
+from ._errors import HostCodegenError, warn_plugin
+from ._names import CODEGEN_GROUP, HOOK_GROUP
+
+if TYPE_CHECKING:
+    from ._registry import Registry
+    from ._types import HostCodegen, HostCodegenHook
+
+ClientName = Literal["tilelang", "tvm"]
+
+
+@dataclass(eq=False)
+class Route:
+    """One attribute of the compiler replaced by ours: ``owner.name`` was ``original``, is ``ours``."""
+
+    owner: Any
+    name: str
+    original: Any
+    ours: Any
+    carries_builds: bool = True  # False: a cache key, not on the path host code is built by
+
+    def current(self) -> Any:
+        """What ``owner.name`` is now (a class's own attribute, not an inherited one)."""
+        if isinstance(self.owner, type):
+            return vars(self.owner).get(self.name)
+        return getattr(self.owner, self.name, None)
+
+
+@dataclass(eq=False)
+class ClientState:
+    """What one ``install()`` did: its ``routes``, the defaults it registered (by kind) in ``registry``,
+    and the other packages' wrappers seen calling a route (``confirmed``, by ``id``)."""
+
+    registry: Registry | None
+    routes: list[Route] = field(default_factory=list)
+    codegens: dict[str, HostCodegen] = field(default_factory=dict)
+    hooks: dict[str, HostCodegenHook] = field(default_factory=dict)
+    confirmed: set[int] = field(default_factory=set)
+    active: bool = True  # False: a route another package's wrapper still holds hands calls to the original
+
+    def called(self, route: Route) -> None:
+        """Our ``route`` was called: where another package's wrapper holds it now, that wrapper calls it."""
+        now = route.current()
+        if now is not route.ours and now is not None:
+            self.confirmed.add(id(now))
+
+
+@dataclass(frozen=True)
+class Liveness:
+    """Whether a client's routes are on the compiler's path: ``routed`` (``None``: another package
+    wrapped a route and no build has shown yet whether it calls it), and ``who`` replaced or wrapped it."""
+
+    routed: bool | None
+    installed: bool
+    who: str | None = None
+
+
+def tilelang_takes_builds() -> bool:
+    """The one rule between the clients: where TileLang is imported, its integration builds host code,
+    and TVM's route hands every build to TVM's original."""
+    return "tilelang" in sys.modules
+
+
+def reaches(func: Any, target: Any) -> bool:
+    """Whether ``func`` is ``target`` or wraps it (``__wrapped__``, its closure; a few levels)."""
+    todo, seen = [func], 0
+    while todo and seen < 32:
+        func, seen = todo.pop(), seen + 1
+        if func is target:
+            return True
+        if callable(func):
+            todo.append(getattr(func, "__wrapped__", None))
+            for cell in getattr(func, "__closure__", None) or ():
+                with suppress(ValueError):  # an empty cell
+                    todo.append(cell.cell_contents)
+    return False
+
+
+def owner_of(func: Any) -> str:
+    """Who defined ``func``: its code file's module (``functools.wraps`` copies ``__module__``)."""
+    where = getattr(getattr(func, "__code__", None), "co_filename", None)
+    module = next((name for name, m in list(sys.modules.items()) if where and getattr(m, "__file__", None) == where),
+                  getattr(func, "__module__", None) or type(func).__name__)
+    return f"{module!r} ({where})" if where else repr(module)
+
+
+def remove_defaults(registry: Registry, codegens: dict[str, HostCodegen], hooks: dict[str, HostCodegenHook]) -> None:
+    """Remove a client's defaults from ``registry`` (only those still registered as they were)."""
+    for group, held, unregister in ((CODEGEN_GROUP, codegens, registry.unregister_host_codegen),
+                                    (HOOK_GROUP, hooks, registry.unregister_host_codegen_hook)):
+        for kind, obj in held.items():
+            if any(r.obj is obj for r in registry.registrations(group, kind)):
+                unregister(kind, obj.name)
+        held.clear()
+
+
+class Client(ABC):
+    """A compiler whose host builds can go through the registry. Subclasses say how to enter and
+    leave it (:meth:`_prepare`, :meth:`_enter`), what blocks it (:meth:`blocker`) and when it stands
+    aside for another client (:meth:`stands_aside`); the rest is written here once."""
+
+    name: ClassVar[ClientName]
+    title: ClassVar[str]  # "TileLang integration (tilelang_hostcg.tilelang)"
+    compiler: ClassVar[str]  # "TileLang"
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.state: ClientState | None = None
+        self.activation_warning: str | None = None  # the warning this process's activation gave
+
+    # -- what each client says ---------------------------------------------------------------
+    @abstractmethod
+    def _prepare(self, registry: Registry | None) -> Any:
+        """What :meth:`install` needs, found before the lock (imports the compiler; raises what blocks it)."""
+
+    @abstractmethod
+    def _enter(self, prepared: Any) -> ClientState:
+        """Replace the compiler's functions (under the lock); on failure, undo and raise."""
+
+    @abstractmethod
+    def blocker(self) -> str | None:
+        """What keeps the compiler in use from being routed (a missing point, a rival), else ``None``."""
+
+    def stands_aside(self) -> str | None:
+        """Why another client takes this one's builds in this process, else ``None``."""
+        return None
+
+    # -- written once ---------------------------------------------------------------------
+    def install(self, *, registry: Registry | None = None) -> None:
+        """Route the compiler's host builds through ``registry`` (default: the default registry).
+        Idempotent; a failure changes nothing."""
+        if self.state is not None:
+            return
+        prepared = self._prepare(registry)
+        with self.lock:
+            if self.state is None:
+                self.state = self._enter(prepared)
+
+    def uninstall(self) -> list[str]:
+        """Undo :meth:`install`: each replaced attribute that is still ours gets the compiler's
+        original back; one another package has wrapped since is left alone (our route in it hands
+        every call to the original), and named in the list returned and in a warning. The defaults
+        leave the registry. No-op when not installed."""
+        with self.lock:
+            state, self.state = self.state, None
+            if state is None:
+                return []
+            state.active = False
+            left = []
+            for route in reversed(state.routes):
+                now = route.current()
+                if now is route.ours:
+                    setattr(route.owner, route.name, route.original)
+                elif now is not route.original:
+                    left.append(f"{_path(route)} (now {owner_of(now)})")
+            if state.registry is not None:
+                remove_defaults(state.registry, state.codegens, state.hooks)
+        if left:
+            warn_plugin(f"tilelang-hostcg's {self.title} is uninstalled, but another package has wrapped "
+                        f"{'; '.join(left)} since install(); those are theirs and left in place: our route inside "
+                        "them now hands every call to the compiler's original")
+        return left
+
+    def live(self) -> Liveness:
+        """Whether the compiler calls our routes now (see :class:`Liveness`)."""
+        state = self.state
+        if state is None:
+            return Liveness(False, installed=False)
+        unconfirmed = None
+        for route in (r for r in state.routes if r.carries_builds):
+            now = route.current()
+            if now is route.ours or id(now) in state.confirmed:
+                continue
+            if not reaches(now, route.ours):
+                return Liveness(False, installed=True, who=owner_of(now))
+            unconfirmed = unconfirmed or owner_of(now)
+        if unconfirmed is not None:
+            return Liveness(None, installed=True, who=unconfirmed)
+        return Liveness(True, installed=True)
+
+    def is_installed(self) -> bool:
+        """Whether :meth:`install` is in effect and the compiler's host builds go through the registry."""
+        return self.live().routed is True
+
+    def activation_failed(self, exc: BaseException) -> None:
+        """Activation at ``import <compiler>`` failed with ``exc``: one warning (never raising), kept
+        for this process's client line."""
+        try:  # our own errors say everything; another exception needs its type to be understood
+            cause = str(exc) if isinstance(exc, HostCodegenError) else f"{type(exc).__name__}: {exc}"
+        except Exception:
+            cause = type(exc).__name__
+        self.activation_warning = message = (
+            f"tilelang-hostcg did not activate its {self.compiler} integration: {cause}. {self.compiler} runs "
+            f"stock, without plugins. Set {ENV_AUTO_INSTALL}=0 to turn activation off")
+        with suppress(Exception):  # never fail the import
+            warn_plugin(message)
+
+
+def _path(route: Route) -> str:
+    owner = route.owner
+    where = f"{owner.__module__}.{owner.__qualname__}" if isinstance(owner, type) else getattr(owner, "__name__", "?")
+    return f"{where}.{route.name}"
+
+
+def routes_of(routes: Sequence[Route]) -> list[str]:
+    """The dotted paths of ``routes`` (for messages)."""
+    return [_path(r) for r in routes]

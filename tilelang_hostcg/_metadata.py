@@ -1,0 +1,281 @@
+"""Reading installed metadata: the one module that opens a distribution's files, and the answers
+built on them alone (a distribution's name, whether it is editable, which distribution's files hold
+a module). A metadata file is opened without waiting: a FIFO, a device or a folder where a file
+belongs is a problem named (:class:`MetadataFileError`), never a read that blocks. Metadata names
+what the program imported; it never decides what that is (``_tvm`` finds the compiler)."""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ._advice import reinstall
+from ._errors import HostCodegenError
+from .discovery._records import normalize_name
+
+if TYPE_CHECKING:
+    from importlib.metadata import Distribution
+
+# The files of a metadata folder this package reads; each is checked before ``importlib.metadata``
+# opens it.
+METADATA_FILES = ("METADATA", "PKG-INFO", "entry_points.txt", "top_level.txt", "RECORD",
+                  "direct_url.json", "requires.txt")
+_READ_LIMIT = 64 * 1024 * 1024  # a metadata file larger than this is not one an installer wrote
+_FILE_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"),
+               (stat.S_ISDIR, "a folder"), (stat.S_ISSOCK, "a socket"))
+
+
+class MetadataFileError(HostCodegenError):
+    """A file of a distribution's metadata folder is not a regular file (or is too large to be one)."""
+
+
+def folder_of(dist: Distribution) -> str:
+    """How messages name a distribution: its metadata folder."""
+    return str(getattr(dist, "_path", "") or dist)
+
+
+def metadata_file_path(dist: Distribution, filename: str) -> str | None:
+    """The path of ``filename`` in ``dist``'s metadata folder, where it is one on disk."""
+    folder = getattr(dist, "_path", None)  # PathDistribution's
+    if folder is None:
+        return None
+    try:
+        return os.path.join(os.fspath(folder), filename)
+    except TypeError:  # a zip path or another non-path object
+        return None
+
+
+def _kind_of(mode: int) -> str | None:
+    """What a file of ``mode`` is where it is not a regular file (``None`` for one)."""
+    return next((what for test, what in _FILE_KINDS if test(mode)), None if stat.S_ISREG(mode) else "not a file")
+
+
+def file_problem(dist: Distribution, filename: str) -> str | None:
+    """What keeps ``filename`` of ``dist``'s metadata from being read without waiting, else ``None``."""
+    path = metadata_file_path(dist, filename)
+    if path is None:
+        return None
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:  # missing (or unreadable: importlib.metadata answers None for it)
+        return None
+    what = _kind_of(mode)
+    if what is None:
+        return None
+    return (f"distribution metadata {folder_of(dist)!r}: its {filename} is {what}, not a file; the distribution is "
+            f"ignored. Remove {path!r} (or the whole folder, a leftover of an installation)")
+
+
+def check_files(dist: Distribution, *filenames: str) -> None:
+    """Raise :class:`MetadataFileError` where one of ``filenames`` (default: every file this package
+    reads) cannot be read without waiting: before ``importlib.metadata`` opens them."""
+    for filename in filenames or METADATA_FILES:
+        problem = file_problem(dist, filename)
+        if problem is not None:
+            raise MetadataFileError(problem, distribution=folder_of(dist), file=filename)
+
+
+def read_file(dist: Distribution, filename: str) -> str | None:
+    """``dist``'s metadata file ``filename`` as text (``None`` where missing), opened without waiting:
+    :class:`MetadataFileError` for one that is not a regular file; ``UnicodeDecodeError`` for one
+    that is not UTF-8; ``PermissionError`` for one this user may not read."""
+    path = metadata_file_path(dist, filename)
+    if path is None:
+        return dist.read_text(filename)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    with open(fd, "rb") as stream:
+        info = os.fstat(fd)
+        what = _kind_of(info.st_mode)
+        if what is None and info.st_size > _READ_LIMIT:
+            what = f"{info.st_size} bytes long"
+        if what is not None:
+            raise MetadataFileError(
+                f"distribution metadata {folder_of(dist)!r}: its {filename} is {what}, not a metadata file; "
+                f"the distribution is ignored. Remove {path!r} (or the whole folder, a leftover of an "
+                "installation)", distribution=folder_of(dist), file=filename)
+        return stream.read().decode("utf-8")
+
+
+def safe_read(dist: Distribution, filename: str) -> str | None:
+    """:func:`read_file`, with ``None`` for a file that cannot be used (for answers that only look)."""
+    try:
+        return read_file(dist, filename)
+    except Exception:  # not a file, not UTF-8, not readable: it says nothing
+        return None
+
+
+def distribution_name(dist: Distribution) -> str:
+    """``dist``'s metadata ``Name``, PEP 503 normalized (``?`` where it cannot be read)."""
+    try:
+        check_files(dist, "METADATA", "PKG-INFO")
+        name = str(dist.metadata["Name"] or "")
+    except Exception:  # unreadable metadata
+        name = ""
+    return normalize_name(name) or "?"
+
+
+def distribution_version(dist: Distribution) -> str | None:
+    """``dist``'s metadata ``Version`` (``None`` where it cannot be read)."""
+    try:
+        check_files(dist, "METADATA", "PKG-INFO")
+        version = dist.metadata["Version"]
+    except Exception:  # unreadable metadata
+        return None
+    return str(version) if version else None
+
+
+def direct_url(dist: Distribution) -> dict[str, Any]:
+    """``dist``'s PEP 610 ``direct_url.json`` (empty without a readable one: installed from an index)."""
+    import json
+    try:
+        doc = json.loads(read_file(dist, "direct_url.json") or "null")
+    except Exception:  # unreadable: as if installed from an index
+        return {}
+    return doc if isinstance(doc, dict) else {}
+
+
+def file_url_path(url: object) -> str | None:
+    """The local path a ``file:`` URL names, else ``None``."""
+    from urllib.parse import unquote, urlsplit
+    parts = urlsplit(str(url))
+    return unquote(parts.path) if parts.scheme == "file" else None
+
+
+def is_editable(doc: dict[str, Any]) -> bool:
+    """Whether a :func:`direct_url` document says the install is editable."""
+    dir_info = doc.get("dir_info")
+    return isinstance(dir_info, dict) and dir_info.get("editable") is True
+
+
+def editable_source(dist: Distribution) -> str | None:
+    """The source folder of ``dist`` where it is an editable install, else ``None``."""
+    doc = direct_url(dist)
+    path = file_url_path(doc.get("url", "")) if is_editable(doc) else None
+    return os.path.realpath(path) if path else None
+
+
+def has_record(dist: Distribution) -> bool:
+    """Whether ``dist`` lists its files (a ``RECORD``; PEP 627 lets a system packager omit it)."""
+    path = metadata_file_path(dist, "RECORD")
+    return os.path.isfile(path) if path is not None else safe_read(dist, "RECORD") is not None
+
+
+def _top_level(dist: Distribution) -> list[str] | None:
+    text = safe_read(dist, "top_level.txt")
+    return None if text is None else text.split()
+
+
+def ships_package(dist: Distribution, package: str) -> bool:
+    """Whether ``dist`` ships the top-level ``package``: its ``RECORD`` lists a file under it (searched
+    whole, never parsed: TileLang's is over 0.5 MB), else its ``top_level.txt`` names it."""
+    record = safe_read(dist, "RECORD")
+    if record is not None:
+        prefix = package + "/"
+        return record.startswith(prefix) or f"\n{prefix}" in record
+    top_level = _top_level(dist)
+    return top_level is not None and package in top_level
+
+
+@dataclass(frozen=True, slots=True)
+class Owner:
+    """The installed distribution whose files hold an imported package: its ``name`` (normalized),
+    ``version``, metadata ``folder``, and whether it lists its files (``record``)."""
+
+    name: str
+    version: str | None
+    folder: str
+    record: bool
+
+    def describe(self) -> str:
+        """``NAME VERSION``."""
+        return f"{self.name} {self.version or '?'}"
+
+
+def owner(dist: Distribution) -> Owner:
+    """The :class:`Owner` record of ``dist``."""
+    return Owner(distribution_name(dist), distribution_version(dist), folder_of(dist), has_record(dist))
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _holds(dist: Distribution, package: str, init_file: str, site: str) -> bool:
+    """Whether ``dist``, installed in ``site``, ships ``package`` whose ``__init__.py`` is ``init_file``."""
+    record = safe_read(dist, "RECORD")
+    if record is not None:
+        line = f"{package}/__init__.py,"
+        if not (record.startswith(line) or f"\n{line}" in record):
+            return False
+        return _same_file(os.path.join(site, package, "__init__.py"), init_file)
+    top_level = _top_level(dist)
+    if top_level is not None:
+        return package in top_level
+    return distribution_name(dist) == normalize_name(package)  # lists nothing: its name says it
+
+
+def owners_of(package: str, init_file: str) -> list[Distribution]:
+    """The installed distributions whose files hold the imported ``package`` (its ``__init__.py`` is
+    ``init_file``): those in the folder above it that list that file (or, listing no files, name the
+    package in ``top_level.txt`` or are named after it), else an editable install whose source folder
+    holds it and that names the package. More than one is a broken installation."""
+    from importlib.metadata import distributions
+    site = os.path.dirname(os.path.dirname(os.path.realpath(init_file)))
+    found = {folder_of(d): d for d in distributions(path=[site]) if _holds(d, package, init_file, site)}
+    if not found:
+        for dist in distributions():
+            source = editable_source(dist)
+            if source and (init_file.startswith(source + os.sep) or os.path.realpath(init_file).startswith(
+                    source + os.sep)) and package in (_top_level(dist) or [distribution_name(dist)]):
+                found.setdefault(folder_of(dist), dist)
+    return list(found.values())
+
+
+def shipping(package: str, folders: list[str]) -> list[Distribution]:
+    """Every installed distribution in ``folders`` that ships ``package`` (by its metadata alone)."""
+    from importlib.metadata import distributions
+    found: dict[str, Distribution] = {}
+    for folder in folders:
+        for dist in distributions(path=[folder]):
+            if ships_package(dist, package):
+                found.setdefault(os.path.realpath(folder_of(dist)), dist)
+    return list(found.values())
+
+
+def unusable_entry_points() -> list[str]:
+    """Each distribution whose ``entry_points.txt`` cannot be read, and what to do: it fails
+    ``importlib.metadata.entry_points()`` for every group (TVM's autoload at ``import tvm``)."""
+    from importlib.metadata import distributions
+    found = []
+    for dist in distributions():
+        problem = file_problem(dist, "entry_points.txt")
+        if problem is not None:
+            found.append(problem)
+            continue
+        try:
+            dist.entry_points  # noqa: B018  # read, for its error
+        except Exception as exc:
+            found.append(unusable(dist, "entry_points.txt", exc))
+    return found
+
+
+def unusable(dist: Distribution, what: str, exc: Exception, ignored: str = "") -> str:
+    """What is wrong with ``dist``'s file ``what`` and the repair (from ``NAME-VERSION.dist-info``)."""
+    if isinstance(exc, MetadataFileError):
+        return str(exc)
+    first = str(exc).strip().partition("\n")[0]  # packaging's errors add a drawn caret line
+    if isinstance(exc, UnicodeDecodeError):
+        reason = f"it is not UTF-8: {exc.reason} at byte {exc.start}"
+    else:
+        reason = f"it cannot be parsed: {type(exc).__name__}: {first}"
+    name, _, version = os.path.basename(folder_of(dist).rstrip("/\\")).rpartition(".")[0].partition("-")
+    fix = f"Reinstall it ({reinstall(name, version.partition('-')[0])}) or remove" if name else "Remove"
+    return f"distribution metadata {folder_of(dist)!r}: {what} cannot be used ({reason}){ignored}. {fix} the folder"
