@@ -29,7 +29,7 @@ class Tier(IntEnum):
     """Where a matching codegen stands before priorities count: a lower tier is chosen first."""
 
     PLAIN = 0
-    """A codegen of a plugin or of code: the ordinary case."""
+    """The ordinary case: a plugin's codegen, one registered in code, the core's own where no client default is."""
     CLIENT_DEFAULT = 1
     """A client's own codegen (TileLang's), used only when no plain codegen of the kind matches."""
     SUPERSEDED_CORE = 2
@@ -37,7 +37,7 @@ class Tier(IntEnum):
 
 
 class Why(str, Enum):
-    """Why the chosen codegen was chosen; each value is the word the record has always held."""
+    """Why the chosen codegen was chosen; each is also its plain word (``Why.ONLY == "only"``)."""
 
     PREFERRED = "preferred"
     """``TILELANG_HOSTCG_PREFER`` names it, and it matches."""
