@@ -46,11 +46,19 @@ def _device_build(mod: IRModule, target: Target) -> Module:
     return func(mod, target)
 
 
+def _tir_pipeline(tirx: Any, target: Target, pipeline: Any) -> Any:
+    """What ``pipeline`` stands for: TVM's default for ``target`` (``None``), a pipeline by name, or itself."""
+    if pipeline is None:
+        return tirx.get_default_tir_pipeline(target)
+    if isinstance(pipeline, str):
+        return tirx.get_tir_pipeline(pipeline)
+    return pipeline
+
+
 def _pipeline(tvm: Any, target: Target, pipeline: Any) -> tuple[Any, Any, Any]:
     """The TIR pipeline and the host and device finalization pass factories, whatever TVM gives them."""
     tirx = tvm.tirx
-    got = (tirx.get_default_tir_pipeline(target) if pipeline is None else
-           tirx.get_tir_pipeline(pipeline) if isinstance(pipeline, str) else pipeline)
+    got = _tir_pipeline(tirx, target, pipeline)
     if isinstance(got, tuple) and len(got) == 3:
         return got[0], got[1], got[2]
     try:

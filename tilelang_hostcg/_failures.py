@@ -43,11 +43,16 @@ def failure_site(exc: BaseException | None, module: str | None = None) -> tuple[
     if isinstance(exc, SyntaxError) and exc.filename and exc.lineno and not exc.filename.startswith("<"):
         return exc.filename, exc.lineno  # the file that does not compile: no frame of it runs
     import traceback
-    frames = [(str(name), frame.f_code.co_filename, line) for frame, line in traceback.walk_tb(exc.__traceback__)
-              if not _hidden(name := frame.f_globals.get("__name__"))]
+    frames = []
+    for frame, line in traceback.walk_tb(exc.__traceback__):
+        name = frame.f_globals.get("__name__")
+        if not _hidden(name):
+            frames.append((str(name), frame.f_code.co_filename, line))
+    if not frames:
+        return None
     top = (module or "").partition(".")[0]
     own = [f for f in frames if top and f[0].partition(".")[0] == top]
-    return (own or frames)[-1][1:] if frames else None
+    return (own or frames)[-1][1:]
 
 
 def plugin_traceback(exc: BaseException | None) -> list[str]:

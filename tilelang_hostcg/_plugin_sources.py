@@ -135,6 +135,13 @@ def _import_frames() -> list[tuple[str, object, object]]:
     return found
 
 
+def _same_run(journal: _Journal, spec: object, module: object) -> bool:
+    """Whether ``journal`` is of the run of a module's code now on the stack (told by ``spec``, else the module)."""
+    if spec is not None:
+        return spec is journal.spec
+    return journal.module is not None and journal.module() is module
+
+
 def write_journal(group: str, kind: str, obj: object, override: bool) -> tuple[str, ...]:
     """Journal one registration for every module importing on this stack; returns the import chain."""
     frames = _import_frames()
@@ -145,8 +152,7 @@ def write_journal(group: str, kind: str, obj: object, override: bool) -> tuple[s
     with _LOCK:
         for name, spec, module in frames:
             found = _JOURNALS.get(name)
-            if found is None or not (spec is found.spec if spec is not None else
-                                     found.module is not None and found.module() is module):
+            if found is None or not _same_run(found, spec, module):
                 try:  # a new import of it
                     ref = None if module is None else weakref.ref(module)
                 except TypeError:  # no weak reference: its spec says which run

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum, IntEnum
 from typing import TYPE_CHECKING
 
 from ._errors import AmbiguousHostCodegenError, NoHostCodegenError, PluginCallbackError, PluginLoadError, text_of
@@ -22,6 +23,36 @@ if TYPE_CHECKING:
     from ._table import Registration
     from ._types import HostCodegen, Origin
     from .discovery._planning import Controls
+
+
+class Tier(IntEnum):
+    """Where a matching codegen stands before priorities count: a lower tier is chosen first."""
+
+    PLAIN = 0
+    """The ordinary case: a plugin's codegen, one registered in code, the core's own where no client default is."""
+    CLIENT_DEFAULT = 1
+    """A client's own codegen (TileLang's), used only when no plain codegen of the kind matches."""
+    SUPERSEDED_CORE = 2
+    """The core's own codegen of a kind that has a client default, which supersedes it."""
+
+
+class Why(str, Enum):
+    """Why the chosen codegen was chosen; each is also its plain word (``Why.ONLY == "only"``)."""
+
+    PREFERRED = "preferred"
+    """``TILELANG_HOSTCG_PREFER`` names it, and it matches."""
+    DEFAULT = "default"
+    """A client default: no plain codegen of the kind matches."""
+    ONLY = "only"
+    """The one codegen that matches."""
+    ORDER = "order"
+    """Of the top priority, registered before the others of that priority (same distribution or code)."""
+    PRIORITY = "priority"
+    """The highest priority among the matches."""
+
+    def __str__(self) -> str:
+        return self.value
+
 
 def missing_build(obj: object) -> str | None:
     """The first TVM global function ``obj`` needs that the TVM in use lacks (the one "can build" rule)."""
@@ -53,12 +84,12 @@ def judge(reg: Registration, target: Target) -> tuple[Verdict, str | None]:
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
-    """One registration judged for one target (``tier``: 0 first, 1 client default, 2 superseded core)."""
+    """One registration judged for one target (``tier``: its :class:`Tier` where it matches, else ``None``)."""
 
     registration: Registration
     verdict: Verdict
     detail: str | None
-    tier: int | None
+    tier: Tier | None
 
     @property
     def matches(self) -> bool:
@@ -69,6 +100,11 @@ class Candidate:
     def buildable(self) -> bool:
         """Whether it can build with the TVM in use (whatever the target)."""
         return self.verdict != "missing-build"
+
+    @property
+    def rank(self) -> Tier:
+        """Its tier, for ordering: a candidate that does not match counts as :attr:`Tier.PLAIN`."""
+        return Tier.PLAIN if self.tier is None else self.tier
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,15 +118,15 @@ class Resolution:
     disabled: tuple[SourceInfo, ...]
     preferred: str | None
     choice: Candidate | None
-    why: str | None
+    why: Why | None
     error: HostCodegenError | None
     preference_problem: str | None = None
 
     @property
     def matching(self) -> list[Candidate]:
         """The candidates that match, best first (as ``allowed_host_codegens_for_target``)."""
-        found = sorted((c for c in self.candidates if c.matches), key=lambda c: c.tier or 0)  # stable
-        if self.choice is not None and self.why == "preferred":
+        found = sorted((c for c in self.candidates if c.matches), key=lambda c: c.rank)  # stable
+        if self.choice is not None and self.why is Why.PREFERRED:
             found.remove(self.choice)
             found.insert(0, self.choice)
         return found
@@ -104,36 +140,77 @@ def decide(kind: str, host: Target, regs: Sequence[Registration], failed: Sequen
     candidates = []
     for reg in regs:
         verdict, detail = judge(reg, host)
-        tier = None if verdict != "match" else 1 if reg.default else (
-            2 if superseding and reg.origin.distribution == CORE_DISTRIBUTION else 0)
+        tier = _tier(reg, superseding) if verdict == "match" else None
         candidates.append(Candidate(reg, verdict, detail, tier))
     matching = [c for c in candidates if c.matches]
     choice: Candidate | None = None
-    why: str | None = None
+    why: Why | None = None
     error: HostCodegenError | None = None
     if not matching:
-        error = (load_error(f"No host codegen for target host {kind!r}", kind, failed[0], controls)
-                 if failed else _no_codegen_error(kind, host, candidates, disabled))
+        error = _nothing_matches_error(kind, host, candidates, failed, disabled, controls)
     else:
-        choice = next((c for c in matching if c.registration.name == preferred), None)
-        if choice is not None:
-            why = "preferred"
-        else:
-            best = min(c.tier or 0 for c in matching)
-            tiered = [c for c in matching if c.tier == best]
-            top = [c for c in tiered if c.registration.priority == tiered[0].registration.priority]
-            dists = {d: c.registration for c in reversed(top)  # each distribution's first
-                     if (d := c.registration.origin.distribution) is not None}
-            if len(dists) > 1:
-                error = _ambiguous_error(kind, tiered[0].registration.priority, dists, controls)
-            else:
-                choice = top[0]
-                why = ("default" if best == 1 else "only" if len(matching) == 1
-                       else "order" if len(top) > 1 else "priority")
-    problem = (controls.unknown_preference(kind, (c.registration.name for c in candidates))
-               if preferred is not None else None)
+        choice, why, error = _choose(kind, matching, preferred, controls)
+    problem = None
+    if preferred is not None:
+        unknown = controls.unknown_preference(kind, (c.registration.name for c in candidates))
+        if unknown is not None:
+            problem = unknown.message
     return Resolution(kind, host, tuple(candidates), tuple(failed), tuple(disabled), preferred,
-                      choice, why, error, problem.message if problem is not None else None)
+                      choice, why, error, problem)
+
+
+def _tier(reg: Registration, superseding: bool) -> Tier:
+    """The tier of a matching registration (``superseding``: the kind has a client default)."""
+    if reg.default:
+        return Tier.CLIENT_DEFAULT
+    if superseding and reg.origin.distribution == CORE_DISTRIBUTION:
+        return Tier.SUPERSEDED_CORE
+    return Tier.PLAIN
+
+
+def _choose(kind: str, matching: Sequence[Candidate], preferred: str | None,
+            controls: Controls) -> tuple[Candidate | None, Why | None, HostCodegenError | None]:
+    """The choice among the ``matching`` candidates and why, or the ambiguity that prevents one."""
+    for candidate in matching:
+        if candidate.registration.name == preferred:
+            return candidate, Why.PREFERRED, None
+    best = min(c.rank for c in matching)
+    tiered = [c for c in matching if c.tier == best]
+    top_priority = tiered[0].registration.priority
+    top = [c for c in tiered if c.registration.priority == top_priority]
+    dists = _first_of_each_distribution(top)
+    if len(dists) > 1:
+        return None, None, _ambiguous_error(kind, top_priority, dists, controls)
+    return top[0], _why(best, matching, top), None
+
+
+def _why(best: Tier, matching: Sequence[Candidate], top: Sequence[Candidate]) -> Why:
+    """Why the first of ``top`` (the matches of the ``best`` tier at its top priority) wins."""
+    if best == Tier.CLIENT_DEFAULT:
+        return Why.DEFAULT
+    if len(matching) == 1:
+        return Why.ONLY
+    if len(top) > 1:
+        return Why.ORDER
+    return Why.PRIORITY
+
+
+def _first_of_each_distribution(candidates: Sequence[Candidate]) -> dict[str, Registration]:
+    """Each distribution's first registration among ``candidates`` (registrations made in code have none)."""
+    found: dict[str, Registration] = {}
+    for candidate in candidates:
+        dist = candidate.registration.origin.distribution
+        if dist is not None and dist not in found:
+            found[dist] = candidate.registration
+    return found
+
+
+def _nothing_matches_error(kind: str, host: Target, candidates: Sequence[Candidate], failed: Sequence[SourceInfo],
+                           disabled: Sequence[SourceInfo], controls: Controls) -> HostCodegenError:
+    """The error when no candidate matches: the first failed plugin's, else "no host codegen"."""
+    if failed:
+        return load_error(f"No host codegen for target host {kind!r}", kind, failed[0], controls)
+    return _no_codegen_error(kind, host, candidates, disabled)
 
 
 _FIRST_PARTY = {"cuda_host": "tilelang-hostcg-cuda"}

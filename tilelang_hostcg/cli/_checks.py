@@ -91,15 +91,22 @@ def _check_required(c: _Checked) -> list[Doc]:
     for kind, canon in ((k, canonical_kind(k)) for k in c.require_hooks):
         if canon in have:
             continue
-        notes = [f"{info.origin.distribution!r} provides it but " + (
-            f"is skipped ({info.reason})" if info.state == "disabled" else
-            "is incompatible" if info.state == "incompatible" else "failed to load")
-            for info in c.sources if info.group == HOOK_GROUP and canonical_kind(info.kind) == canon
-            and info.state in ("disabled", "incompatible", "broken")]
-        out.append(_problem("missing-hook", f"required kind {kind!r} (--require-hook) has no host codegen hook" + (
-            ": " + "; ".join(notes) if notes else "; install a plugin distribution that provides it"),
-            kind=canon, group=HOOK_GROUP))
+        notes = [f"{info.origin.distribution!r} provides it but {_not_loaded_text(info)}"
+                 for info in c.sources if info.group == HOOK_GROUP and canonical_kind(info.kind) == canon
+                 and info.state in ("disabled", "incompatible", "broken")]
+        fix = ": " + "; ".join(notes) if notes else "; install a plugin distribution that provides it"
+        out.append(_problem("missing-hook", f"required kind {kind!r} (--require-hook) has no host codegen hook{fix}",
+                            kind=canon, group=HOOK_GROUP))
     return out
+
+
+def _not_loaded_text(info: SourceInfo) -> str:
+    """Why a source that provides a kind did not load: skipped, incompatible or failed."""
+    if info.state == "disabled":
+        return f"is skipped ({info.reason})"
+    if info.state == "incompatible":
+        return "is incompatible"
+    return "failed to load"
 
 
 def _host_kinds(c: _Checked) -> list[str]:
@@ -169,9 +176,13 @@ def _check_controls(c: _Checked) -> list[Doc]:
     """``control``: a ``TILELANG_HOSTCG_*`` item that is malformed or names nothing (all plugins loaded)."""
     controls = c.registry.controls
     found: list[ControlProblem] = [*controls.problems, *controls.unknown_names(c.index.entry_points)]
-    found += [problem for kind in sorted(controls.prefer)  # a kind no codegen serves: reported by unknown_names
-              if (names := [r.name for r in c.codegens if r.kind == canonical_kind(kind)])
-              and (problem := controls.unknown_preference(kind, names)) is not None]
+    for kind in sorted(controls.prefer):
+        names = [r.name for r in c.codegens if r.kind == canonical_kind(kind)]
+        if not names:
+            continue  # a kind no codegen serves: reported by unknown_names
+        problem = controls.unknown_preference(kind, names)
+        if problem is not None:
+            found.append(problem)
     return [_problem("control", p.message, severity="warning") for p in found]
 
 

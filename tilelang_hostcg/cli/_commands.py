@@ -26,6 +26,8 @@ from ._output import (
 if TYPE_CHECKING:
     import argparse
 
+    from ._output import Doc
+
 def cmd_list(args: argparse.Namespace) -> int:
     """``list``: every advertised kind with its entry points."""
     from ._report import describe_state, duplicate_text, list_document
@@ -84,8 +86,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     for item in doc["printed"]:
         out(f"note: {printed_text(item)}")
     errors, warnings = doc["summary"]["errors"], doc["summary"]["warnings"]
-    out(("check passed" + (f" with {warnings} warning(s)" if warnings else "")) if doc["ok"] else
-        f"check failed: {errors} error(s), {warnings} warning(s)")
+    if not doc["ok"]:
+        out(f"check failed: {errors} error(s), {warnings} warning(s)")
+    elif warnings:
+        out(f"check passed with {warnings} warning(s)")
+    else:
+        out("check passed")
     return 0 if doc["ok"] else 1
 
 
@@ -102,10 +108,22 @@ def cmd_lock(args: argparse.Namespace) -> int:
     regular = write_lock(args.output, text)  # as a shell redirect writes it
     summary = (f"{len(doc['distributions'])} distribution(s), {len(doc['codegens'])} codegen(s), "
                f"{len(doc['hooks'])} hook(s)")
-    # a device or FIFO is written through: stdout may be what it is, so the note goes to stderr
-    (out if regular else err)(f"Wrote {args.output}: {summary}" if regular else
-                              f"Wrote {args.output} (written through, not replaced): {summary}")
+    if regular:
+        out(f"Wrote {args.output}: {summary}")
+    else:  # a device or FIFO is written through: stdout may be what it is, so the note goes to stderr
+        err(f"Wrote {args.output} (written through, not replaced): {summary}")
     return 0
+
+
+def _codegen_text(doc: Doc) -> str:
+    """The ``codegen:`` line of an ``explain`` document: the chosen codegen and where it comes from, or the error."""
+    chosen, error = doc["codegen"], doc["error"]
+    if chosen is None:
+        return f"none resolves: {error['type']}: {error['message']}"
+    text = f"{chosen['name']!r} from {describe_distribution(chosen)}"
+    if chosen.get("entry_point"):
+        text += f" ({chosen['entry_point']})"
+    return text
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
@@ -126,16 +144,13 @@ def cmd_explain(args: argparse.Namespace) -> int:
     if args.json:
         write_json(doc)
         return 0 if doc["codegen"] is not None else 1
-    chosen, error = doc["codegen"], doc["error"]
     where = {"target": "the target is a host target", "target.host": "the target's host",
              "tvm-default": "TVM's default host; give another with --host"}[doc["host_from"]]
     for label, value in (
             ("tvm", doc["tvm"]["describe"]), ("client", client_text(doc).removeprefix("Client: ")),
             ("target", json.dumps(doc["target"], separators=(",", ":"))),
             ("host", f"{json.dumps(doc['host'], separators=(',', ':'))}  ({where})"),
-            ("codegen", f"none resolves: {error['type']}: {error['message']}" if chosen is None else
-             f"{chosen['name']!r} from {describe_distribution(chosen)}"
-             + (f" ({chosen['entry_point']})" if chosen.get("entry_point") else ""))):
+            ("codegen", _codegen_text(doc))):
         out(f"{label + ':':10}{value}")
     out()
     out(f"Host codegens for kind {doc['host_kind']!r}:")
@@ -163,5 +178,5 @@ def cmd_explain(args: argparse.Namespace) -> int:
         for control in doc["controls"]:
             out(f"  {control['variable']}={control['item']}: {control['effect']}")
     warn_all(doc["warnings"])
-    return 0 if chosen is not None else 1
+    return 0 if doc["codegen"] is not None else 1
 

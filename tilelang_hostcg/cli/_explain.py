@@ -12,7 +12,7 @@ from _tilelang_hostcg_hook import ENV_AUTO_INSTALL, activation_off
 from .._errors import DeviceAsHostError
 from .._failures import capture
 from .._names import CODEGEN_GROUP, HOOK_GROUP
-from .._resolution import Candidate, Resolution, cannot_build_text
+from .._resolution import Candidate, Resolution, Why, cannot_build_text
 from .._targets import canonical_kind, host_of, is_host_target, parse_target
 from .._tvm import tvm_document
 from ..discovery._planning import ENV_PREFER, Controls
@@ -60,12 +60,20 @@ def explain_document(target: str, host: str | None = None) -> Doc:
     if resolution.error is not None and resolution.error.__cause__ is not None and error:
         error["cause"] = error_doc(resolution.error.__cause__)
     return document("explain", tvm_document(), target=_target_json(parsed), device=device,
-                    host=_target_json(target_host), host_kind=resolution.kind,
-                    host_from="target" if not device else "target.host" if parsed.host is not None else "tvm-default",
+                    host=_target_json(target_host), host_kind=resolution.kind, host_from=_host_from(parsed, device),
                     prefer=resolution.preferred, codegen=selected, error=error, candidates=candidates,
                     hook_kind=canonical_kind(parsed.kind.name) if device else None, hooks=hooks,
                     controls=_applied_controls(controls, resolution, [*candidates, *hooks]),
                     warnings=session.warnings)
+
+
+def _host_from(target: Target, device: bool) -> str:
+    """Where the host target came from: the target itself, its ``host``, or TVM's default host."""
+    if not device:
+        return "target"
+    if target.host is not None:
+        return "target.host"
+    return "tvm-default"
 
 
 def _verdict_text(candidate: Candidate) -> str:
@@ -78,27 +86,21 @@ def _codegen_reason(resolution: Resolution, c: Candidate, controls: Controls) ->
     """Why a codegen candidate was selected or passed over."""
     reg, kind, chosen = c.registration, resolution.kind, resolution.choice
     if c is chosen:
-        return "selected: " + {
-            "preferred": f"preferred by TILELANG_HOSTCG_PREFER={kind}={reg.name}",
-            "default": f"the default of {reg.origin.describe()} (no other codegen of the kind matches)",
-            "only": "the only codegen that matches",
-            "order": f"highest priority {reg.priority}, registered before the others of equal priority "
-                     "(same distribution or code)",
-        }.get(str(resolution.why), f"highest priority ({reg.priority}) among the matches")
+        return "selected: " + _selected_text(resolution, c)
     if c.verdict != "match":
         return "passed over: " + _verdict_text(c)
     if chosen is None:  # an ambiguity
         matching = [m for m in resolution.candidates if m.matches]
-        best = min(m.tier or 0 for m in matching)
+        best = min(m.rank for m in matching)
         top = max(m.registration.priority for m in matching if m.tier == best)
         if c.tier == best and reg.priority == top:
             return (f"ambiguous: equal top priority {reg.priority} with a codegen of another distribution; choose with "
                     f"{controls.suggest(ENV_PREFER, f'{kind}={reg.name}')}")
         return f"passed over: priority {reg.priority} is lower than the top match ({top})"
     winner = chosen.registration
-    if resolution.why == "preferred":
+    if resolution.why is Why.PREFERRED:
         return f"passed over: TILELANG_HOSTCG_PREFER={kind}={winner.name} chose {winner.name!r}"
-    if (c.tier or 0) > (chosen.tier or 0):
+    if c.rank > chosen.rank:
         if reg.default:
             return (f"passed over: a default ({reg.origin.describe()}), used only when no other codegen of the kind "
                     "matches")
@@ -106,6 +108,21 @@ def _codegen_reason(resolution: Resolution, c: Candidate, controls: Controls) ->
     if reg.priority < winner.priority:
         return f"passed over: priority {reg.priority} is lower than {winner.name!r} ({winner.priority})"
     return f"passed over: equal priority {reg.priority}, registered after {winner.name!r}"
+
+
+def _selected_text(resolution: Resolution, chosen: Candidate) -> str:
+    """Why the chosen codegen was chosen, in words."""
+    reg = chosen.registration
+    if resolution.why is Why.PREFERRED:
+        return f"preferred by TILELANG_HOSTCG_PREFER={resolution.kind}={reg.name}"
+    if resolution.why is Why.DEFAULT:
+        return f"the default of {reg.origin.describe()} (no other codegen of the kind matches)"
+    if resolution.why is Why.ONLY:
+        return "the only codegen that matches"
+    if resolution.why is Why.ORDER:
+        return (f"highest priority {reg.priority}, registered before the others of equal priority "
+                "(same distribution or code)")
+    return f"highest priority ({reg.priority}) among the matches"
 
 
 def _codegen_docs(resolution: Resolution, sources: Sequence[SourceInfo], controls: Controls) -> list[Doc]:
@@ -133,12 +150,16 @@ _UNLOADED = {CODEGEN_GROUP: ("passed over", {"build_function": None, "matches": 
 def _source_docs(kind: str, group: str, sources: Sequence[SourceInfo]) -> list[Doc]:
     """The kind's sources that did not load, shaped as the candidates are (``name: null``)."""
     verb, fields = _UNLOADED[group]
-    return [{**{key: src[key] for key in ("distribution", "version", "entry_point", "core", "extends_core", "state",
-                                          "error", "traceback")},
-             "kind": kind, "name": None, "priority": None, "replaces_core": False, "default": False, **fields,
-             "reason": f"{verb}: {describe_state(src)}"}
-            for src in map(source_doc, sources) if src["group"] == group and src["kind"] == kind
-            and src["state"] in ("broken", "disabled", "incompatible")]
+    out = []
+    for src in map(source_doc, sources):
+        if src["group"] != group or src["kind"] != kind or src["state"] not in ("broken", "disabled", "incompatible"):
+            continue
+        doc = {key: src[key] for key in ("distribution", "version", "entry_point", "core", "extends_core", "state",
+                                         "error", "traceback")}
+        doc.update({"kind": kind, "name": None, "priority": None, "replaces_core": False, "default": False, **fields,
+                    "reason": f"{verb}: {describe_state(src)}"})
+        out.append(doc)
+    return out
 
 
 def _hook_docs(registry: Registry, target: Target) -> list[Doc]:
@@ -164,7 +185,7 @@ def _applied_controls(controls: Controls, resolution: Resolution, entries: Seque
     kind, prefer = resolution.kind, resolution.preferred
     if prefer is not None:
         names = [c.registration.name for c in resolution.candidates]
-        if resolution.why == "preferred":
+        if resolution.why is Why.PREFERRED:
             effect = f"chose {prefer!r} over priority and ties"
         elif prefer in names:
             effect = f"{prefer!r} does not match this target; resolution went by priority"
@@ -172,7 +193,11 @@ def _applied_controls(controls: Controls, resolution: Resolution, entries: Seque
             effect = (f"no effect: kind {kind!r} has no codegen named {prefer!r}; its codegens: "
                       + (", ".join(repr(n) for n in sorted(set(names))) or "none"))
         out.append({"variable": ENV_PREFER, "item": f"{kind}={prefer}", "effect": effect})
-    return out + [{"variable": control[0], "item": control[1],
-                   "effect": f"skipped entry point '{e['entry_point']}' of {e['distribution']!r}"}
-                  for e in entries if e["state"] == "disabled" and e["distribution"] is not None
-                  and (control := controls.skip_control(e["distribution"], e["kind"])) is not None]
+    for entry in entries:
+        if entry["state"] != "disabled" or entry["distribution"] is None:
+            continue
+        control = controls.skip_control(entry["distribution"], entry["kind"])
+        if control is not None:
+            out.append({"variable": control[0], "item": control[1],
+                        "effect": f"skipped entry point '{entry['entry_point']}' of {entry['distribution']!r}"})
+    return out

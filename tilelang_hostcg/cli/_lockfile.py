@@ -98,8 +98,10 @@ def _bad_field(item: Any, fields: Mapping[str, type]) -> str | None:
         if name not in item:
             return f"has no {name!r}"
         value = item[name]
-        if type(value) is not int if kind is int else not isinstance(value, str):
-            return f"has {name!r} = {_short(value)}, not {'an integer' if kind is int else 'a string'}"
+        if kind is int and type(value) is not int:  # a bool is not an integer here
+            return f"has {name!r} = {_short(value)}, not an integer"
+        if kind is str and not isinstance(value, str):
+            return f"has {name!r} = {_short(value)}, not a string"
     return None
 
 
@@ -114,10 +116,19 @@ def _item(key: str, record: Mapping[str, Any]) -> str:
     return f"{record['name']!r} for kind {record['kind']!r} from {record['distribution']!r}"
 
 
+def _identity(record: Mapping[str, Any], fields: Iterable[str]) -> tuple[str, ...]:
+    """What names a lock record: its ``fields``, the distribution by its normalized name."""
+    ident = []
+    for field in fields:
+        value = str(record[field])
+        ident.append(normalize_name(value) if field == "distribution" else value)
+    return tuple(ident)
+
+
 def _keyed(key: str, items: Iterable[Mapping[str, Any]]) -> dict[tuple[str, ...], Mapping[str, Any]]:
-    ident = [f for f in LOCK_FIELDS[key] if f != "priority"]
-    return {tuple(str(i[f]) if f != "distribution" else normalize_name(str(i[f])) for f in ident): i
-            for i in items}
+    """The records of ``key`` by their identity (every field but the priority)."""
+    fields = [f for f in LOCK_FIELDS[key] if f != "priority"]
+    return {_identity(item, fields): item for item in items}
 
 
 def lock_drift(locked: Mapping[str, Any], current: Mapping[str, Any], path: str) -> list[Drift]:
@@ -125,15 +136,7 @@ def lock_drift(locked: Mapping[str, Any], current: Mapping[str, Any], path: str)
     fix = f"if the change is intended, update the lock with `tilelang-hostcg lock -o {path}`"
     old = {normalize_name(str(d["name"])): str(d["version"]) for d in locked["distributions"]}
     new = {d["name"]: d["version"] for d in current["distributions"]}
-    found: list[Drift] = [
-        ("lock-added", f"distribution {name!r} {new[name]} is installed but not in the lock file {path!r}; "
-         f"uninstall it, or {fix}", None, name, new[name]) for name in sorted(new.keys() - old.keys())]
-    found += [("lock-removed", f"distribution {name!r} {old[name]} is in the lock file {path!r} but not "
-               f"installed; `{reinstall(name, old[name])}`, or {fix}", None, name, old[name])
-              for name in sorted(old.keys() - new.keys())]
-    found += [("lock-changed", f"distribution {name!r} is {new[name]} but the lock file {path!r} has "
-               f"{old[name]}; `{reinstall(name, old[name])}`, or {fix}", None, name, new[name])
-              for name in sorted(old.keys() & new.keys()) if old[name] != new[name]]
+    found = _distribution_drift(old, new, path, fix)
     for key, noun in (("entry_points", "entry point"), ("codegens", "host codegen"),
                       ("hooks", "host codegen hook")):
         before, after = _keyed(key, locked[key]), _keyed(key, current[key])
@@ -153,4 +156,20 @@ def lock_drift(locked: Mapping[str, Any], current: Mapping[str, Any], path: str)
                 found.append(("lock-changed", f"{noun} {_item(key, now)} has priority {now['priority']}, the lock "
                               f"file {path!r} has {was['priority']}; {fix}", str(now["kind"]),
                               str(now["distribution"]), None))
+    return found
+
+
+def _distribution_drift(old: Mapping[str, str], new: Mapping[str, str], path: str, fix: str) -> list[Drift]:
+    """Distributions added, removed or of another version than the lock's (``old``: the lock's, by name)."""
+    found: list[Drift] = []
+    for name in sorted(new.keys() - old.keys()):
+        found.append(("lock-added", f"distribution {name!r} {new[name]} is installed but not in the lock file "
+                      f"{path!r}; uninstall it, or {fix}", None, name, new[name]))
+    for name in sorted(old.keys() - new.keys()):
+        found.append(("lock-removed", f"distribution {name!r} {old[name]} is in the lock file {path!r} but not "
+                      f"installed; `{reinstall(name, old[name])}`, or {fix}", None, name, old[name]))
+    for name in sorted(old.keys() & new.keys()):
+        if old[name] != new[name]:
+            found.append(("lock-changed", f"distribution {name!r} is {new[name]} but the lock file {path!r} has "
+                          f"{old[name]}; `{reinstall(name, old[name])}`, or {fix}", None, name, new[name]))
     return found

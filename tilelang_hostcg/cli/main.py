@@ -116,7 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         document_stream().flush()  # a closed pipe shows here, not at interpreter exit
         return status
     except CliError as exc:
-        if "--json" in (args_list[:args_list.index("--")] if "--" in args_list else args_list):
+        if "--json" in _options(args_list):
             from ._report import SCHEMA
 
             command = next((a for a in args_list if not a.startswith("-")), None)
@@ -128,3 +128,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # the reader went away (``| head``): stop quietly, as other tools do
         os.dup2(os.open(os.devnull, os.O_WRONLY), document_stream().fileno())
         return 1
+
+
+def _options(args: list[str]) -> list[str]:
+    """The arguments before ``--``: after it, even ``--json`` is a value."""
+    if "--" in args:
+        return args[:args.index("--")]
+    return args

@@ -12,8 +12,6 @@ from ._requirements import applicable
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from .._types import PlanState
-
 __all__ = ["AdvertisedEntryPoint", "CORE_ENTRY_POINTS", "ControlProblem", "Controls", "DiscoveryIndex", "ENV_PREFER",
            "PlannedSource", "declaration_problems", "discover", "normalize_name", "plan_sources", "planned_sources",
            "third_party_planned"]
@@ -28,13 +26,17 @@ def plan_sources(entry_points: Iterable[AdvertisedEntryPoint], controls: Control
             for group, name, value in CORE_ENTRY_POINTS]
     third_party = sorted((ep for ep in entry_points if normalize_name(ep.distribution) != CORE_DISTRIBUTION),
                          key=lambda ep: (normalize_name(ep.distribution), ep.group, ep.name, ep.value))
-    planned = []
-    for ep in (*core, *third_party):
-        reason = controls.skip_reason(ep.distribution, ep.name)
-        state: PlanState = ("disabled" if reason is not None else "incompatible" if ep.incompatible is not None
-                            else "lazy")
-        planned.append(PlannedSource(ep, state, ep.incompatible if reason is None else reason))
-    return planned
+    return [_plan(ep, controls) for ep in (*core, *third_party)]
+
+
+def _plan(ep: AdvertisedEntryPoint, controls: Controls) -> PlannedSource:
+    """One entry point's plan: skipped by a control, incompatible, or lazy (loaded at first use)."""
+    skipped = controls.skip_reason(ep.distribution, ep.name)
+    if skipped is not None:
+        return PlannedSource(ep, "disabled", skipped)
+    if ep.incompatible is not None:
+        return PlannedSource(ep, "incompatible", ep.incompatible)
+    return PlannedSource(ep, "lazy", None)
 
 
 def declaration_problems(index: DiscoveryIndex) -> list[tuple[str, str]]:
@@ -46,8 +48,7 @@ def declaration_problems(index: DiscoveryIndex) -> list[tuple[str, str]]:
         if dist == CORE_DISTRIBUTION or dist in seen:
             continue
         seen.add(dist)
-        if not any((req := applicable(line)) is not None and normalize_name(req.name) == CORE_DISTRIBUTION
-                   for line in ep.requires):  # outside any extra
+        if not _requires_core(ep.requires):
             found.append((ep.distribution, (
                 f"plugin distribution {ep.distribution!r} {ep.version} ({ep.location!r}) "
                 f"advertises tilelang-hostcg entry points but declares no requirement on "
@@ -55,6 +56,15 @@ def declaration_problems(index: DiscoveryIndex) -> list[tuple[str, str]]:
                 f"from being installed beside it. Add e.g. "
                 f"'{CORE_DISTRIBUTION}>=0.1,<1' to its dependencies")))
     return found
+
+
+def _requires_core(requires: Iterable[str]) -> bool:
+    """Whether requirement lines (``Requires-Dist``) require the core outside any extra."""
+    for line in requires:
+        req = applicable(line)
+        if req is not None and normalize_name(req.name) == CORE_DISTRIBUTION:
+            return True
+    return False
 
 
 def discover(controls: Controls, *, full: bool = True) -> DiscoveryIndex:
