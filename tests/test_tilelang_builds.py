@@ -22,21 +22,32 @@ from pathlib import Path
 
 import pytest
 
-from tilelang_hostcg._tvm import (
-    distribution_name,
-    tilelang_distribution,
-    tilelang_distributions,
-    tilelang_overlap,
-)
+from tilelang_hostcg._metadata import distribution_name
+from tilelang_hostcg._tvm import find, tilelang_builds, tilelang_overlap
 from tilelang_hostcg.discovery._requirements import check_requirements, other_build_requirements
 from tilelang_hostcg.testing import PluginEnvironment
 from tilelang_hostcg.tilelang import UnsupportedTileLangError
-from tilelang_hostcg.tilelang._points import installed_build
+from tilelang_hostcg.tilelang._points import build_name
 
 from .plugin_factory import Plugin, install, module
 
-pytestmark = pytest.mark.skipif(tilelang_distribution() is not None,
+pytestmark = pytest.mark.skipif(find("tilelang") is not None,
                                 reason="this environment has a TileLang build of its own")
+
+
+def tilelang_distribution():  # the distribution whose files hold the `tilelang` that import gives
+    found = find("tilelang")
+    return found.owners[0] if found is not None and found.owners else None
+
+
+def tilelang_distributions():
+    return tilelang_builds()
+
+
+def installed_build():
+    found = find("tilelang")
+    assert found is not None, "no importable tilelang package"
+    return build_name(found)
 
 PADDLE_INIT = "# PaddlePaddle's build\n"
 STOCK_INIT = "# stock TileLang\n"
@@ -97,8 +108,10 @@ def test_paddles_build_is_tilelang(site: Path) -> None:
 def test_a_build_name_whose_metadata_ships_no_tilelang_package_is_not_tilelang(site: Path) -> None:
     write_build(site, "tilelang-paddle", "0.1.13", {"paddle_only/__init__.py": ""})
     assert tilelang_distribution() is None
+    import tilelang_hostcg.tilelang as integration
+
     with pytest.raises(UnsupportedTileLangError, match="not installed"):
-        installed_build()
+        integration.install()
 
 
 def test_top_level_txt_speaks_where_there_is_no_record(site: Path) -> None:

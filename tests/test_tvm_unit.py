@@ -83,7 +83,8 @@ def test_a_failing_decision_is_one_warning_and_never_raises(monkeypatch, build_m
         raise RuntimeError("metadata exploded")
 
     monkeypatch.setattr(discovery, "third_party_planned", broken)
-    with pytest.warns(PluginWarning, match="did not activate its TVM integration: RuntimeError: metadata exploded") as caught:
+    with pytest.warns(PluginWarning,
+                      match="did not activate its TVM integration: RuntimeError: metadata exploded") as caught:
         activation.autoload()
     assert len(caught) == 1 and "TILELANG_HOSTCG_AUTO_INSTALL=0" in str(caught[0].message)
     # Where warnings are errors, it is shown all the same (recorded here), never raised.

@@ -222,6 +222,26 @@ def _holds(dist: Distribution, package: str, init_file: str, site: str) -> bool:
     return distribution_name(dist) == normalize_name(package)  # lists nothing: its name says it
 
 
+def _hash_matches(dist: Distribution, package: str, init_file: str) -> bool:
+    """Whether ``dist``'s ``RECORD`` hash of ``package/__init__.py`` is that of ``init_file`` (its files
+    are the ones installed, where two distributions list the same file)."""
+    import base64
+    import hashlib
+    line = f"{package}/__init__.py,"
+    record = safe_read(dist, "RECORD") or ""
+    start = 0 if record.startswith(line) else record.find("\n" + line) + 1
+    if start == 0 and not record.startswith(line):
+        return False
+    _, algorithm_value, _ = (record[start:].partition("\n")[0].split(",") + ["", ""])[:3]
+    algorithm, _, value = algorithm_value.partition("=")
+    try:
+        with open(init_file, "rb") as stream:
+            digest = hashlib.new(algorithm, stream.read()).digest()
+    except (OSError, ValueError):  # no such hash on this Python, or the file went away
+        return False
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode() == value
+
+
 def owners_of(package: str, init_file: str) -> list[Distribution]:
     """The installed distributions whose files hold the imported ``package`` (its ``__init__.py`` is
     ``init_file``): those in the folder above it that list that file (or, listing no files, name the
@@ -236,7 +256,10 @@ def owners_of(package: str, init_file: str) -> list[Distribution]:
             if source and (init_file.startswith(source + os.sep) or os.path.realpath(init_file).startswith(
                     source + os.sep)) and package in (_top_level(dist) or [distribution_name(dist)]):
                 found.setdefault(folder_of(dist), dist)
-    return list(found.values())
+    owners = list(found.values())
+    if len(owners) > 1:  # the one whose files are installed first
+        owners.sort(key=lambda d: not _hash_matches(d, package, init_file))
+    return owners
 
 
 def shipping(package: str, folders: list[str]) -> list[Distribution]:

@@ -68,7 +68,7 @@ def problems(mode: Mode) -> list[str]:
     each layout's first point)."""
     missing = [p for p in (point.problem() for point in POINTS[mode]) if p is not None]
     first = POINTS[mode][0]
-    if mode == "registry" and missing and missing[0].startswith(f"{first} (missing)"):  # neither layout
+    if mode == "registry" and missing and missing[0].startswith(f"{first} "):  # neither layout
         missing = [f"{POINTS['backend'][0]} (or {first})"]
     return missing
 
@@ -76,7 +76,8 @@ def problems(mode: Mode) -> list[str]:
 def has_points() -> bool:
     """Whether the imported ``tilelang`` has one layout's first point at all (a stray module of that
     name has neither, and is not TileLang)."""
-    return not any(problem.endswith(" (missing)") or "(or " in problem for problem in problems(layout())[:1])
+    found = problems(layout())
+    return not (found and "(or " in found[0])
 
 
 def check(found: Found) -> Mode:
