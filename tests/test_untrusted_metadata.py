@@ -72,7 +72,7 @@ BAD: dict[str, tuple[bytes | None, bytes | None, Callable[[Path], None] | None, 
                         .encode(), None, None,
                         "its METADATA cannot be used (it cannot be parsed: InvalidRequirement"),
     "bad-empty-metadata": (b"", None, None, NO_NAME),
-    "bad-folder-metadata": (None, None, _replace_with("folder", "METADATA"), NO_NAME),
+    "bad-folder-metadata": (None, None, _replace_with("folder", "METADATA"), "its METADATA is a folder, not a file"),
     "bad-dangling-metadata": (None, None, _replace_with("dangling", "METADATA"), NO_NAME),
 }
 # Entry-point files that importlib.metadata does not have (it cannot open them): no

@@ -1,7 +1,7 @@
 """Reading installed metadata: the one module that opens a distribution's files, and the answers
 built on them alone (a distribution's name, whether it is editable, which distribution's files hold
 a module). A metadata file is opened without waiting: a FIFO, a device or a folder where a file
-belongs is a problem named (:class:`MetadataFileError`), never a read that blocks. Metadata names
+belongs is a problem named (:func:`file_problem`), never a read that blocks. Metadata names
 what the program imported; it never decides what that is (``_tvm`` finds the compiler)."""
 
 from __future__ import annotations
@@ -12,23 +12,18 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ._advice import reinstall
-from ._errors import HostCodegenError
 from .discovery._records import normalize_name
 
 if TYPE_CHECKING:
     from importlib.metadata import Distribution
 
-# The files of a metadata folder this package reads; each is checked before ``importlib.metadata``
-# opens it.
-METADATA_FILES = ("METADATA", "PKG-INFO", "entry_points.txt", "top_level.txt", "RECORD",
-                  "direct_url.json", "requires.txt")
+# The files of a metadata folder this package reads besides ``entry_points.txt`` (which the scan
+# judges first, a folder there being no file, as importlib.metadata reads it); each is checked before
+# ``importlib.metadata`` opens it.
+METADATA_FILES = ("METADATA", "PKG-INFO", "top_level.txt", "RECORD", "direct_url.json", "requires.txt")
 _READ_LIMIT = 64 * 1024 * 1024  # a metadata file larger than this is not one an installer wrote
 _FILE_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"),
                (stat.S_ISDIR, "a folder"), (stat.S_ISSOCK, "a socket"))
-
-
-class MetadataFileError(HostCodegenError):
-    """A file of a distribution's metadata folder is not a regular file (or is too large to be one)."""
 
 
 def folder_of(dist: Distribution) -> str:
@@ -52,8 +47,9 @@ def _kind_of(mode: int) -> str | None:
     return next((what for test, what in _FILE_KINDS if test(mode)), None if stat.S_ISREG(mode) else "not a file")
 
 
-def file_problem(dist: Distribution, filename: str) -> str | None:
-    """What keeps ``filename`` of ``dist``'s metadata from being read without waiting, else ``None``."""
+def file_kind(dist: Distribution, filename: str) -> str | None:
+    """What ``filename`` of ``dist``'s metadata is where it is there but not a regular file (``a FIFO``,
+    ``a folder``, ...), else ``None``."""
     path = metadata_file_path(dist, filename)
     if path is None:
         return None
@@ -61,26 +57,36 @@ def file_problem(dist: Distribution, filename: str) -> str | None:
         mode = os.stat(path).st_mode
     except OSError:  # missing (or unreadable: importlib.metadata answers None for it)
         return None
-    what = _kind_of(mode)
+    return _kind_of(mode)
+
+
+FOLDER = "a folder"  # what importlib.metadata reads as a missing file
+
+
+def file_problem(dist: Distribution, filename: str) -> str | None:
+    """What keeps ``filename`` of ``dist``'s metadata from being read without waiting, else ``None``."""
+    what = file_kind(dist, filename)
     if what is None:
         return None
-    return (f"distribution metadata {folder_of(dist)!r}: its {filename} is {what}, not a file; the distribution is "
-            f"ignored. Remove {path!r} (or the whole folder, a leftover of an installation)")
+    path = metadata_file_path(dist, filename)
+    return (f"distribution metadata {folder_of(dist)!r}: its {filename} is {what}, not a file ({path!r}); the "
+            f"distribution is ignored. {_repair(dist)}")
 
 
-def check_files(dist: Distribution, *filenames: str) -> None:
-    """Raise :class:`MetadataFileError` where one of ``filenames`` (default: every file this package
-    reads) cannot be read without waiting: before ``importlib.metadata`` opens them."""
+def files_problem(dist: Distribution, *filenames: str) -> str | None:
+    """The first problem of :func:`file_problem` among ``filenames`` (default: every file this package
+    reads), checked before ``importlib.metadata`` opens them; ``None`` where all can be read."""
     for filename in filenames or METADATA_FILES:
         problem = file_problem(dist, filename)
         if problem is not None:
-            raise MetadataFileError(problem, distribution=folder_of(dist), file=filename)
+            return problem
+    return None
 
 
 def read_file(dist: Distribution, filename: str) -> str | None:
-    """``dist``'s metadata file ``filename`` as text (``None`` where missing), opened without waiting:
-    :class:`MetadataFileError` for one that is not a regular file; ``UnicodeDecodeError`` for one
-    that is not UTF-8; ``PermissionError`` for one this user may not read."""
+    """``dist``'s metadata file ``filename`` as text, opened without waiting; ``None`` where missing
+    or not a regular file (:func:`file_problem` names it); ``UnicodeDecodeError`` for one that is not
+    UTF-8; ``PermissionError`` for one this user may not read."""
     path = metadata_file_path(dist, filename)
     if path is None:
         return dist.read_text(filename)
@@ -90,14 +96,8 @@ def read_file(dist: Distribution, filename: str) -> str | None:
         return None
     with open(fd, "rb") as stream:
         info = os.fstat(fd)
-        what = _kind_of(info.st_mode)
-        if what is None and info.st_size > _READ_LIMIT:
-            what = f"{info.st_size} bytes long"
-        if what is not None:
-            raise MetadataFileError(
-                f"distribution metadata {folder_of(dist)!r}: its {filename} is {what}, not a metadata file; "
-                f"the distribution is ignored. Remove {path!r} (or the whole folder, a leftover of an "
-                "installation)", distribution=folder_of(dist), file=filename)
+        if _kind_of(info.st_mode) is not None or info.st_size > _READ_LIMIT:
+            return None
         return stream.read().decode("utf-8")
 
 
@@ -112,8 +112,7 @@ def safe_read(dist: Distribution, filename: str) -> str | None:
 def distribution_name(dist: Distribution) -> str:
     """``dist``'s metadata ``Name``, PEP 503 normalized (``?`` where it cannot be read)."""
     try:
-        check_files(dist, "METADATA", "PKG-INFO")
-        name = str(dist.metadata["Name"] or "")
+        name = "" if files_problem(dist, "METADATA", "PKG-INFO") else str(dist.metadata["Name"] or "")
     except Exception:  # unreadable metadata
         name = ""
     return normalize_name(name) or "?"
@@ -121,8 +120,9 @@ def distribution_name(dist: Distribution) -> str:
 
 def distribution_version(dist: Distribution) -> str | None:
     """``dist``'s metadata ``Version`` (``None`` where it cannot be read)."""
+    if files_problem(dist, "METADATA", "PKG-INFO"):
+        return None
     try:
-        check_files(dist, "METADATA", "PKG-INFO")
         version = dist.metadata["Version"]
     except Exception:  # unreadable metadata
         return None
@@ -232,8 +232,8 @@ def _hash_matches(dist: Distribution, package: str, init_file: str) -> bool:
     start = 0 if record.startswith(line) else record.find("\n" + line) + 1
     if start == 0 and not record.startswith(line):
         return False
-    _, algorithm_value, _ = (record[start:].partition("\n")[0].split(",") + ["", ""])[:3]
-    algorithm, _, value = algorithm_value.partition("=")
+    fields = record[start:].partition("\n")[0].split(",")
+    algorithm, _, value = (fields[1] if len(fields) > 1 else "").partition("=")
     try:
         with open(init_file, "rb") as stream:
             digest = hashlib.new(algorithm, stream.read()).digest()
@@ -292,13 +292,17 @@ def unusable_entry_points() -> list[str]:
 
 def unusable(dist: Distribution, what: str, exc: Exception, ignored: str = "") -> str:
     """What is wrong with ``dist``'s file ``what`` and the repair (from ``NAME-VERSION.dist-info``)."""
-    if isinstance(exc, MetadataFileError):
-        return str(exc)
     first = str(exc).strip().partition("\n")[0]  # packaging's errors add a drawn caret line
     if isinstance(exc, UnicodeDecodeError):
         reason = f"it is not UTF-8: {exc.reason} at byte {exc.start}"
     else:
         reason = f"it cannot be parsed: {type(exc).__name__}: {first}"
+    return f"distribution metadata {folder_of(dist)!r}: {what} cannot be used ({reason}){ignored}. {_repair(dist)}"
+
+
+def _repair(dist: Distribution) -> str:
+    """The repair of ``dist``'s metadata, from its folder's name ``NAME-VERSION.dist-info``."""
     name, _, version = os.path.basename(folder_of(dist).rstrip("/\\")).rpartition(".")[0].partition("-")
-    fix = f"Reinstall it ({reinstall(name, version.partition('-')[0])}) or remove" if name else "Remove"
-    return f"distribution metadata {folder_of(dist)!r}: {what} cannot be used ({reason}){ignored}. {fix} the folder"
+    if not name:
+        return "Remove the folder"
+    return f"Reinstall it ({reinstall(name, version.partition('-')[0])}) or remove the folder"

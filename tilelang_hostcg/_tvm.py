@@ -81,16 +81,29 @@ def _package_file(package: str) -> tuple[str | None, bool]:
         origin = getattr(module, "__file__", None)
         imported = True
     else:
-        from importlib.util import find_spec
-        try:
-            spec = find_spec(package)
-        except Exception:  # a finder that fails, a broken path entry: not importable
-            spec = None
-        origin = getattr(spec, "origin", None)
+        origin = getattr(_find_spec(package), "origin", None)
         imported = False
     if isinstance(origin, str) and os.path.basename(origin) == "__init__.py":
         return os.path.realpath(origin), imported
     return None, imported
+
+
+def _find_spec(package: str) -> Any:
+    """The spec ``import package`` would use: each finder on ``sys.meta_path`` asked once, in order, as
+    the import system asks them, but for the start-up hook's own (which only waits for TileLang)."""
+    for finder in list(sys.meta_path):
+        if type(finder).__module__ == "_tilelang_hostcg_hook":
+            continue
+        find_spec = getattr(finder, "find_spec", None)
+        if find_spec is None:
+            continue
+        try:
+            spec = find_spec(package, None)
+        except Exception:  # a finder that fails, a broken path entry: not importable by it
+            continue
+        if spec is not None:
+            return spec
+    return None
 
 
 def find(package: str) -> Found | None:

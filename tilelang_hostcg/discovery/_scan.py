@@ -11,7 +11,17 @@ from typing import TYPE_CHECKING
 
 from .._advice import installed_version
 from .._errors import warn_once, warn_plugin
-from .._metadata import check_files, editable_source, folder_of, metadata_file_path, read_file, unusable
+from .._metadata import (
+    FOLDER,
+    editable_source,
+    file_kind,
+    file_problem,
+    files_problem,
+    folder_of,
+    metadata_file_path,
+    read_file,
+    unusable,
+)
 from .._names import CORE_DISTRIBUTION, GROUPS
 from .._tvm import provider_versions
 from ._near_miss import near_miss_group
@@ -69,9 +79,12 @@ def scan_environment(core_version: str, *, full: bool = True) -> DiscoveryIndex:
 def _mentions_tilelang(dist: Distribution) -> bool:
     """Whether ``dist``'s ``entry_points.txt`` mentions ``tilelang`` (one that cannot be read
     does too: the copy that is used says what is wrong with it)."""
+    kind = file_kind(dist, "entry_points.txt")
+    if kind is not None:
+        return kind != FOLDER  # a FIFO or a device is named where it is looked at; a folder is no file
     try:
         text = read_file(dist, "entry_points.txt")
-    except Exception:  # not UTF-8, not a file, ...
+    except Exception:  # not UTF-8, ...
         return True
     return "tilelang" in text.lower() if text is not None else _unreadable(dist, "entry_points.txt")
 
@@ -107,8 +120,11 @@ def installed_versions(core_version: str) -> dict[str, str | None]:
 
 def _metadata(dist: Distribution, problems: list[str]) -> PackageMetadata | None:
     """``dist``'s metadata when it has a Name and a Version, else ``None`` (the problem noted)."""
+    problem = files_problem(dist)
+    if problem is not None:
+        problems.append(problem)
+        return None
     try:
-        check_files(dist)
         meta = dist.metadata
         if not meta["Name"] or not meta["Version"]:
             if _unreadable(dist, "METADATA", problems):
@@ -123,8 +139,10 @@ def _metadata(dist: Distribution, problems: list[str]) -> PackageMetadata | None
 def _our_entry_points(dist: Distribution, key: str, problems: list[str],
                       near: list[tuple[str, str, str, str]]) -> list[EntryPoint]:
     """The entry points of our groups in ``dist``, in file order; near-miss groups go to ``near``."""
+    if file_kind(dist, "entry_points.txt") is not None:
+        problems.append(file_problem(dist, "entry_points.txt") or "")
+        return []
     try:
-        check_files(dist, "entry_points.txt")
         eps = list(dist.entry_points)
     except Exception as exc:  # not UTF-8, a line that is not ``name = value``, ...
         problems.append(unusable(dist, "entry_points.txt", exc, "; the distribution's entry points are ignored"))
