@@ -106,10 +106,12 @@ def test_unusable_lock_is_a_usage_error(content: bytes, needle: str, tmp_path: P
     assert len(captured.err) < 2000 and captured.err.count("\n") == 1
 
 
-@pytest.mark.parametrize("kind", ["folder", "link-loop", "missing", "dangling"])
+@pytest.mark.parametrize("kind", ["fifo", "folder", "link-loop", "missing", "dangling"])
 def test_special_files_are_named_never_a_hang(kind: str, tmp_path: Path) -> None:
     path = tmp_path / "lock.json"
-    if kind == "folder":
+    if kind == "fifo":  # nobody writes it
+        os.mkfifo(path)
+    elif kind == "folder":
         path.mkdir()
     elif kind == "link-loop":
         os.symlink(tmp_path / "b", tmp_path / "a")

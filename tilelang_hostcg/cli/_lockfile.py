@@ -59,7 +59,9 @@ def read_lock(path: str | Path) -> dict[str, Any]:
         return LockFileError(f"{problem}; {fix}", path=where)
 
     try:
-        with open(where, "rb") as stream:
+        fd = os.open(where, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO nobody writes reads empty, never waits
+        os.set_blocking(fd, True)
+        with open(fd, "rb") as stream:
             data = stream.read(MAX_LOCK_BYTES + 1)
     except OSError as exc:
         raise bad(f"cannot read lock file {where!r}: {exc.strerror or exc}",
