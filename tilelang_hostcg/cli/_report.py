@@ -157,6 +157,19 @@ def controls_doc(controls: Controls) -> Doc:
             "problems": [{"variable": p.variable, "message": p.message} for p in controls.problems]}
 
 
+def unlisted_defaults(tvm: Doc, *, load: bool) -> str | None:
+    """What plain ``list`` leaves out where TileLang provides the TVM (its own codegens and hooks,
+    which only importing it shows), as the note of the list document; ``None`` where it leaves
+    out nothing."""
+    if load or tvm.get("provider") != "tilelang":
+        return None
+    build = f"{tvm.get('distribution')} {tvm.get('provider_version') or '?'}"
+    return (f"TileLang's own host codegens and hooks (such as 'tilelang-c' and 'tilelang-llvm', and hooks "
+            f"such as 'tilelang-metal') are not listed here: they are registered when TileLang is imported, and "
+            f"plain `list` imports nothing. `tilelang-hostcg list --load` imports TileLang ({build}) and lists "
+            f"them too, where it has the integration points")
+
+
 def list_document(*, load: bool = False) -> Doc:
     """Every advertised kind with its entry points; with ``load`` every plugin is imported and
     ``registrations`` lists each kind's codegens or hooks in resolution order."""
@@ -169,7 +182,8 @@ def list_document(*, load: bool = False) -> Doc:
             registry.load_all()
         sources = registry.sources()
         controls = registry.controls
-    return document("list", tvm_document(import_it=load), loaded=load, controls=controls_doc(controls),
+    tvm = tvm_document(import_it=load)
+    return document("list", tvm, loaded=load, note=unlisted_defaults(tvm, load=load), controls=controls_doc(controls),
                     codegens=_kinds(registry, CODEGEN_GROUP, sources, load),
                     hooks=_kinds(registry, HOOK_GROUP, sources, load), warnings=session.warnings,
                     duplicates=[{"distribution": name, "locations": list(locations)}
