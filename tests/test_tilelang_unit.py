@@ -176,8 +176,14 @@ def test_the_commands_report_apache_tvm_as_the_tvm_in_use(capsys: pytest.Capture
     assert info["provider_version"] == version("apache-tvm")
     assert info["describe"].startswith(f"apache-tvm {version('apache-tvm')}")
     assert main(["explain", "llvm", "--json"]) == 0  # its LLVM is there, and used
-    codegen = json.loads(capsys.readouterr().out)["codegen"]
+    explained = json.loads(capsys.readouterr().out)
+    codegen = explained["codegen"]
     assert codegen["name"] == "llvm" and codegen["buildable"] is tvm.runtime.enabled("llvm")
+    # With TVM imported, the document says what it can do (docs/cli.md, JSON documents).
+    info = explained["tvm"]
+    assert info["llvm"] is tvm.runtime.enabled("llvm") and info["cuda_host"] is True
+    assert info["tir_module"] == "tvm.tirx" and info["version"] == tvm.__version__
+    assert info["path"] == tvm.__file__
 
 
 # ------------------------------------------------------------------ requirements
