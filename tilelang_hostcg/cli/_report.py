@@ -158,16 +158,13 @@ def controls_doc(controls: Controls) -> Doc:
 
 
 def unlisted_defaults(tvm: Doc, *, load: bool) -> str | None:
-    """What plain ``list`` leaves out where TileLang provides the TVM (its own codegens and hooks,
-    which only importing it shows), as the note of the list document; ``None`` where it leaves
-    out nothing."""
+    """Plain ``list``'s note where TileLang provides the TVM: its own codegens and hooks show with ``--load``."""
     if load or tvm.get("provider") != "tilelang":
         return None
-    build = f"{tvm.get('distribution')} {tvm.get('provider_version') or '?'}"
-    return (f"TileLang's own host codegens and hooks (such as 'tilelang-c' and 'tilelang-llvm', and hooks "
-            f"such as 'tilelang-metal') are not listed here: they are registered when TileLang is imported, and "
-            f"plain `list` imports nothing. `tilelang-hostcg list --load` imports TileLang ({build}) and lists "
-            f"them too, where it has the integration points")
+    return (f"TileLang's own host codegens and hooks (such as 'tilelang-c', 'tilelang-llvm' and the hook 'tilelang-"
+            f"metal') are not listed: TileLang registers them when imported, and plain `list` imports nothing. "
+            f"`tilelang-hostcg list --load` imports TileLang ({tvm.get('distribution')} {tvm.get('provider_version')})"
+            " and lists them too, where it has the integration points")
 
 
 def list_document(*, load: bool = False) -> Doc:

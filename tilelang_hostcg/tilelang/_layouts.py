@@ -1,7 +1,9 @@
 """How the integration enters each of TileLang's layouts (checked first, :mod:`._points`): its own
 codegens and hooks become registry defaults, and the functions that choose them are replaced
 (``registry``, 0.1.12-0.1.13: two names in ``tilelang.engine.lower``; ``backend``, 0.1.14 on: two
-``BackendModule`` methods). :func:`undo` puts back the original objects and removes the defaults."""
+``BackendModule`` methods). :func:`undo` puts back the original objects and removes the defaults;
+an attribute another package has put in place of ours since is theirs, and left (ours, where their
+function still calls it, then hands every call to TileLang's original)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from dataclasses import dataclass, field
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from .._errors import warn_plugin
 from .._names import CODEGEN_GROUP, HOOK_GROUP
 from .._types import HostCodegen, HostCodegenHook, Origin
 from ._points import Mode
@@ -26,10 +29,10 @@ DEFAULT_PREFIX = "tilelang-"
 _BACKEND: contextvars.ContextVar[Any] = contextvars.ContextVar("tilelang_hostcg_backend", default=None)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(eq=False, slots=True)
 class State:
     """What one :func:`enter` did (replaced attributes, defaults registered, checked wrappers);
-    :func:`undo` empties it."""
+    :func:`undo` empties it and ends ``active``."""
 
     registry: Registry
     mode: Mode
@@ -38,6 +41,7 @@ class State:
     codegens: dict[str, HostCodegen] = field(default_factory=dict)
     hooks: dict[str, HostCodegenHook] = field(default_factory=dict)
     checked: dict[int, tuple[HostCodegen, HostCodegen]] = field(default_factory=dict)
+    active: bool = True  # False: a replacement of ours another package's wrapper still holds calls TileLang's own
 
 
 def enter(state: State, *, patch_tilelang: bool) -> None:
@@ -48,9 +52,16 @@ def enter(state: State, *, patch_tilelang: bool) -> None:
 
 
 def undo(state: State) -> None:
-    """Put TileLang's original attributes back and remove TileLang's defaults."""
-    for owner, name, original, _ in reversed(state.patches):
-        setattr(owner, name, original)
+    """Put TileLang's original attributes back where ours are still in place, and remove TileLang's
+    defaults. An attribute another package has set since (wrapping ours, or replacing it) is left as
+    it is, with a warning naming it and that package."""
+    state.active = False
+    for owner, name, original, ours in reversed(state.patches):
+        now = owner.__dict__.get(name) if isinstance(owner, type) else getattr(owner, name, None)
+        if now is ours:
+            setattr(owner, name, original)
+        else:
+            warn_plugin(_left_text(owner, name, now, ours))
     state.patches.clear()
     registry = state.registry
     for group, held, unregister in (
@@ -60,6 +71,17 @@ def undo(state: State) -> None:
             if any(r.obj is obj for r in registry.registrations(group, kind)):
                 unregister(kind, obj.name)
         held.clear()
+
+
+def _left_text(owner: Any, name: str, now: Any, ours: Any) -> str:
+    """Why :func:`undo` leaves ``owner.name`` (``now``, another package's) as it is, and what to do."""
+    from .._routing import owner_of, reaches
+    where = f"{owner.__module__}.{owner.__qualname__}" if isinstance(owner, type) else owner.__name__
+    held = {True: "around tilelang_hostcg's replacement, which from now on hands every call to TileLang's original",
+            False: "in place of tilelang_hostcg's replacement (which it does not call)"}[reaches(now, ours)]
+    return (f"tilelang_hostcg.tilelang.uninstall() left {where}.{name} as it is: another package put a function of "
+            f"{owner_of(now)} there, {held}. That change is the other package's to undo; to have TileLang's own "
+            f"{name} back, undo it as that package documents (or uninstall that package)")
 
 
 def patch(state: State, owner: Any, name: str, value: Any) -> None:
@@ -140,11 +162,15 @@ def _enter_registry_mode(state: State, *, patch_tilelang: bool) -> None:
             _add_hook(state, kind, stock_apply)
 
     def resolve_host_codegen(target_host: Any) -> Any:
+        if not state.active:  # uninstalled, still called by another package's wrapper
+            return stock_resolve(target_host)
         sync_codegens(target_host.kind.name)
         ours = _chosen(state, target_host)
         return stock_resolve(target_host) if ours is None else ours
 
     def apply_host_codegen_hooks(mod: Any, target_host: Any, target: Any) -> Any:
+        if not state.active:
+            return stock_apply(mod, target_host, target)
         if target is None:
             return mod
         sync_hooks(target.kind.name)
@@ -179,11 +205,15 @@ def _enter_backend_mode(state: State, *, patch_tilelang: bool) -> None:
             _add_hook(state, kind, run_stock_hooks)
 
     def get_host_codegen(self: Any, target_host: Any) -> Any:
+        if not state.active:  # uninstalled, still called by another package's wrapper
+            return stock_get(self, target_host)
         sync(self)
         ours = _chosen(state, target_host)
         return stock_get(self, target_host) if ours is None else ours
 
     def preprocess_host_codegen(self: Any, mod: Any, target_host: Any, target: Any) -> Any:
+        if not state.active:
+            return stock_pre(self, mod, target_host, target)
         sync(self)
         require = getattr(self, "_require_target", None)
         if require is not None:
