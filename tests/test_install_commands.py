@@ -54,6 +54,24 @@ def test_every_install_command_shown_names_what_a_checkout_has() -> None:
             assert set(names) - set(local) <= PUBLISHED, (document, argv)
 
 
+INLINE_PIP = re.compile(r"`(pip install [^`]*)`")
+
+
+def test_an_install_line_naming_our_packages_on_the_index_says_it_works_once_published() -> None:
+    """An install line in the text (not a ``bash`` block) may name our packages as the index will
+    have them, in a paragraph that says it works once they are published."""
+    documents = (*DOCUMENTS, "docs/authoring.md", "docs/tvm.md")
+    found = []
+    for document in documents:
+        for paragraph in (ROOT / document).read_text(encoding="utf-8").split("\n\n"):
+            for line in INLINE_PIP.findall(paragraph.replace("\n", " ")):
+                names = [arg for arg in shlex.split(line)[2:] if not arg.startswith((".", "-"))]
+                if any(name.startswith("tilelang-hostcg") for name in names):
+                    found.append(line)
+                    assert "published" in paragraph, (document, line)
+    assert "pip install 'tilelang-hostcg[tilelang]'" in found  # docs/tilelang.md's extra among them
+
+
 def copy_of_the_checkout(dest: Path) -> Path:
     """The checkout's sources in ``dest`` (no virtual environments, no build output)."""
     shutil.copytree(ROOT, dest, ignore=shutil.ignore_patterns(

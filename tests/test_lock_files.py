@@ -106,10 +106,12 @@ def test_unusable_lock_is_a_usage_error(content: bytes, needle: str, tmp_path: P
     assert len(captured.err) < 2000 and captured.err.count("\n") == 1
 
 
-@pytest.mark.parametrize("kind", ["folder", "link-loop", "missing", "dangling"])
+@pytest.mark.parametrize("kind", ["fifo", "folder", "link-loop", "missing", "dangling"])
 def test_special_files_are_named_never_a_hang(kind: str, tmp_path: Path) -> None:
     path = tmp_path / "lock.json"
-    if kind == "folder":
+    if kind == "fifo":  # nobody writes it
+        os.mkfifo(path)
+    elif kind == "folder":
         path.mkdir()
     elif kind == "link-loop":
         os.symlink(tmp_path / "b", tmp_path / "a")
@@ -294,6 +296,47 @@ def test_lock_to_dev_stdout(into: str, current_lock: bytes, tmp_path: Path) -> N
 
 
 # ------------------------------------------------------------ bounded input, stdout by any name
+def _capped_at_3_gb() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (3_000_000 * 1024, 3_000_000 * 1024))  # `ulimit -v 3000000`
+
+
+@pytest.mark.parametrize("kind", ["dev-zero", "endless-pipe", "huge"])
+def test_a_lock_without_end_or_huge_is_a_usage_error(kind: str, tmp_path: Path) -> None:
+    path = Path("/dev/zero")
+    if kind == "huge":
+        path = tmp_path / "huge.lock.json"
+        with open(path, "wb") as stream:  # sparse: 64 MiB of zeros after a lock's start
+            stream.write(b'{"schema": 1, "distributions": [')
+            stream.truncate(64 * 1024 * 1024)
+    elif kind == "endless-pipe":
+        path = Path("/dev/stdin")  # `yes | tilelang-hostcg check --lock /dev/stdin`
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TILELANG_HOSTCG_")}
+    for json_flag in ((), ("--json",)):
+        yes = subprocess.Popen(["yes"], stdout=subprocess.PIPE) if kind == "endless-pipe" else None
+        try:
+            proc = subprocess.run([sys.executable, "-m", "tilelang_hostcg", "check", "--lock", str(path),
+                                   *json_flag], stdin=yes.stdout if yes else subprocess.DEVNULL,
+                                  capture_output=True, text=True, env=env, timeout=120,
+                                  preexec_fn=_capped_at_3_gb)
+        finally:
+            if yes is not None:
+                yes.kill()
+                yes.wait()
+                assert yes.stdout is not None
+                yes.stdout.close()
+        assert proc.returncode == 2, proc.stderr[-2000:]
+        assert "Traceback" not in proc.stderr and "MemoryError" not in proc.stderr
+        assert str(path) in proc.stderr and "larger than 16 MiB" in proc.stderr, proc.stderr
+        assert "tilelang-hostcg lock -o" in proc.stderr and proc.stderr.count("\n") == 1
+        if json_flag:
+            doc = json.loads(proc.stdout)
+            assert doc["error"]["exit_code"] == 2 and str(path) in doc["error"]["message"]
+        else:
+            assert proc.stdout == ""
+
+
 @pytest.mark.parametrize("link_to", ["/dev/stdout", "/proc/self/fd/1", "chain"])
 def test_lock_through_a_link_to_stdout_is_stdout(link_to: str, current_lock: bytes,
                                                  tmp_path: Path) -> None:

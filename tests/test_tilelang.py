@@ -138,6 +138,55 @@ print(json.dumps({"stock": [[s in src for s in STAMPS] for src in stock],
 
 
 
+RIVAL = """
+import functools, json, warnings
+import tilelang_hostcg.tilelang as integration
+
+originals = integration_points()
+stock = host_source(elementwise())
+integration.install()
+try:  # another package wraps the replacement of TileLang's codegen choice, and calls it
+    import tilelang.backend.module as m
+    owner, name = m.BackendModule, "get_host_codegen"
+    found = owner.__dict__[name]
+except ImportError:
+    import importlib
+    owner, name = importlib.import_module("tilelang.engine.lower"), "resolve_host_codegen"
+    found = getattr(owner, name)
+
+
+@functools.wraps(found)
+def rival(*args):
+    return found(*args)
+
+
+setattr(owner, name, rival)
+wrapped = host_source(elementwise())
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    integration.uninstall()
+after = host_source(elementwise())
+now = integration_points()
+print(json.dumps({"wrapped": [s in wrapped for s in STAMPS], "after": [s in after for s in STAMPS],
+                  "after_is_stock": after == stock, "kept": now[0] is rival,
+                  "restored": [a is b for a, b in zip(originals[1:], now[1:])],
+                  "installed": integration.is_installed(), "warnings": [str(w.message) for w in caught]}))
+"""
+
+
+def test_uninstall_leaves_another_packages_wrapper_and_tilelangs_own_serves(tl, with_stamp):
+    out = tl["env"].run_json(KERNELS + RIVAL.replace("STAMPS", repr(STAMPS)),
+                             env={"TILELANG_HOSTCG_AUTO_INSTALL": "0"})  # install() by hand
+    assert out["wrapped"] == [True, True]  # the plugin's codegen through the wrapper, and its hook
+    assert out["kept"] and out["restored"] == [True] * (POINTS - 1)  # the wrapper stays; the rest is TileLang's
+    assert out["after"] == [False, False] and out["after_is_stock"]  # ours in the wrapper hands on to TileLang's
+    assert out["installed"] is False
+    (warning,) = out["warnings"]
+    attribute = "get_host_codegen" if tl["version"] == "0.1.15" else "resolve_host_codegen"
+    assert "uninstall() left tilelang." in warning and f".{attribute} as it is" in warning, warning
+    assert "'__main__'" in warning and "hands every call to TileLang's original" in warning, warning
+
+
 def test_build_host_builds_what_the_plugins_hook_returns(tl, with_stamp):
     # tilelang_hostcg.build_host(mod, host, device) with TileLang's TVM: the codegen (one
     # registered in code above the plugin's, recording what it gets) receives the host

@@ -105,6 +105,30 @@ def test_paddles_build_is_tilelang(site: Path) -> None:
     assert (doc["provider"], doc["distribution"]) == ("tilelang", "tilelang-paddle")
 
 
+def _plain_list(site: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    """``tilelang-hostcg list ARGV`` in a fresh process with ``site`` first on ``sys.path``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TILELANG_HOSTCG_")}
+    path = os.pathsep.join([str(site), *filter(None, [env.get("PYTHONPATH")])])
+    proc = subprocess.run([sys.executable, "-m", "tilelang_hostcg", "list", *argv], capture_output=True,
+                          text=True, env={**env, "PYTHONPATH": path}, cwd=site, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def test_plain_list_says_tilelangs_own_codegens_and_hooks_show_with_load(site: Path) -> None:
+    assert json.loads(_plain_list(site, "--json").stdout)["note"] is None  # apache-tvm: nothing left out
+    # A TileLang whose import would fail: plain list must answer without importing it.
+    write_build(site, "tilelang-paddle", "0.1.13", {"tilelang/__init__.py": "raise RuntimeError('imported')\n"})
+    text = _plain_list(site)
+    (note,) = [line for line in text.stderr.splitlines() if line.startswith("note: ")]
+    assert "TileLang's own host codegens and hooks (such as 'tilelang-c'" in note, note
+    assert "plain `list` imports nothing" in note
+    assert "`tilelang-hostcg list --load` imports TileLang (tilelang-paddle 0.1.13) and lists them" in note
+    doc = json.loads(_plain_list(site, "--json").stdout)
+    assert doc["note"] == note.removeprefix("note: ") and doc["loaded"] is False
+    assert "lists them" not in _plain_list(site, "--json").stderr  # with --json, in the document only
+
+
 def test_a_build_name_whose_metadata_ships_no_tilelang_package_is_not_tilelang(site: Path) -> None:
     write_build(site, "tilelang-paddle", "0.1.13", {"paddle_only/__init__.py": ""})
     assert tilelang_distribution() is None

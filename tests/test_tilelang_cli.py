@@ -109,12 +109,15 @@ def test_list_shows_what_builds_and_tvms_cuda_probe_stays_off(new: TileLangEnv) 
         ("list",))
     assert "Client: not known: a third-party plugin is installed; whether TileLang has the integration points" in (
         plain.stdout)  # plain list imports nothing: it says so
+    (note,) = [line for line in plain.stderr.splitlines() if line.startswith("note: ")]  # and what it leaves out
+    assert "TileLang's own host codegens and hooks (such as 'tilelang-c'" in note and "list --load" in note
     assert listed.returncode == 0, listed.stderr
     doc = json.loads(listed.stdout)
     codegens = {(r["distribution"], r["name"]): r for k in doc["codegens"]
                 for r in k["registrations"]}
     defaults = [r for (dist, _), r in codegens.items() if dist == "tilelang"]
     assert defaults and all(r["default"] for r in defaults)
+    assert ("tilelang", "tilelang-c") in codegens and doc["note"] is None  # as the note says, and none here
     assert any(r["distribution"] == "tilelang" for k in doc["hooks"] for r in k["registrations"])
     llvm = codegens["tilelang-hostcg", "llvm"]
     assert llvm["buildable"] is False

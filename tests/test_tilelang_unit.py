@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import sys
+import warnings
 from importlib.metadata import version
 
 import pytest
@@ -94,6 +96,143 @@ def test_importing_the_integration_patches_nothing_and_imports_no_tvm():
             "print(t.is_installed(), 'tvm' in sys.modules, 'tilelang' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False", "False"]
+
+
+# ------------------------------------------------------------------ another package's patches
+# A stand-in TileLang of the 0.1.14+ layout: the integration points, nothing more.
+STAND_IN = {
+    "tilelang/__init__.py": "",
+    "tilelang/backend/__init__.py": "",
+    "tilelang/backend/module.py": """
+from dataclasses import dataclass, field
+
+
+@dataclass
+class BackendModule:
+    name: str
+    host_codegens: dict = field(default_factory=dict)
+    host_codegen_hooks: dict = field(default_factory=dict)
+
+    def matches(self, target):
+        return True
+
+    def get_host_codegen(self, target_host):
+        return "tilelang's own codegen"
+
+    def preprocess_host_codegen(self, mod, target_host, target):
+        return "tilelang's own hooks ran"
+
+
+_BACKENDS = {"cuda": BackendModule("cuda")}
+
+
+def list_backends():
+    return _BACKENDS
+""",
+    "tilelang/cache/__init__.py": "",
+    "tilelang/cache/kernel_cache.py": """
+class KernelCache:
+    def _generate_key(self, func, out_idx, execution_backend, args, target, target_host):
+        return "tilelang's own key"
+""",
+    "tilelang/autotuner/__init__.py": "",
+    "tilelang/autotuner/tuner.py": """
+class AutoTuner:
+    def generate_cache_key(self):
+        return "tilelang's own tuner key"
+""",
+    # Another package: it wraps our get_host_codegen (and calls it), and replaces our
+    # KernelCache._generate_key (without calling it).
+    "rival_patches.py": """
+import functools
+
+from tilelang.backend.module import BackendModule
+from tilelang.cache.kernel_cache import KernelCache
+
+found = BackendModule.__dict__["get_host_codegen"]
+
+
+@functools.wraps(found)
+def get_host_codegen(self, target_host):
+    return found(self, target_host)
+
+
+def _generate_key(self, *args, **kwargs):
+    return "the rival's key"
+
+
+BackendModule.get_host_codegen = get_host_codegen
+KernelCache._generate_key = _generate_key
+""",
+}
+
+
+@pytest.fixture
+def stand_in_tilelang(tmp_path, monkeypatch):
+    """A TileLang stand-in installed (its metadata and files) first on ``sys.path``; afterwards
+    uninstalled, with its modules forgotten."""
+    site = tmp_path / "site"
+    info = site / "tilelang-0.1.15.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: tilelang\nVersion: 0.1.15\n")
+    (info / "RECORD").write_text("".join(f"{path},,\n" for path in STAND_IN if path.startswith("tilelang/")))
+    for path, text in STAND_IN.items():
+        (site / path).parent.mkdir(parents=True, exist_ok=True)
+        (site / path).write_text(text)
+    monkeypatch.syspath_prepend(str(site))
+    import tilelang_hostcg.tilelang as integration
+
+    try:
+        yield site
+    finally:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            integration.uninstall()
+        for name in [n for n in sys.modules if n.split(".")[0] in ("tilelang", "rival_patches")]:
+            del sys.modules[name]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("tilelang") is not None,
+                    reason="this environment has TileLang (tests/test_tilelang.py covers it)")
+def test_uninstall_leaves_another_packages_patch_and_ours_in_it_hands_calls_to_tilelang(stand_in_tilelang):
+    import tilelang_hostcg.tilelang as integration
+    from tilelang_hostcg import PluginWarning
+
+    registry = Registry()
+    registry.register_host_codegen("c", HostCodegen("plugin-c", lambda mod, target_host: None))
+    integration.install(registry=registry)
+    from tilelang.backend.module import BackendModule, list_backends
+    from tilelang.cache.kernel_cache import KernelCache
+
+    ours = dict(BackendModule.__dict__)
+    stock_pre = ours["preprocess_host_codegen"].__wrapped__
+    import rival_patches
+
+    backend = list_backends()["cuda"]
+    assert backend.get_host_codegen(Target("c")).name == "plugin-c"  # through the wrapper, ours routes
+    assert integration.is_installed()
+    with pytest.warns(PluginWarning) as caught:
+        integration.uninstall()
+    texts = sorted(str(w.message) for w in caught)
+    assert len(texts) == 2, texts
+    wrapped, replaced = texts
+    for text, attribute, held in (
+            (wrapped, "tilelang.backend.module.BackendModule.get_host_codegen",
+             "around tilelang_hostcg's replacement, which from now on hands every call to TileLang's original"),
+            (replaced, "tilelang.cache.kernel_cache.KernelCache._generate_key",
+             "in place of tilelang_hostcg's replacement (which it does not call)")):
+        assert text.startswith(f"tilelang_hostcg.tilelang.uninstall() left {attribute} as it is"), text
+        assert f"'rival_patches' ({rival_patches.__file__})" in text and held in text, text
+        assert "undo it as that package documents (or uninstall that package)" in text
+    assert all(w.filename == __file__ for w in caught)  # at the line that called uninstall()
+    # The other package's functions stay; what is still ours goes back to TileLang's own.
+    assert BackendModule.__dict__["get_host_codegen"] is rival_patches.get_host_codegen
+    assert KernelCache.__dict__["_generate_key"] is rival_patches._generate_key
+    assert BackendModule.__dict__["preprocess_host_codegen"] is stock_pre
+    assert backend.get_host_codegen(Target("c")) == "tilelang's own codegen"  # ours in the wrapper hands it on
+    assert backend.preprocess_host_codegen(None, Target("c"), Target("cuda")) == "tilelang's own hooks ran"
+    assert not integration.is_installed()
+    assert [r.name for r in registry.registrations()] == ["plugin-c"]  # no default of TileLang's left
 
 
 # ------------------------------------------------------------------ registry defaults
@@ -187,8 +326,14 @@ def test_the_commands_report_apache_tvm_as_the_tvm_in_use(capsys: pytest.Capture
     assert info["provider_version"] == version("apache-tvm")
     assert info["describe"].startswith(f"apache-tvm {version('apache-tvm')}")
     assert main(["explain", "llvm", "--json"]) == 0  # its LLVM is there, and used
-    codegen = json.loads(capsys.readouterr().out)["codegen"]
+    explained = json.loads(capsys.readouterr().out)
+    codegen = explained["codegen"]
     assert codegen["name"] == "llvm" and codegen["buildable"] is tvm.runtime.enabled("llvm")
+    # With TVM imported, the document says what it can do (docs/cli.md, JSON documents).
+    info = explained["tvm"]
+    assert info["llvm"] is tvm.runtime.enabled("llvm") and info["cuda_host"] is True
+    assert info["tir_module"] == "tvm.tirx" and info["version"] == tvm.__version__
+    assert info["path"] == tvm.__file__
 
 
 # ------------------------------------------------------------------ requirements

@@ -58,6 +58,8 @@ def cmd_list(args: argparse.Namespace) -> int:
     for dup in doc["duplicates"]:
         err(f"warning: {duplicate_text(dup['distribution'], dup['locations'])}")
     warn_all(doc["warnings"])
+    if doc["note"]:
+        err(f"note: {doc['note']}")
     return 0
 
 

@@ -15,6 +15,7 @@ from .._errors import LockFileError
 from ..discovery._planning import normalize_name
 
 LOCK_SCHEMA = 1
+MAX_LOCK_BYTES = 16 * 1024 * 1024  # far above any lock; a file without end (/dev/zero) stops here
 Drift = tuple[str, str, str | None, str | None, str | None]  # code, message, kind, distribution, version
 LOCK_FIELDS: dict[str, dict[str, type]] = {
     "distributions": {"name": str, "version": str},
@@ -58,11 +59,16 @@ def read_lock(path: str | Path) -> dict[str, Any]:
         return LockFileError(f"{problem}; {fix}", path=where)
 
     try:
-        with open(where, "rb") as stream:
-            data = stream.read()
+        fd = os.open(where, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO nobody writes reads empty, never waits
+        os.set_blocking(fd, True)
+        with open(fd, "rb") as stream:
+            data = stream.read(MAX_LOCK_BYTES + 1)
     except OSError as exc:
         raise bad(f"cannot read lock file {where!r}: {exc.strerror or exc}",
                   f"create it with `tilelang-hostcg lock -o {where}`") from None
+    if len(data) > MAX_LOCK_BYTES:
+        raise bad(f"lock file {where!r} is larger than {MAX_LOCK_BYTES >> 20} MiB (or has no end, as a device "
+                  "or a pipe may), so it is not a lock file `tilelang-hostcg lock` wrote")
     try:
         doc = json.loads(data.decode("utf-8"))
     except UnicodeDecodeError as exc:

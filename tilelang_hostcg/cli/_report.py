@@ -158,6 +158,16 @@ def controls_doc(controls: Controls) -> Doc:
             "problems": [{"variable": p.variable, "message": p.message} for p in controls.problems]}
 
 
+def unlisted_defaults(tvm: Doc, *, load: bool) -> str | None:
+    """Plain ``list``'s note where TileLang provides the TVM: its own codegens and hooks show with ``--load``."""
+    if load or tvm.get("provider") != "tilelang":
+        return None
+    return (f"TileLang's own host codegens and hooks (such as 'tilelang-c', 'tilelang-llvm' and the hook 'tilelang-"
+            f"metal') are not listed: TileLang registers them when imported, and plain `list` imports nothing. "
+            f"`tilelang-hostcg list --load` imports TileLang ({tvm.get('distribution')} {tvm.get('provider_version')})"
+            " and lists them too, where it has the integration points")
+
+
 def list_document(*, load: bool = False) -> Doc:
     """Every advertised kind with its entry points; with ``load`` every plugin is imported and
     ``registrations`` lists each kind's codegens or hooks in resolution order."""
@@ -170,7 +180,8 @@ def list_document(*, load: bool = False) -> Doc:
             registry.load_all()
         sources = registry.sources()
         controls = registry.controls
-    return document("list", tvm_document(import_it=load), loaded=load, controls=controls_doc(controls),
+    tvm = tvm_document(import_it=load)
+    return document("list", tvm, loaded=load, note=unlisted_defaults(tvm, load=load), controls=controls_doc(controls),
                     codegens=_kinds(registry, CODEGEN_GROUP, sources, load),
                     hooks=_kinds(registry, HOOK_GROUP, sources, load), warnings=session.warnings,
                     duplicates=[{"distribution": name, "locations": list(locations)}

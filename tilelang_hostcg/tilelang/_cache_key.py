@@ -65,6 +65,8 @@ def patch_cache_key(state: State) -> None:
     stock_kernel_key = kernel_cache.__dict__["_generate_key"]
 
     def _generate_key(self: Any, *args: Any, **kwargs: Any) -> str:
+        if not state.active:  # uninstalled, still called by another package's wrapper
+            return stock_kernel_key(self, *args, **kwargs)  # type: ignore[no-any-return]
         return keyed(stock_kernel_key(self, *args, **kwargs), kwargs.get("target"),
                      kwargs.get("target_host"))
 
@@ -73,6 +75,8 @@ def patch_cache_key(state: State) -> None:
 
     def generate_cache_key(self: Any, *args: Any, **kwargs: Any) -> str | None:
         key = stock_tuner_key(self, *args, **kwargs)
+        if not state.active:
+            return key  # type: ignore[no-any-return]
         compile_args = getattr(self, "compile_args", None)
         return None if key is None else keyed(key, getattr(compile_args, "target", None),
                                               getattr(compile_args, "target_host", None))
