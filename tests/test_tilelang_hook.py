@@ -123,7 +123,8 @@ def test_a_look_at_tilelang_is_not_an_import(fake_tilelang):
         print(json.dumps([spec.origin.endswith("__init__.py"), code, hooked, "tilelang" in sys.modules]))
         import tilelang
     """) + REPORT, fake_tilelang)
-    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    # The look names what `import tilelang` would give (here a TileLang no distribution ships).
+    assert proc.returncode == 0 and all(line.startswith("note: ") for line in proc.stderr.splitlines()), proc.stderr
     look, out = map(json.loads, proc.stdout.splitlines())
     assert look == [True, 0, ["_tilelang_hostcg_hook"], False]
     assert out["hook"] == [] and out["loader"] == "SourceFileLoader" and out["spec_loader"]

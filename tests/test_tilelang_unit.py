@@ -122,12 +122,34 @@ class BackendModule:
     def preprocess_host_codegen(self, mod, target_host, target):
         return "tilelang's own hooks ran"
 
+    def codegen_host(self, mod, target_host):
+        return self.get_host_codegen(target_host).lower(mod, target_host)
+
+
+@dataclass
+class BackendContext:  # how the lowering reaches the backend module's points
+    module: BackendModule
+    target: object
+    target_host: object
+
+    def preprocess_host_codegen(self, mod):
+        return self.module.preprocess_host_codegen(mod, self.target_host, self.target)
+
+    def codegen_host(self, mod):
+        return self.module.codegen_host(mod, self.target_host)
+
 
 _BACKENDS = {"cuda": BackendModule("cuda")}
 
 
 def list_backends():
     return _BACKENDS
+""",
+    "tilelang/engine/__init__.py": "",
+    "tilelang/engine/lower.py": """
+def host_codegen(host_mod, context):
+    host_mod = context.preprocess_host_codegen(host_mod)
+    return context.codegen_host(host_mod)
 """,
     "tilelang/cache/__init__.py": "",
     "tilelang/cache/kernel_cache.py": """

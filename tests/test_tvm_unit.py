@@ -153,7 +153,7 @@ def test_a_wrapped_route_still_routes_and_uninstall_hands_it_to_tvm(monkeypatch,
 
     tvm.compile(zero, target="llvm")
     assert integration.is_installed() and routing(integration.CLIENT).routed
-    with pytest.warns(PluginWarning, match=r"tvm\.tirx\.build\.tir_to_runtime \(now .*test_tvm_unit"):
+    with pytest.warns(PluginWarning, match=r"left tvm\.tirx\.build\.tir_to_runtime as it is: .*test_tvm_unit.* around"):
         integration.uninstall()  # its wrapper stays; the route in it hands every build to TVM's original
     assert build_module.tir_to_runtime is wrapper and not integration.is_installed()
     calls = []
@@ -199,7 +199,7 @@ def test_a_replaced_route_is_not_installed_and_names_its_replacer(monkeypatch, b
     assert not integration.is_installed() and answer.routed is False
     assert answer.blocker is not None and __name__ in answer.blocker and __file__ in answer.blocker
     assert "'tvm.tirx.build'" not in answer.blocker
-    with pytest.warns(PluginWarning, match="left in place"):
+    with pytest.warns(PluginWarning, match="in place of tilelang_hostcg's replacement"):
         integration.uninstall()
     assert build_module.tir_to_runtime is rival  # left alone
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import sys
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -154,9 +153,10 @@ class Client(ABC):
 
     def uninstall(self) -> list[str]:
         """Undo :meth:`install`: each replaced attribute that is still ours gets the compiler's
-        original back; one another package has wrapped since is left alone (our route in it hands
-        every call to the original), and named in the list returned and in a warning. The defaults
-        leave the registry. No-op when not installed."""
+        original back; one another package has set since (wrapping ours, or in its place) is theirs
+        and left as it is, with one warning each (our route inside a wrapper hands every call to the
+        original from now on). The defaults leave the registry. Returns the warnings; no-op when not
+        installed."""
         with self.lock:
             state, self.state = self.state, None
             if state is None:
@@ -168,14 +168,24 @@ class Client(ABC):
                 if now is route.ours:
                     setattr(route.owner, route.name, route.original)
                 elif now is not route.original:
-                    left.append(f"{_path(route)} (now {owner_of(now)})")
+                    left.append(self._left_text(route, now))
             if state.registry is not None:
                 remove_defaults(state.registry, state.codegens, state.hooks)
-        if left:
-            warn_plugin(f"tilelang-hostcg's {self.title} is uninstalled, but another package has wrapped "
-                        f"{'; '.join(left)} since install(); those are theirs and left in place: our route inside "
-                        "them now hands every call to the compiler's original")
+        for text in left:
+            warn_plugin(text)
         return left
+
+    def _left_text(self, route: Route, now: Any) -> str:
+        """Why :meth:`uninstall` leaves ``route``'s attribute (``now``, another package's) as it is."""
+        if reaches(now, route.ours):
+            held = (f"around tilelang_hostcg's replacement, which from now on hands every call to "
+                    f"{self.compiler}'s original")
+        else:
+            held = "in place of tilelang_hostcg's replacement (which it does not call)"
+        return (f"tilelang_hostcg.{self.name}.uninstall() left {_path(route)} as it is: another package put a "
+                f"function of {owner_of(now)} there, {held}. That change is the other package's to undo; to have "
+                f"{self.compiler}'s own {route.name} back, undo it as that package documents (or uninstall that "
+                "package)")
 
     def live(self) -> Liveness:
         """Whether the compiler calls our routes now (see :class:`Liveness`)."""
@@ -218,6 +228,3 @@ def _path(route: Route) -> str:
     return f"{where}.{route.name}"
 
 
-def routes_of(routes: Sequence[Route]) -> list[str]:
-    """The dotted paths of ``routes`` (for messages)."""
-    return [_path(r) for r in routes]

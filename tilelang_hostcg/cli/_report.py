@@ -164,8 +164,15 @@ def unlisted_defaults(tvm: Doc, *, load: bool) -> str | None:
         return None
     return (f"TileLang's own host codegens and hooks (such as 'tilelang-c', 'tilelang-llvm' and the hook 'tilelang-"
             f"metal') are not listed: TileLang registers them when imported, and plain `list` imports nothing. "
-            f"`tilelang-hostcg list --load` imports TileLang ({tvm.get('distribution')} {tvm.get('provider_version')})"
-            " and lists them too, where it has the integration points")
+            f"`tilelang-hostcg list --load` imports TileLang ({_tilelang_named(tvm)}) and lists them too, where it "
+            "has the integration points")
+
+
+def _tilelang_named(tvm: Doc) -> str:
+    """The TileLang of a TVM document: its distribution and version, or its source tree."""
+    if tvm.get("distribution") is None:
+        return f"from a source tree at {tvm.get('tree')}"
+    return f"{tvm.get('distribution')} {tvm.get('provider_version') or '?'}"
 
 
 def list_document(*, load: bool = False) -> Doc:
