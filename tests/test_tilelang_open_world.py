@@ -33,6 +33,16 @@ CASES = {  # id: the real environment whose files are relabelled, the name and v
     "as-hygon": ("0.1.12", "tilelang-hygon", "0.1.12", {}),
     "renamed-point": ("0.1.15", "tilelang", "0.1.16",
                       {"rename": ("tilelang/backend/module.py", "get_host_codegen", "select_host_codegen")}),
+    # The point is still there, but the lowering no longer calls it (a leftover of another release).
+    "leftover-point": ("0.1.15", "tilelang", "0.1.16",
+                       {"rename": ("tilelang/backend/module.py",
+                                   "return self.get_host_codegen(target_host).lower(mod, target_host)",
+                                   "return self.host_codegens[target_host.kind.name].lower(mod, target_host)")}),
+}
+REFUSED = {  # the refused cases: the point named, and why
+    "renamed-point": "tilelang.backend.module.BackendModule.get_host_codegen (missing)",
+    "leftover-point": ("tilelang.backend.module.BackendModule.get_host_codegen (not called by "
+                       "tilelang.backend.module.BackendModule.codegen_host: a leftover or renamed point)"),
 }
 PROGRAM = KERNELS + """
 import json, os
@@ -81,14 +91,14 @@ def test_an_unchanged_program_gets_the_plugin_where_the_points_are(case: tuple[s
                                                       ("check", "--strict"), ("explain", "cuda", "--json"))
     assert json.loads(listed.stdout)["client"]["routed"] is None  # plain list cannot know, and says so
     client = json.loads(checked.stdout)["client"]
-    if key != "renamed-point":
+    if key not in REFUSED:
         assert out["stamps"] == [True, True] and out["installed"] and out["warnings"] == []
         assert client["active"] == "tilelang" and client["routed"] and strict.returncode == 0, strict.stdout
         # TileLang's own codegen as the default (the plugin disabled): byte-identical to stock.
         plain = _run(env, {"TILELANG_HOSTCG_DISABLE": "tilelang-hostcg-stamp", "HOSTCG_TEST_INSTALL": "1"})
         assert plain["installed"] and plain["source"] == stock["source"]
     else:  # refused: one warning naming the point, no advice about the compiler, TileLang stock
-        point = "tilelang.backend.module.BackendModule.get_host_codegen"
+        point = REFUSED[key]
         (warning,) = out["warnings"]
         assert point in warning and "tilelang_hostcg.build() still works" in warning
         assert "TILELANG_HOSTCG_AUTO_INSTALL=0" in warning and "pip install" not in warning
@@ -109,6 +119,37 @@ def test_an_unchanged_program_gets_the_plugin_where_the_points_are(case: tuple[s
         assert json.loads(proc.stdout)["client"] == client, stray
 
 
+@pytest.mark.xdist_group("tilelang-0.1.15")
+def test_a_tilelang_checkout_on_pythonpath_is_routed_and_named_by_its_tree(tilelang_envs: TileLangEnvs) -> None:
+    """How TileLang's developers work: its source tree on ``PYTHONPATH``, no distribution's
+    metadata naming it. The ``tilelang`` that ``import`` gives is the TileLang: routed, and
+    named by its tree, by the program and by every command."""
+    base = tilelang_envs["0.1.15"].env
+    env = relabel(base, base.path.parent / "relabelled-checkout", "tilelang", "0.1.15", editable=True)
+    try:
+        site = next((env.path / "lib").glob("python*/site-packages"))
+        (site / "__editable__.tilelang-0.1.15.pth").unlink()  # no install at all: a checkout
+        shutil.rmtree(site / "tilelang-0.1.15.dist-info")
+        env.pip("install", "-q", "--no-deps", str(tilelang_envs.wheels["tilelang-hostcg-stamp"]))
+        tree = env.path / "src"
+        extra = {"PYTHONPATH": str(tree)}
+        out = _run(env, extra)
+        assert out["stamps"] == [True, True] and out["installed"] and out["warnings"] == [], out["warnings"]
+        assert out["describe"].endswith(f"bundled with TileLang from a source tree at {tree}"), out["describe"]
+        docs = {}
+        for argv in (("list", "--json"), ("check", "--strict", "--json")):
+            proc = subprocess.run([env.python, "-m", "tilelang_hostcg", *argv], capture_output=True, text=True,
+                                  env=env.environ(extra), timeout=300)
+            assert proc.returncode == 0, proc.stdout + proc.stderr
+            docs[argv[0]] = json.loads(proc.stdout)
+        listed = docs["list"]["tvm"]["describe"]
+        assert listed == f"TVM bundled with TileLang from a source tree at {tree} (not imported)", listed
+        assert docs["check"]["client"]["routed"] is True and docs["check"]["client"]["active"] == "tilelang"
+        assert "source tree" in docs["check"]["tvm"]["describe"]
+    finally:
+        shutil.rmtree(env.path, ignore_errors=True)
+
+
 @pytest.fixture(scope="module", params=params("0.1.15", "0.1.12", "0.1.11", "paddle-0.1.13"))
 def real(request: pytest.FixtureRequest, tilelang_envs: TileLangEnvs) -> TileLangEnv:
     return tilelang_envs[request.param].env
@@ -118,9 +159,10 @@ def test_the_points_of_every_real_tilelang(real: TileLangEnv) -> None:
     """The contract: the check of the integration points in each real TileLang CI builds."""
     out = real.run_json("""
         import json, tilelang
+        from tilelang_hostcg._tvm import find
         from tilelang_hostcg.tilelang._points import POINTS, UnsupportedTileLangError, check
         try:
-            mode, error = check(), None
+            mode, error = check(find("tilelang")), None
         except UnsupportedTileLangError as exc:
             mode, error = None, str(exc)
         print(json.dumps({"mode": mode, "error": error,

@@ -257,6 +257,88 @@ def test_uninstall_leaves_another_packages_patch_and_ours_in_it_hands_calls_to_t
     assert [r.name for r in registry.registrations()] == ["plugin-c"]  # no default of TileLang's left
 
 
+def _shapes() -> dict[str, tuple[str, object]]:
+    """Points of another shape than TileLang's callers use: the attribute, its new value, the problem."""
+
+    def purpose(self, target_host, *, purpose="build"):  # TileLang would pass purpose=: another shape
+        return "tilelang's own codegen"
+
+    def five(self, mod, target_host, target, options=None):  # an optional fifth parameter
+        return mod
+
+    def generator():
+        yield from ()
+
+    return {"keyword-only purpose": ("get_host_codegen", purpose,
+                                     "BackendModule.get_host_codegen (parameters (self, target_host, *, "
+                                     "purpose='build') where exactly (self, target_host) are called)"),
+            "fifth parameter": ("preprocess_host_codegen", five,
+                                "BackendModule.preprocess_host_codegen (parameters (self, mod, target_host, target, "
+                                "options=None) where exactly (self, mod, target_host, target) are called)"),
+            "generator": ("list_backends", generator, "list_backends (returns a generator, not a mapping)")}
+
+
+@pytest.mark.skipif(importlib.util.find_spec("tilelang") is not None,
+                    reason="this environment has TileLang (tests/test_tilelang.py covers it)")
+@pytest.mark.parametrize("case", sorted(_shapes()))
+def test_a_point_of_another_shape_is_refused_naming_it(stand_in_tilelang, monkeypatch, case):
+    import tilelang_hostcg.tilelang as integration
+    from tilelang.backend import module
+
+    name, value, problem = _shapes()[case]
+    owner = module if name == "list_backends" else module.BackendModule
+    monkeypatch.setattr(owner, name, value)
+    with pytest.raises(integration.UnsupportedTileLangError) as info:
+        integration.install(registry=Registry())
+    assert problem in str(info.value) and "pip install" not in str(info.value), str(info.value)
+    assert not integration.is_installed()
+
+
+@pytest.mark.skipif(importlib.util.find_spec("tilelang") is not None,
+                    reason="this environment has TileLang (tests/test_tilelang.py covers it)")
+def test_a_renamed_point_kept_as_an_alias_is_refused(stand_in_tilelang):
+    """``get_host_codegen`` renamed, the old name an alias the backend's own code no longer calls."""
+    import tilelang_hostcg.tilelang as integration
+    from tilelang.backend.module import BackendModule
+
+    def codegen_host(self, mod, target_host):
+        return self.select_host_codegen(target_host).lower(mod, target_host)
+
+    BackendModule.select_host_codegen = BackendModule.get_host_codegen
+    BackendModule.codegen_host = codegen_host
+    with pytest.raises(integration.UnsupportedTileLangError, match=r"get_host_codegen \(not called by "
+                       r"tilelang\.backend\.module\.BackendModule\.codegen_host: a leftover or renamed point\)"):
+        integration.install(registry=Registry())
+
+
+@pytest.mark.skipif(importlib.util.find_spec("tilelang") is not None,
+                    reason="this environment has TileLang (tests/test_tilelang.py covers it)")
+def test_a_rival_holding_the_route_without_calling_it_is_not_routed(stand_in_tilelang):
+    import tilelang_hostcg.tilelang as integration
+    from tilelang_hostcg import PluginWarning
+    from tilelang_hostcg._routing import routing
+    from tilelang.backend.module import BackendModule, list_backends
+
+    registry = Registry()
+    registry.register_host_codegen("c", HostCodegen("plugin-c", lambda mod, target_host: None))
+    integration.install(registry=registry)
+    ours = BackendModule.__dict__["get_host_codegen"]
+    stock = ours.__wrapped__
+
+    def holding(held):
+        def rival(self, target_host):  # holds our route in its closure, calls TileLang's own
+            return stock(self, target_host) if held else None
+        return rival
+
+    BackendModule.get_host_codegen = holding(ours)
+    answer = routing(integration.CLIENT)
+    assert answer.routed is None and "first build" in answer.reason and not integration.is_installed()
+    assert list_backends()["cuda"].get_host_codegen(Target("c")) == "tilelang's own codegen"  # a build: stock
+    assert not integration.is_installed()  # never seen calling the route: not routed
+    with pytest.warns(PluginWarning, match="around tilelang_hostcg's replacement"):
+        integration.uninstall()
+
+
 # ------------------------------------------------------------------ registry defaults
 def test_a_default_serves_only_when_nothing_else_matches():
     registry = Registry()

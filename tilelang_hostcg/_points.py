@@ -103,7 +103,8 @@ def _plain(param: inspect.Parameter) -> bool:
 
 
 def _listed(params: list[inspect.Parameter]) -> str:
-    return ", ".join(str(p) for p in params)
+    """The parameters as a signature writes them (a ``*`` before keyword-only ones)."""
+    return str(inspect.Signature(params))[1:-1]
 
 
 def _names(code: CodeType, name: str) -> bool:
