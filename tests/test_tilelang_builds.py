@@ -203,6 +203,32 @@ def test_two_builds_the_one_whose_files_are_installed_is_used(site: Path) -> Non
     assert [distribution_name(d) for d in tilelang_distributions()] == ["tilelang", "tilelang-paddle"]
 
 
+def test_a_ghost_build_without_a_record_is_removed_by_hand_not_by_pip(site: Path) -> None:
+    """A distribution that names ``tilelang`` in ``top_level.txt`` but lists no files (no ``RECORD``):
+    pip cannot uninstall it, so the advice says which folder to remove."""
+    write_build(site, "tilelang", "0.1.15", {"tilelang/__init__.py": STOCK_INIT})
+    ghost = write_build(site, "tilelang-ghost", "0.1.0", {}, record=False)
+    (ghost / "top_level.txt").write_text("tilelang\n")
+    overlap = tilelang_overlap()
+    assert overlap is not None and "tilelang-ghost 0.1.0" in overlap, overlap
+    assert "pip uninstall tilelang-ghost" not in overlap
+    assert f"remove its metadata folder {str(ghost)!r} by hand" in overlap
+    assert "pip cannot uninstall it" in overlap
+
+
+def test_two_builds_in_different_folders_are_said_to_shadow_not_to_share(
+        site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    later = tmp_path / "later"
+    write_build(site, "tilelang-paddle", "0.1.13", {"tilelang/__init__.py": PADDLE_INIT})
+    write_build(later, "tilelang", "0.1.15", {"tilelang/__init__.py": STOCK_INIT})
+    monkeypatch.syspath_prepend(str(later))
+    overlap = tilelang_overlap()
+    assert overlap is not None
+    assert "same folder" not in overlap and "breaks both" not in overlap and "shared files" not in overlap
+    assert "they sit in different folders" in overlap and "the other is shadowed" in overlap
+    assert "tilelang-hostcg uses tilelang 0.1.15" in overlap and "`pip uninstall tilelang-paddle`" in overlap
+
+
 def test_two_builds_without_a_hash_to_tell_the_first_on_sys_path_is_used(
         site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     later = tmp_path / "later"

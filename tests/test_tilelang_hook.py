@@ -202,6 +202,27 @@ def test_with_a_plugin_but_no_tilelang_distribution_nothing_is_installed(fake_ti
 
 
 @pytest.mark.slow
+def test_metadata_that_is_a_fifo_never_makes_import_tilelang_wait(fake_tilelang, tmp_path):
+    """A leftover metadata folder beside the package whose ``top_level.txt`` and ``RECORD`` are FIFOs
+    nobody writes: ``import tilelang`` (with a plugin installed) and the commands finish."""
+    env = PluginEnvironment(tmp_path / "venv")
+    install(env, tmp_path, [Plugin("hook-plugin", codegens={"c": "hcgt_hook"},
+                                   files={"hcgt_hook.py": codegen_module("c", "hook-c")})])
+    leftover = fake_tilelang / "tilelang_leftover-1.0.dist-info"
+    leftover.mkdir()
+    (leftover / "METADATA").write_text("Metadata-Version: 2.1\nName: tilelang-leftover\nVersion: 1.0\n")
+    for name in ("top_level.txt", "RECORD"):
+        os.mkfifo(leftover / name)
+    proc = run("import tilelang\n" + REPORT, fake_tilelang, python=env.python)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    assert json.loads(proc.stdout)["installed"] is False  # not TileLang: no point, nothing ships it
+    for argv in (["list"], ["check", "--json"]):
+        proc = subprocess.run([env.python, "-m", "tilelang_hostcg", *argv], capture_output=True, text=True,
+                              cwd=tmp_path, timeout=120, env={**os.environ, "PYTHONPATH": str(fake_tilelang)})
+        assert proc.returncode in (0, 1) and "Traceback" not in proc.stderr, proc.stderr
+
+
+@pytest.mark.slow
 def test_the_wheel_ships_the_start_up_hook(tmp_path_factory):
     """The project's wheel (``pip wheel`` of the checkout) holds the hook module, the
     ``.pth`` file and the PEP 829 ``.start`` file at its root."""
