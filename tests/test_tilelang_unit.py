@@ -282,8 +282,9 @@ def _shapes() -> dict[str, tuple[str, object]]:
                     reason="this environment has TileLang (tests/test_tilelang.py covers it)")
 @pytest.mark.parametrize("case", sorted(_shapes()))
 def test_a_point_of_another_shape_is_refused_naming_it(stand_in_tilelang, monkeypatch, case):
-    import tilelang_hostcg.tilelang as integration
     from tilelang.backend import module
+
+    import tilelang_hostcg.tilelang as integration
 
     name, value, problem = _shapes()[case]
     owner = module if name == "list_backends" else module.BackendModule
@@ -298,8 +299,9 @@ def test_a_point_of_another_shape_is_refused_naming_it(stand_in_tilelang, monkey
                     reason="this environment has TileLang (tests/test_tilelang.py covers it)")
 def test_a_renamed_point_kept_as_an_alias_is_refused(stand_in_tilelang):
     """``get_host_codegen`` renamed, the old name an alias the backend's own code no longer calls."""
-    import tilelang_hostcg.tilelang as integration
     from tilelang.backend.module import BackendModule
+
+    import tilelang_hostcg.tilelang as integration
 
     def codegen_host(self, mod, target_host):
         return self.select_host_codegen(target_host).lower(mod, target_host)
@@ -314,10 +316,11 @@ def test_a_renamed_point_kept_as_an_alias_is_refused(stand_in_tilelang):
 @pytest.mark.skipif(importlib.util.find_spec("tilelang") is not None,
                     reason="this environment has TileLang (tests/test_tilelang.py covers it)")
 def test_a_rival_holding_the_route_without_calling_it_is_not_routed(stand_in_tilelang):
+    from tilelang.backend.module import BackendModule, list_backends
+
     import tilelang_hostcg.tilelang as integration
     from tilelang_hostcg import PluginWarning
     from tilelang_hostcg._routing import routing
-    from tilelang.backend.module import BackendModule, list_backends
 
     registry = Registry()
     registry.register_host_codegen("c", HostCodegen("plugin-c", lambda mod, target_host: None))
