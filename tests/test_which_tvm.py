@@ -160,3 +160,28 @@ def test_the_repair_of_an_unimportable_tilelang_reinstalls_it_alone(tmp_path: Pa
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert ("Repair it with: pip uninstall -y apache-tvm && pip install --force-reinstall "
             "--no-deps 'tilelang==0.1.15' (nothing else changes)") in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("shipped_by", ["mlc-ai-nightly-cpu", None])
+def test_plain_list_names_the_tvm_that_import_gives_whatever_ships_it(shipped_by: str | None,
+                                                                       tmp_path: Path) -> None:
+    """apache-tvm's package under another distribution's name, or TVM's ``python/`` folder of a source
+    tree on ``PYTHONPATH``: plain ``list`` (which imports nothing) names what ``import tvm`` would
+    give, never ``apache-tvm`` (installed here too, but shadowed) and never "no TVM"."""
+    site = tmp_path / "site"
+    (site / "tvm").mkdir(parents=True)
+    (site / "tvm" / "__init__.py").write_text("raise ImportError('a stand-in: never imported by plain list')\n")
+    if shipped_by is not None:
+        info = site / "mlc_ai_nightly_cpu-0.21.dev0.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {shipped_by}\nVersion: 0.21.dev0\n")
+        (info / "RECORD").write_text(f"tvm/__init__.py,,\n{info.name}/METADATA,,\n{info.name}/RECORD,,\n")
+    proc = _cli(tmp_path, "list", "--json", env={**_env(), "PYTHONPATH": str(site)})
+    assert proc.returncode == 0, proc.stderr
+    tvm = json.loads(proc.stdout)["tvm"]
+    if shipped_by is not None:
+        assert tvm["describe"] == "TVM from mlc-ai-nightly-cpu 0.21.dev0 (not imported)", tvm
+        assert tvm["distribution"] == shipped_by
+    else:
+        assert tvm["describe"] == f"TVM from a source tree at {site} (not imported)", tvm
+        assert tvm["distribution"] is None and tvm["tree"] == str(site)

@@ -341,27 +341,28 @@ def _predicted_document() -> dict[str, Any]:
 
 
 def provider_versions() -> dict[str, str | None]:
-    """For requirement checks: the version of TileLang in use under its distribution's name (and
-    ``tilelang``), and of the TVM that ``import tvm`` gives as ``apache-tvm``, whatever ships it;
-    :data:`UNKNOWN_VERSION` for a source tree that does not say; ``None``: none importable. Imports nothing."""
-    found: dict[str, str | None] = {TILELANG: None, APACHE_TVM: installed_version(APACHE_TVM)}
+    """For requirement checks, imports nothing: the version of the TileLang that ``import tilelang``
+    gives, under its distribution's name (``tilelang`` for a source tree); the version of the TVM that
+    ``import tvm`` gives, as ``apache-tvm``, whatever ships it (beside a TileLang: an installed
+    ``apache-tvm``'s); :data:`UNKNOWN_VERSION` where a source tree does not say; ``None``: none."""
+    found: dict[str, str | None] = {TILELANG: None, APACHE_TVM: None}
     tilelang = find(TILELANG)
     if tilelang is not None:
         name = tilelang.owner.name if tilelang.owner is not None else TILELANG
         found[name] = tilelang.version() or UNKNOWN_VERSION
-    if found[APACHE_TVM] is None and (tvm := find("tvm")) is not None:
+        found[APACHE_TVM] = installed_version(APACHE_TVM)
+    elif (tvm := find("tvm")) is not None:
         found[APACHE_TVM] = _tvm_version(tvm)
     return found
 
 
 def _tvm_version(tvm: Found) -> str:
-    """The version of a TVM package not installed as ``apache-tvm``: the imported module's, else unknown."""
+    """The version of the TVM package ``tvm``: ``apache-tvm``'s where it ships it, else the imported
+    module's, else its distribution's, else unknown."""
+    owner = tvm.owner
+    if owner is not None and owner.name == APACHE_TVM and owner.version:
+        return owner.version
     module = sys.modules.get("tvm") if tvm.imported else None
-    version = getattr(module, "__version__", None)
+    version = getattr(module, "__version__", None) or (owner.version if owner is not None else None)
     return str(version) if version else UNKNOWN_VERSION
-
-
-def tilelang_in_use() -> Found | None:
-    """The TileLang that ``import tilelang`` gives (imported or not), where it is a package."""
-    return find(TILELANG)
 
