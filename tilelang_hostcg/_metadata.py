@@ -210,15 +210,17 @@ def _same_file(a: str, b: str) -> bool:
 
 def _holds(dist: Distribution, package: str, init_file: str, site: str) -> bool:
     """Whether ``dist``, installed in ``site``, ships ``package`` whose ``__init__.py`` is ``init_file``."""
+    top_level = _top_level(dist)
+    if top_level is not None and package not in top_level:
+        return False  # it names its packages, and not this one: its RECORD is not read
     record = safe_read(dist, "RECORD")
     if record is not None:
         line = f"{package}/__init__.py,"
         if not (record.startswith(line) or f"\n{line}" in record):
             return False
         return _same_file(os.path.join(site, package, "__init__.py"), init_file)
-    top_level = _top_level(dist)
     if top_level is not None:
-        return package in top_level
+        return True  # lists no files, names the package
     return distribution_name(dist) == normalize_name(package)  # lists nothing: its name says it
 
 
@@ -242,13 +244,19 @@ def _hash_matches(dist: Distribution, package: str, init_file: str) -> bool:
     return base64.urlsafe_b64encode(digest).rstrip(b"=").decode() == value
 
 
-def owners_of(package: str, init_file: str) -> list[Distribution]:
+def owners_of(package: str, init_file: str, likely: tuple[str, ...] = ()) -> list[Distribution]:
     """The installed distributions whose files hold the imported ``package`` (its ``__init__.py`` is
     ``init_file``): those in the folder above it that list that file (or, listing no files, name the
     package in ``top_level.txt`` or are named after it), else an editable install whose source folder
-    holds it and that names the package. More than one is a broken installation."""
+    holds it and that names the package. More than one is a broken installation; the one whose files
+    are installed comes first. ``likely``: names looked up first (one whose ``RECORD`` lists the very
+    file installed is the answer, without reading the rest of the folder)."""
     from importlib.metadata import distributions
     site = os.path.dirname(os.path.dirname(os.path.realpath(init_file)))
+    for name in likely:
+        for dist in distributions(name=name, path=[site]):
+            if has_record(dist) and _holds(dist, package, init_file, site) and _hash_matches(dist, package, init_file):
+                return [dist]
     found = {folder_of(d): d for d in distributions(path=[site]) if _holds(d, package, init_file, site)}
     if not found:
         for dist in distributions():

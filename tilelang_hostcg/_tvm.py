@@ -111,7 +111,8 @@ def find(package: str) -> Found | None:
     init_file, imported = _package_file(package)
     if init_file is None:
         return None
-    return Found(package, init_file, imported, tuple(owners_of(package, init_file)))
+    likely = (APACHE_TVM,) if package == "tvm" else (TILELANG,)
+    return Found(package, init_file, imported, tuple(owners_of(package, init_file, likely)))
 
 
 def tilelang_builds(found: Found | None = None) -> tuple[Distribution, ...]:
