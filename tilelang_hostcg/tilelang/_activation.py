@@ -1,6 +1,8 @@
 """Activation without code: once ``import tilelang`` has executed, :func:`activate` calls
 :func:`tilelang_hostcg.tilelang.install` where a third-party plugin the controls do not skip is
-advertised and TileLang's distribution is installed. A failure is one warning; TileLang stays stock."""
+advertised, for the ``tilelang`` module just executed (whatever distribution ships it, or none; a
+stray module of that name with no integration point is left alone). A failure is one warning;
+TileLang stays stock."""
 
 from __future__ import annotations
 
