@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from _tilelang_hostcg_hook import ENV_AUTO_INSTALL
 
-from ._errors import HostCodegenError, warn_plugin
+from ._errors import warn_plugin
 from ._names import CODEGEN_GROUP, HOOK_GROUP
 
 if TYPE_CHECKING:
@@ -211,8 +211,8 @@ class Client(ABC):
     def activation_failed(self, exc: BaseException) -> None:
         """Activation at ``import <compiler>`` failed with ``exc``: one warning (never raising), kept
         for this process's client line."""
-        try:  # our own errors say everything; another exception needs its type to be understood
-            cause = str(exc) if isinstance(exc, HostCodegenError) else f"{type(exc).__name__}: {exc}"
+        try:
+            cause = f"{type(exc).__name__}: {exc}"
         except Exception:
             cause = type(exc).__name__
         self.activation_warning = message = (
