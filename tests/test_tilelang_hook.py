@@ -220,6 +220,9 @@ def test_metadata_that_is_a_fifo_never_makes_import_tilelang_wait(fake_tilelang,
         proc = subprocess.run([env.python, "-m", "tilelang_hostcg", *argv], capture_output=True, text=True,
                               cwd=tmp_path, timeout=120, env={**os.environ, "PYTHONPATH": str(fake_tilelang)})
         assert proc.returncode in (0, 1) and "Traceback" not in proc.stderr, proc.stderr
+    named = [p for p in json.loads(proc.stdout)["problems"] if p["code"] == "metadata-file"]
+    assert sorted(p["message"].split(": its ")[1].split(" ")[0] for p in named) == ["RECORD", "top_level.txt"]
+    assert all("is a FIFO, not a file" in p["message"] and str(leftover) in p["message"] for p in named)
 
 
 @pytest.mark.slow

@@ -281,6 +281,21 @@ def shipping(package: str, folders: list[str]) -> list[Distribution]:
     return list(found.values())
 
 
+def folder_problems(site: str) -> list[str]:
+    """Every metadata file of the distributions installed in ``site`` that cannot be read without
+    waiting (a FIFO, a device; a folder, but where ``entry_points.txt`` belongs, which
+    ``importlib.metadata`` reads as missing), named with its repair."""
+    from importlib.metadata import distributions
+    found = []
+    for dist in distributions(path=[site]):
+        for filename in (*METADATA_FILES, "entry_points.txt"):
+            kind = file_kind(dist, filename)
+            if kind is None or (kind == FOLDER and filename == "entry_points.txt"):
+                continue
+            found.append(file_problem(dist, filename) or "")
+    return found
+
+
 def unusable_entry_points() -> list[str]:
     """Each distribution whose ``entry_points.txt`` cannot be read, and what to do: it fails
     ``importlib.metadata.entry_points()`` for every group (TVM's autoload at ``import tvm``)."""

@@ -257,6 +257,15 @@ def _check_tilelang_environment(c: _Checked) -> list[Doc]:
                      distribution=APACHE_TVM if foreign is not None else FFI)]
 
 
+def _check_compiler_metadata(c: _Checked) -> list[Doc]:
+    """``metadata-file``: beside the TileLang or TVM in use, a metadata file that is a FIFO, a device or a
+    folder (never read: reading it would wait or fail)."""
+    from .._metadata import folder_problems
+    sites = [found.tree for found in map(find, (TILELANG, "tvm")) if found is not None]
+    return [_problem("metadata-file", text, severity="warning")
+            for site in dict.fromkeys(sites) for text in folder_problems(site)]
+
+
 def _check_client(c: _Checked) -> list[Doc]:
     """``client``: a third-party plugin is installed and the compiler in use will not use it (a
     warning; the user's own switch: information)."""
@@ -272,7 +281,7 @@ def _check_client(c: _Checked) -> list[Doc]:
 _CHECKS: tuple[Callable[[_Checked], list[Doc]], ...] = (
     _check_sources, _check_required, _check_kinds, _check_ambiguous, _check_build_functions, _check_duplicates,
     _check_controls, _check_lock, _check_declarations, _check_tilelang_builds, _check_tilelang_requirements,
-    _check_tilelang_environment, _check_client)
+    _check_tilelang_environment, _check_compiler_metadata, _check_client)
 
 
 def split_kinds(kinds: Iterable[str]) -> list[str]:
