@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from ._advice import foreign_tvm, installed_version, reinstall, tilelang_repair
 from ._errors import HostCodegenError
-from ._metadata import Owner, owner, owners_of, shipping, unusable_entry_points
+from ._metadata import Owner, folder_of, owner, owners_of, shipping, unusable_entry_points
 from ._names import APACHE_TVM, TILELANG
 from .discovery._requirements import UNKNOWN_VERSION
 
@@ -124,9 +124,9 @@ def tilelang_builds(found: Found | None = None) -> tuple[Distribution, ...]:
     if found is not None:
         parents.insert(0, found.tree)
     in_use = list(found.owners) if found is not None else []
-    others = [d for d in shipping(TILELANG, list(dict.fromkeys(parents))) if not any(
-        os.path.realpath(str(getattr(d, "_path", ""))) == os.path.realpath(str(getattr(o, "_path", "")))
-        for o in in_use)]
+    seen = {os.path.realpath(folder_of(d)) for d in in_use}
+    others = [d for d in shipping(TILELANG, list(dict.fromkeys(parents)))
+              if os.path.realpath(folder_of(d)) not in seen]
     return (*in_use, *others)
 
 
