@@ -32,6 +32,8 @@ from tilelang_hostcg.discovery._requirements import check_requirements
 
 from .kernels import gpu_vector_add
 
+WITHOUT_TILELANG = pytest.mark.skipif(importlib.util.find_spec("tilelang") is not None,
+                                      reason="this environment has TileLang (tests/test_tilelang.py covers it)")
 TILELANG = Origin("tilelang", "0.1.15")
 CORE = Origin("tilelang-hostcg", "0.1.0")
 
@@ -77,8 +79,7 @@ def test_an_integration_point_is_checked_by_its_shape(point, problem):
     assert found == problem if problem is None else problem in found
 
 
-@pytest.mark.skipif(importlib.util.find_spec("tilelang") is not None,
-                    reason="this environment has TileLang (tests/test_tilelang.py covers it)")
+@WITHOUT_TILELANG
 def test_install_without_tilelang_says_so_and_changes_nothing():
     import tilelang_hostcg.tilelang as integration
 
@@ -214,15 +215,23 @@ def stand_in_tilelang(tmp_path, monkeypatch):
             del sys.modules[name]
 
 
-@pytest.mark.skipif(importlib.util.find_spec("tilelang") is not None,
-                    reason="this environment has TileLang (tests/test_tilelang.py covers it)")
-def test_uninstall_leaves_another_packages_patch_and_ours_in_it_hands_calls_to_tilelang(stand_in_tilelang):
+@pytest.fixture
+def routed_stand_in(stand_in_tilelang):
+    """The stand-in TileLang, installed with a registry whose ``c`` codegen is a plugin's."""
     import tilelang_hostcg.tilelang as integration
-    from tilelang_hostcg import PluginWarning
 
     registry = Registry()
     registry.register_host_codegen("c", HostCodegen("plugin-c", lambda mod, target_host: None))
     integration.install(registry=registry)
+    return registry
+
+
+@WITHOUT_TILELANG
+def test_uninstall_leaves_another_packages_patch_and_ours_in_it_hands_calls_to_tilelang(routed_stand_in):
+    import tilelang_hostcg.tilelang as integration
+    from tilelang_hostcg import PluginWarning
+
+    registry = routed_stand_in
     from tilelang.backend.module import BackendModule, list_backends
     from tilelang.cache.kernel_cache import KernelCache
 
@@ -278,8 +287,7 @@ def _shapes() -> dict[str, tuple[str, object]]:
             "generator": ("list_backends", generator, "list_backends (returns a generator, not a mapping)")}
 
 
-@pytest.mark.skipif(importlib.util.find_spec("tilelang") is not None,
-                    reason="this environment has TileLang (tests/test_tilelang.py covers it)")
+@WITHOUT_TILELANG
 @pytest.mark.parametrize("case", sorted(_shapes()))
 def test_a_point_of_another_shape_is_refused_naming_it(stand_in_tilelang, monkeypatch, case):
     from tilelang.backend import module
@@ -295,8 +303,7 @@ def test_a_point_of_another_shape_is_refused_naming_it(stand_in_tilelang, monkey
     assert not integration.is_installed()
 
 
-@pytest.mark.skipif(importlib.util.find_spec("tilelang") is not None,
-                    reason="this environment has TileLang (tests/test_tilelang.py covers it)")
+@WITHOUT_TILELANG
 def test_a_renamed_point_kept_as_an_alias_is_refused(stand_in_tilelang):
     """``get_host_codegen`` renamed, the old name an alias the backend's own code no longer calls."""
     from tilelang.backend.module import BackendModule
@@ -313,18 +320,14 @@ def test_a_renamed_point_kept_as_an_alias_is_refused(stand_in_tilelang):
         integration.install(registry=Registry())
 
 
-@pytest.mark.skipif(importlib.util.find_spec("tilelang") is not None,
-                    reason="this environment has TileLang (tests/test_tilelang.py covers it)")
-def test_a_rival_holding_the_route_without_calling_it_is_not_routed(stand_in_tilelang):
+@WITHOUT_TILELANG
+def test_a_rival_holding_the_route_without_calling_it_is_not_routed(routed_stand_in):
     from tilelang.backend.module import BackendModule, list_backends
 
     import tilelang_hostcg.tilelang as integration
     from tilelang_hostcg import PluginWarning
     from tilelang_hostcg._routing import routing
 
-    registry = Registry()
-    registry.register_host_codegen("c", HostCodegen("plugin-c", lambda mod, target_host: None))
-    integration.install(registry=registry)
     ours = BackendModule.__dict__["get_host_codegen"]
     stock = ours.__wrapped__
 
