@@ -140,6 +140,10 @@ class Client(ABC):
         """Why another client takes this one's builds in this process, else ``None``."""
         return None
 
+    def compiler_switch(self) -> str | None:
+        """Why the compiler's own switch keeps activation from running at its import, else ``None``."""
+        return None
+
     # -- written once ---------------------------------------------------------------------
     def install(self, *, registry: Registry | None = None) -> None:
         """Route the compiler's host builds through ``registry`` (default: the default registry).

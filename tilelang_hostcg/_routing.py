@@ -51,6 +51,9 @@ def routing(client: Client, *, import_it: bool = True, activating: bool = False)
         return Routing(name, False, NO_PLUGIN)
     if aside is not None:
         return Routing(name, False, aside)
+    switched = client.compiler_switch()
+    if switched is not None:
+        return Routing(name, False, switched)
     if name not in sys.modules and not import_it:
         return Routing(name, None, f"a third-party plugin is installed; whether {client.compiler} has the "
                                    "integration points shows once it is imported (`check` and `list --load` "

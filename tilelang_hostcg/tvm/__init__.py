@@ -5,6 +5,7 @@ its host module through the registry; TVM's own ``target.build.<kind>`` stay the
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -51,6 +52,12 @@ class TVMClient(Client):
     def stands_aside(self) -> str | None:
         if tilelang_takes_builds():
             return "TileLang is imported: the TileLang integration applies"
+        return None
+
+    def compiler_switch(self) -> str | None:
+        if os.environ.get("TVM_DEVICE_BACKEND_AUTOLOAD", "1") == "0":
+            return ("TVM's autoload is off (TVM_DEVICE_BACKEND_AUTOLOAD=0), so `import tvm` does not activate the "
+                    "integration; call tilelang_hostcg.tvm.install()")
         return None
 
 
