@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import asdict, dataclass
+from importlib.machinery import PathFinder
 from typing import TYPE_CHECKING
 
 from ._advice import foreign_tvm, installed_version, reinstall, tilelang_repair
@@ -20,6 +21,7 @@ from ._names import APACHE_TVM, TILELANG
 from .discovery._requirements import UNKNOWN_VERSION
 
 if TYPE_CHECKING:
+    from importlib.machinery import ModuleSpec
     from importlib.metadata import Distribution
     from types import ModuleType
     from typing import Any
@@ -73,37 +75,56 @@ def _initializing(module: object) -> bool:
 
 
 def _package_file(package: str) -> tuple[str | None, bool]:
-    """The ``__init__.py`` of ``package`` as ``import`` gives it (imported, or found by the import
-    system without importing), and whether it is imported; ``None``: not an importable package
-    (a plain module or a namespace folder of that name is not the compiler)."""
+    """The ``__init__.py`` of ``package`` as ``import`` gives it (imported, or found on ``sys.path``
+    without importing), and whether it is imported; ``None``: not an importable package there (a
+    plain module or a namespace folder of that name is not the compiler)."""
     module = sys.modules.get(package)
     if module is not None:
         origin = getattr(module, "__file__", None)
         imported = True
     else:
-        origin = getattr(_find_spec(package), "origin", None)
+        origin = getattr(_path_spec(package), "origin", None)
         imported = False
     if isinstance(origin, str) and os.path.basename(origin) == "__init__.py":
         return os.path.realpath(origin), imported
     return None, imported
 
 
-def _find_spec(package: str) -> Any:
-    """The spec ``import package`` would use: each finder on ``sys.meta_path`` asked once, in order, as
-    the import system asks them, but for the start-up hook's own (which only waits for TileLang)."""
-    for finder in list(sys.meta_path):
-        if type(finder).__module__ == "_tilelang_hostcg_hook":
-            continue
-        find_spec = getattr(finder, "find_spec", None)
-        if find_spec is None:
-            continue
-        try:
-            spec = find_spec(package, None)
-        except Exception:  # a finder that fails, a broken path entry: not importable by it
-            continue
-        if spec is not None:
-            return spec
-    return None
+def _path_spec(package: str) -> ModuleSpec | None:
+    """The spec that ``sys.path`` gives ``package``: the import system's own path finder, asked as
+    ``import`` asks it. No other finder on ``sys.meta_path`` is asked anything: a package that only
+    another tool's finder serves (some editable installs) is found by importing it
+    (:func:`import_tilelang`), as a program does."""
+    try:
+        return PathFinder.find_spec(package)
+    except Exception:  # a broken path entry: not importable from it
+        return None
+
+
+def has_module(name: str) -> bool:
+    """Whether the module ``name`` (``tvm.tirx``, ``tilelang.backend.module``) is imported or held by
+    the folders of its package, without importing anything, asked of the path finder alone (as
+    :func:`_path_spec`): within an imported package, its ``__path__`` says where its modules are."""
+    return name in sys.modules or _module_spec(name) is not None
+
+
+def _module_spec(name: str) -> Any:
+    """The spec of the module ``name``: its own where imported, else the path finder's, in the
+    folders of its package (found the same way) or on ``sys.path``."""
+    module = sys.modules.get(name)
+    if module is not None:
+        return module  # its __path__ says where its modules are
+    parent, _, _ = name.rpartition(".")
+    if not parent:
+        return _path_spec(name)
+    package = _module_spec(parent)
+    folders = getattr(package, "__path__", None) or getattr(package, "submodule_search_locations", None)
+    if not folders:
+        return None
+    try:
+        return PathFinder.find_spec(name, list(folders))
+    except Exception:  # a broken folder entry
+        return None
 
 
 def find(package: str) -> Found | None:
@@ -161,7 +182,9 @@ def tilelang_overlap(found: tuple[Distribution, ...] | None = None) -> str | Non
 
 def import_tilelang() -> ModuleType | None:
     """``import tilelang`` where ``tilelang`` is an importable package (``None`` where it is not); a
-    failure is a :class:`TVMNotFoundError` naming it and the repair."""
+    failure is a :class:`TVMNotFoundError` naming it and the repair. A module or namespace folder
+    named ``tilelang`` is not imported; a TileLang that only another tool's finder serves is imported
+    by :func:`import_tvm` where ``import tvm`` alone finds no TVM."""
     found = find(TILELANG)
     if found is None:
         return None
@@ -173,6 +196,24 @@ def import_tilelang() -> ModuleType | None:
         return __import__(TILELANG)
     except Exception as exc:  # any failure of TileLang's import: name it, never crash
         raise TVMNotFoundError(_tilelang_failed(found, exc)) from exc
+
+
+def _import_served_tilelang() -> ModuleType | None:
+    """``import tilelang`` where no folder on ``sys.path`` holds a ``tilelang`` (else ``None``): the
+    package another tool's finder serves (some editable installs), asked by the import itself; ``None``
+    where nothing answers. A failure of its import is named."""
+    if _path_spec(TILELANG) is not None:  # a module or namespace folder on sys.path: not TileLang
+        return None
+    try:
+        module = __import__(TILELANG)
+    except Exception as exc:  # any failure of TileLang's import: name it, never crash
+        if isinstance(exc, ModuleNotFoundError) and exc.name == TILELANG:
+            return None
+        raise TVMNotFoundError(f"`import tilelang` gives a TileLang that no folder on sys.path holds (an import "
+                               f"hook serves it, as some editable installs do) and it cannot be imported "
+                               f"({type(exc).__name__}: {exc}), so its bundled TVM is not usable. Repair that "
+                               "TileLang, then run again") from exc
+    return module if find(TILELANG) is not None else None
 
 
 def _tilelang_failed(found: Found, exc: BaseException) -> str:
@@ -199,7 +240,7 @@ def import_tvm() -> ModuleType:
         return loaded
     import_tilelang()
     try:
-        import tvm
+        tvm = _import_tvm_module()
     except Exception as exc:
         if isinstance(exc, ImportError) and getattr(exc, "name", None) == "tvm":
             raise TVMNotFoundError("No TVM is installed: tilelang-hostcg uses the TVM of the environment. "
@@ -208,6 +249,18 @@ def import_tvm() -> ModuleType:
         raise TVMNotFoundError(f"TVM is installed but cannot be imported ({type(exc).__name__}: {exc}): " + (
             f"`import tvm` reads the entry points of every installed distribution, and {culprits}"
             if culprits else f"repair it ({reinstall(APACHE_TVM, installed_version(APACHE_TVM))})")) from exc
+    return tvm
+
+
+def _import_tvm_module() -> ModuleType:
+    """``import tvm``; where it finds none and no TileLang is imported, once more after importing a
+    TileLang that only another tool's finder serves (it may bundle the TVM)."""
+    try:
+        import tvm
+    except ModuleNotFoundError as exc:
+        if exc.name != "tvm" or TILELANG in sys.modules or _import_served_tilelang() is None:
+            raise
+        import tvm
     return tvm  # type: ignore[no-any-return]  # untyped package
 
 
@@ -274,7 +327,6 @@ def tvm_info() -> TVMInfo:
     path = getattr(tvm, "__file__", None) or ""
     if _INFO and _INFO[0].path == path:
         return _INFO[0]
-    from importlib.util import find_spec
     real = os.path.realpath(path)
     tilelang = _bundling_tilelang(real)
     source = tilelang if tilelang is not None else find("tvm")
@@ -283,7 +335,7 @@ def tvm_info() -> TVMInfo:
     version = source.version() if source is not None else None
     llvm = bool(tvm.runtime.enabled("llvm"))
     kinds = set(tvm.target.Target.list_kinds())
-    tir = "tvm.tirx" if "tvm.tirx" in sys.modules or find_spec("tvm.tirx") is not None else "tvm.tir"
+    tir = "tvm.tirx" if has_module("tvm.tirx") else "tvm.tir"
     info = TVMInfo(provider, version, str(getattr(tvm, "__version__", "?")), path, llvm, "cuda_host" in kinds, tir,
                    found.name if found is not None else None, source.tree if source is not None else None)
     _INFO[:] = [info]
@@ -327,8 +379,9 @@ def _predicted_document() -> dict[str, Any]:
     if tvm is None:
         version = installed_version(APACHE_TVM)
         if version is None:
-            return {"provider": None, "describe": "no TVM importable (neither `import tilelang` nor `import tvm` "
-                                                  "finds a package)"}
+            return {"provider": None, "describe": "no TVM on sys.path (no `tilelang` or `tvm` package there; not "
+                                                  "imported: one that an import hook serves, as some editable "
+                                                  "installs do, shows with `list --load`)"}
         return {"provider": APACHE_TVM, "distribution": APACHE_TVM, "provider_version": version, "version": None,
                 "describe": f"apache-tvm {version} (metadata only: its package was not found; not imported)"}
     found = tvm.owner

@@ -8,7 +8,7 @@ from typing import Literal
 
 from .._errors import UnsupportedTileLangError
 from .._points import Point
-from .._tvm import Found
+from .._tvm import Found, has_module
 
 Mode = Literal["registry", "backend"]  # TileLang's layouts (see ._layouts)
 
@@ -56,11 +56,7 @@ def describe_build(found: Found) -> str:
 
 def layout() -> Mode:
     """The imported TileLang's layout, by its module."""
-    from importlib.util import find_spec
-    try:
-        return "backend" if find_spec(_BACKEND) is not None else "registry"
-    except ImportError:  # no tilelang.backend at all
-        return "registry"
+    return "backend" if has_module(_BACKEND) else "registry"
 
 
 def problems(mode: Mode) -> list[str]:
