@@ -942,13 +942,18 @@ def main(argv: list[str] | None = None) -> int:
         bench_tvm(root, 5 if args.quick else 15)
     finally:
         shutil.rmtree(root, ignore_errors=True)
+    _print_targets()
+    print(f"\n(total {time.perf_counter() - started:.0f} s)")
+    return 0
+
+
+def _print_targets() -> None:
+    """The summary: each guard with its verdict (:func:`_verdict`), each figure kept for information."""
     print("\nTargets (PASS/MISS when the limit lies outside the figure's spread; within noise "
           "when inside it)")
     shown = {"NOISE": "within noise"}
     for name, verdict, detail in TARGETS:
         print(f"  {shown.get(verdict, verdict)}  {name}: {detail}")
-    print(f"\n(total {time.perf_counter() - started:.0f} s)")
-    return 0
 
 
 def _only(section: Callable[[Path], None]) -> int:
@@ -958,9 +963,7 @@ def _only(section: Callable[[Path], None]) -> int:
         section(root)
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    print("\nTargets")
-    for name, ok, detail in TARGETS:
-        print(f"  {'info' if ok is None else 'PASS' if ok else 'MISS'}  {name}: {detail}")
+    _print_targets()
     return 0
 
 

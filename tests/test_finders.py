@@ -1,9 +1,9 @@
 """Nobody else's import finder is asked anything: the commands and the library find TileLang
 and TVM on ``sys.path`` through the import system's own path finder, and where only another
 tool's finder serves ``tilelang`` (as some editable installs do), they import it as a program
-does (where ``import tvm`` alone finds no TVM), the import asking that finder once. Fresh interpreters of the test environment
-(apache-tvm, no TileLang), a counting finder appended to ``sys.meta_path`` as an editable
-install's is."""
+does (where ``import tvm`` alone finds no TVM), the import asking that finder once. Fresh
+interpreters of the test environment (apache-tvm, no TileLang), a counting finder appended
+to ``sys.meta_path`` as an editable install's is."""
 
 from __future__ import annotations
 

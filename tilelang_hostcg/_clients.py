@@ -10,7 +10,7 @@ import threading
 from abc import ABC, abstractmethod
 from contextlib import suppress
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple
 
 from _tilelang_hostcg_hook import ENV_AUTO_INSTALL
 
@@ -60,8 +60,7 @@ class ClientState:
             self.confirmed.add(id(now))
 
 
-@dataclass(frozen=True)
-class Liveness:
+class Liveness(NamedTuple):
     """Whether a client's routes are on the compiler's path: ``routed`` (``None``: another package
     wrapped a route and no build has shown yet whether it calls it), and ``who`` replaced or wrapped it."""
 

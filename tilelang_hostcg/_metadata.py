@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ._advice import reinstall
 from .discovery._records import normalize_name
@@ -181,8 +180,7 @@ def ships_package(dist: Distribution, package: str) -> bool:
     return top_level is not None and package in top_level
 
 
-@dataclass(frozen=True, slots=True)
-class Owner:
+class Owner(NamedTuple):
     """The installed distribution whose files hold an imported package: its ``name`` (normalized),
     ``version``, metadata ``folder``, and whether it lists its files (``record``)."""
 

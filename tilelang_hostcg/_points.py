@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Mapping
-from dataclasses import dataclass
 from importlib import import_module
 from types import CodeType
-from typing import Literal
+from typing import Literal, NamedTuple
 
 Shape = tuple[str, ...] | Literal["dict", "field", "mapping", "callable"]
 """A function's parameters (exactly, unless the point is not ``exact``: then its leading ones);
@@ -17,8 +16,7 @@ Shape = tuple[str, ...] | Literal["dict", "field", "mapping", "callable"]
 returns a mapping); ``callable`` (any function: a link in the chain of callers)."""
 
 
-@dataclass(frozen=True)
-class Point:
+class Point(NamedTuple):
     """``module``'s ``path`` (through a class for a method), of ``shape``, called (by name) from each
     function of ``called_by`` (``module:qualname``): the compiler's own code that must reach it."""
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from _tilelang_hostcg_hook import ENV_AUTO_INSTALL, activation_off
 
@@ -16,8 +16,7 @@ NO_PLUGIN = ("no third-party plugin is installed (or the controls skip them all)
              "tilelang_hostcg.build() uses the core's codegens")
 
 
-@dataclass(frozen=True)
-class Routing:
+class Routing(NamedTuple):
     """``routed`` (``None``: not known yet — nothing imported, or a wrapper not yet seen calling the
     route), ``reason``, ``blocker`` (what keeps an installed plugin from being used; not the user's
     switch), ``pending`` (activation installs)."""

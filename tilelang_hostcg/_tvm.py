@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import asdict, dataclass
 from importlib.machinery import PathFinder
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from ._advice import foreign_tvm, installed_version, reinstall, tilelang_repair
 from ._errors import HostCodegenError
@@ -33,8 +32,7 @@ class TVMNotFoundError(HostCodegenError, ImportError):
 
 
 
-@dataclass(frozen=True, slots=True)
-class Found:
+class Found(NamedTuple):
     """Where an importable package (``tilelang`` or ``tvm``) comes from: its ``__init__.py``
     (``init_file``), whether it is imported, and the installed distributions whose files hold it
     (``owners``: the first names it; none: a source tree; more: a broken installation)."""
@@ -280,8 +278,7 @@ def _no_tvm_advice() -> str:
             "tilelang-hostcg[tilelang]` (TileLang and its bundled TVM)")
 
 
-@dataclass(frozen=True, slots=True)
-class TVMInfo:
+class TVMInfo(NamedTuple):
     """Which TVM is in use: its ``provider`` (``apache-tvm``: a TVM of its own; ``tilelang``: the TVM
     a TileLang bundles), the ``distribution`` whose files hold it (``None``: a source tree at
     ``tree``) and its version, TVM's ``version``, and its capabilities."""
@@ -361,7 +358,7 @@ def tvm_document(*, import_it: bool = True) -> dict[str, Any]:
         except TVMNotFoundError as exc:
             missing = "no TVM installed" if str(exc).startswith("No TVM is installed") else "TVM cannot be imported"
             return {"provider": None, "describe": missing, "error": str(exc)}
-        return {**asdict(info), "describe": info.describe()}
+        return {**info._asdict(), "describe": info.describe()}
     return _predicted_document()
 
 
