@@ -145,7 +145,7 @@ if mode in ("hostcg", "byhand"):
         loaded = sum(1 for s in registry.sources() if s.kind == kind and s.state == "loaded")
         import dataclasses  # records the first use made beyond the naive loader's (_types')
         records = sum(1 for name, module in list(sys.modules.items())
-                      if name.startswith("tilelang_hostcg") and name != "tilelang_hostcg._types"
+                      if name.startswith("tilelang_hostcg") and name != "tilelang_hostcg.core._types"
                       for obj in vars(module).values()
                       if isinstance(obj, type) and dataclasses.is_dataclass(obj)
                       and obj.__module__ == name)

@@ -1,4 +1,4 @@
-"""Advice is safe to follow as written: one helper, ``tilelang_hostcg._advice.reinstall``,
+"""Advice is safe to follow as written: one helper, ``tilelang_hostcg.environment._advice.reinstall``,
 words every reinstall the package advises (never with the dependencies, the name and version
 shell-quoted), and no other text of the package words one."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import tilelang_hostcg
-from tilelang_hostcg._advice import reinstall
+from tilelang_hostcg.environment._advice import reinstall
 
 PACKAGE = Path(tilelang_hostcg.__file__).parent
 # A reinstall or put-back: pinned, forced, without dependencies, or editable.
@@ -33,7 +33,7 @@ def test_reinstall_advice_is_safe_to_follow_as_written(args: tuple[str, ...], sp
 
 
 def _helper_lines() -> range:
-    tree = ast.parse((PACKAGE / "_advice.py").read_text())
+    tree = ast.parse((PACKAGE / "environment" / "_advice.py").read_text())
     (helper,) = [node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == "reinstall"]
     return range(helper.lineno, (helper.end_lineno or helper.lineno) + 1)
 

@@ -317,7 +317,7 @@ def test_incompatible_plugin_is_not_imported_and_says_why(setup: Setup, tmp_path
 
 def test_requirement_check_accepts_prereleases_and_dev_builds() -> None:
     """A unit test of discovery's requirement rule (``discovery._requirements``)."""
-    from tilelang_hostcg.discovery._requirements import check_requirements
+    from tilelang_hostcg.environment._requirements import check_requirements
 
     installed = {"apache-tvm": "0.27.1.dev42", "tilelang-hostcg": "0.2.0rc1"}
     assert check_requirements("p", ["apache-tvm>=0.27,<0.28", "tilelang-hostcg>=0.1,<1"],

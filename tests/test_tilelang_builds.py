@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from tilelang_hostcg._metadata import distribution_name
-from tilelang_hostcg._tvm import find, tilelang_builds, tilelang_overlap
-from tilelang_hostcg.discovery._requirements import check_requirements, other_build_requirements
+from tilelang_hostcg.environment._compiler import find, tilelang_builds, tilelang_overlap
+from tilelang_hostcg.environment._metadata import distribution_name
+from tilelang_hostcg.environment._requirements import check_requirements, other_build_requirements
 from tilelang_hostcg.testing import PluginEnvironment
 from tilelang_hostcg.tilelang import UnsupportedTileLangError
 from tilelang_hostcg.tilelang._points import build_name

@@ -50,7 +50,7 @@ import tilelang_hostcg.tilelang as integration  # KERNELS imported TileLang: act
 if os.environ.get("HOSTCG_TEST_INSTALL"):
     integration.install()  # by hand, where activation has nothing to activate
 source = host_source(elementwise())
-from tilelang_hostcg._tvm import tvm_info
+from tilelang_hostcg.environment._compiler import tvm_info
 print(json.dumps({"stamps": [s in source for s in STAMPS], "installed": integration.is_installed(),
                   "source": source, "describe": tvm_info().describe()}))
 """.replace("STAMPS", repr(STAMPS))
@@ -159,7 +159,7 @@ def test_the_points_of_every_real_tilelang(real: TileLangEnv) -> None:
     """The contract: the check of the integration points in each real TileLang CI builds."""
     out = real.run_json("""
         import json, tilelang
-        from tilelang_hostcg._tvm import find
+        from tilelang_hostcg.environment._compiler import find
         from tilelang_hostcg.tilelang._points import POINTS, UnsupportedTileLangError, check
         try:
             mode, error = check(find("tilelang")), None

@@ -1,7 +1,7 @@
 """The parts of the TileLang integration that need no TileLang: the check of integration
 points by shape, registry defaults and origins, global functions looked up at every call,
 the TVM finder, requirement checks across TVM providers, and the build driver's fixes.
-The shape checks are unit tests of an internal (``tilelang_hostcg._routing.Point``)."""
+The shape checks are unit tests of an internal (``tilelang_hostcg.clients._routing.Point``)."""
 
 from __future__ import annotations
 
@@ -27,8 +27,8 @@ from tilelang_hostcg import (
     Registry,
     global_func_host_codegen,
 )
-from tilelang_hostcg._points import Point
-from tilelang_hostcg.discovery._requirements import check_requirements
+from tilelang_hostcg.clients._point import Point
+from tilelang_hostcg.environment._requirements import check_requirements
 
 from .kernels import gpu_vector_add
 
@@ -50,8 +50,8 @@ def llvm_codegen(name: str, **kwargs) -> HostCodegen:
     (Point("tvm.tirx.build", "codegen_build", ("mod",), exact=False), None),
     (Point("tvm.tirx.build", "tir_to_runtime", ("host_mod", "device_mod_dict", "target_host"),
            ("tvm.tirx.build:build",)), None),
-    (Point("tilelang_hostcg._registry", "Registry.resolve_host_codegen", ("self", "target_host")), None),
-    (Point("tilelang_hostcg._types", "HostCodegen.supports_target", "field"), None),
+    (Point("tilelang_hostcg.registry._registry", "Registry.resolve_host_codegen", ("self", "target_host")), None),
+    (Point("tilelang_hostcg.core._types", "HostCodegen.supports_target", "field"), None),
     (Point("tilelang_hostcg.tilelang._points", "POINTS", "dict"), None),
     (Point("tvm.tirx.build", "tir_to_runtime", ("mod", "target")),
      "tvm.tirx.build.tir_to_runtime (parameters (host_mod: tvm.ir.module.IRModule, device_mod_dict: "
@@ -64,15 +64,15 @@ def llvm_codegen(name: str, **kwargs) -> HostCodegen:
      "tvm.tirx.build.codegen_build (not called by tvm.tirx.build.build: a leftover or renamed point)"),
     (Point("tvm.tirx.build", "codegen_build", ("mod", "target"), ("tvm.tirx.build:no_such_caller",)),
      "(its caller tvm.tirx.build.no_such_caller is missing)"),
-    (Point("tilelang_hostcg._names", "GROUPS", "mapping"), "GROUPS (not a function: tuple)"),
+    (Point("tilelang_hostcg.core._names", "GROUPS", "mapping"), "GROUPS (not a function: tuple)"),
     (Point("tvm.tirx.build", "codegen_build", ("mod", "target_host")), "codegen_build (parameters"),
     (Point("tvm.tirx.build", "tir_to_runtime_v2", ("host_mod",)), "tvm.tirx.build.tir_to_runtime_v2 (missing)"),
     (Point("tvm.no_such_module", "f", ()),
      "tvm.no_such_module.f (ModuleNotFoundError: No module named 'tvm.no_such_module')"),
-    (Point("tilelang_hostcg._registry", "Registry.get_host_codegen", ("self",)), "(missing)"),
-    (Point("tilelang_hostcg._types", "HostCodegen.backend", "field"), "HostCodegen.backend (no such field)"),
-    (Point("tilelang_hostcg._names", "GROUPS", "dict"), "GROUPS (not a dict)"),
-    (Point("tilelang_hostcg._names", "TILELANG", ()), "TILELANG (not a function: str)"),
+    (Point("tilelang_hostcg.registry._registry", "Registry.get_host_codegen", ("self",)), "(missing)"),
+    (Point("tilelang_hostcg.core._types", "HostCodegen.backend", "field"), "HostCodegen.backend (no such field)"),
+    (Point("tilelang_hostcg.core._names", "GROUPS", "dict"), "GROUPS (not a dict)"),
+    (Point("tilelang_hostcg.core._names", "TILELANG", ()), "TILELANG (not a function: str)"),
 ], ids=str)
 def test_an_integration_point_is_checked_by_its_shape(point, problem):
     found = point.problem()
@@ -326,7 +326,7 @@ def test_a_rival_holding_the_route_without_calling_it_is_not_routed(routed_stand
 
     import tilelang_hostcg.tilelang as integration
     from tilelang_hostcg import PluginWarning
-    from tilelang_hostcg._routing import routing
+    from tilelang_hostcg.clients._routing import routing
 
     ours = BackendModule.__dict__["get_host_codegen"]
     stock = ours.__wrapped__

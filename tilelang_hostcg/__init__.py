@@ -19,22 +19,22 @@ if TYPE_CHECKING:  # explicit re-exports, for type checkers
     from ._api import register_lazy_host_codegen as register_lazy_host_codegen
     from ._api import register_lazy_host_codegen_hooks as register_lazy_host_codegen_hooks
     from ._api import resolve_host_codegen as resolve_host_codegen
-    from ._errors import AmbiguousHostCodegenError as AmbiguousHostCodegenError
-    from ._errors import DeviceAsHostError as DeviceAsHostError
-    from ._errors import DuplicateRegistrationError as DuplicateRegistrationError
-    from ._errors import HostCodegenError as HostCodegenError, MissingGlobalFuncError as MissingGlobalFuncError
-    from ._errors import NoHostCodegenError as NoHostCodegenError, PluginCallbackError as PluginCallbackError
-    from ._errors import PluginLoadError as PluginLoadError, PluginWarning as PluginWarning
-    from ._errors import TargetParseError as TargetParseError, UnsupportedTileLangError as UnsupportedTileLangError
-    from ._registry import Registry as Registry
-    from ._resolution import Candidate as Candidate, Resolution as Resolution
-    from ._plugin_sources import SourceInfo as SourceInfo
-    from ._table import Registration as Registration
-    from ._targets import global_func_host_codegen as global_func_host_codegen, parse_target as parse_target
-    from ._tvm import TVMNotFoundError as TVMNotFoundError
-    from ._types import HostCodegen as HostCodegen, HostCodegenFunc as HostCodegenFunc
-    from ._types import HostCodegenHook as HostCodegenHook, HostCodegenHookFunc as HostCodegenHookFunc
-    from ._types import Origin as Origin, TargetPredicate as TargetPredicate
+    from .core._errors import AmbiguousHostCodegenError as AmbiguousHostCodegenError
+    from .core._errors import DeviceAsHostError as DeviceAsHostError
+    from .core._errors import DuplicateRegistrationError as DuplicateRegistrationError
+    from .core._errors import HostCodegenError as HostCodegenError, MissingGlobalFuncError as MissingGlobalFuncError
+    from .core._errors import NoHostCodegenError as NoHostCodegenError, PluginCallbackError as PluginCallbackError
+    from .core._errors import PluginLoadError as PluginLoadError, PluginWarning as PluginWarning
+    from .core._errors import TargetParseError as TargetParseError, UnsupportedTileLangError as UnsupportedTileLangError
+    from .registry._registry import Registry as Registry
+    from .registry._resolution import Candidate as Candidate, Resolution as Resolution
+    from .registry._sources import SourceInfo as SourceInfo
+    from .registry._table import Registration as Registration
+    from .environment._targets import global_func_host_codegen as global_func_host_codegen, parse_target as parse_target
+    from .environment._compiler import TVMNotFoundError as TVMNotFoundError
+    from .core._types import HostCodegen as HostCodegen, HostCodegenFunc as HostCodegenFunc
+    from .core._types import HostCodegenHook as HostCodegenHook, HostCodegenHookFunc as HostCodegenHookFunc
+    from .core._types import Origin as Origin, TargetPredicate as TargetPredicate
     from .discovery._controls import Controls as Controls
 
 # Where each public name lives (the block above says the same to type checkers; a test compares).
@@ -44,16 +44,16 @@ _WHERE = {
              "register_host_codegen_hook", "register_lazy_host_codegen",
              "register_lazy_host_codegen_hooks", "resolve_host_codegen"),
     "discovery._controls": ("Controls",),
-    "_errors": ("AmbiguousHostCodegenError", "DeviceAsHostError", "DuplicateRegistrationError",
+    "core._errors": ("AmbiguousHostCodegenError", "DeviceAsHostError", "DuplicateRegistrationError",
                 "HostCodegenError", "MissingGlobalFuncError", "NoHostCodegenError", "PluginCallbackError",
                 "PluginLoadError", "PluginWarning", "TargetParseError", "UnsupportedTileLangError"),
-    "_registry": ("Registry",),
-    "_resolution": ("Candidate", "Resolution"),
-    "_plugin_sources": ("SourceInfo",),
-    "_table": ("Registration",),
-    "_targets": ("global_func_host_codegen", "parse_target"),
-    "_tvm": ("TVMNotFoundError",),
-    "_types": ("HostCodegen", "HostCodegenFunc", "HostCodegenHook", "HostCodegenHookFunc",
+    "registry._registry": ("Registry",),
+    "registry._resolution": ("Candidate", "Resolution"),
+    "registry._sources": ("SourceInfo",),
+    "registry._table": ("Registration",),
+    "environment._targets": ("global_func_host_codegen", "parse_target"),
+    "environment._compiler": ("TVMNotFoundError",),
+    "core._types": ("HostCodegen", "HostCodegenFunc", "HostCodegenHook", "HostCodegenHookFunc",
                "Origin", "TargetPredicate"),
 }
 __all__ = ["__version__", *(name for names in _WHERE.values() for name in names)]

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ._targets import global_func_host_codegen
-from ._types import HostCodegen
+from .core._types import HostCodegen
+from .environment._targets import global_func_host_codegen
 
 __all__ = ["C_HOST_CODEGEN", "LLVM_HOST_CODEGEN"]
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ._registry import Registry
+    from .registry._registry import Registry
 
 __all__ = ["PluginEnvironment", "check_plugin", "hostcg_registry", "plugin_environment", "write_distribution"]
 
@@ -144,13 +144,13 @@ def check_plugin(distribution: str, registry: Registry | None = None) -> list[st
     import importlib
 
     from . import __version__
-    from ._failures import capture
-    from ._names import CODEGEN_GROUP, HOOK_GROUP
-    from ._registry import Registry
-    from ._resolution import cannot_build_text, missing_build
-    from ._targets import is_host_target, parse_target
-    from ._tvm import import_tvm
+    from .core._names import CODEGEN_GROUP, HOOK_GROUP
     from .discovery._planning import Controls, discover, normalize_name, plan_sources
+    from .environment._compiler import import_tvm
+    from .environment._targets import is_host_target, parse_target
+    from .registry._failures import capture
+    from .registry._registry import Registry
+    from .registry._resolution import cannot_build_text, missing_build
     importlib.invalidate_caches()
     wanted = normalize_name(distribution)
     entries = [ep for ep in discover(Controls()).entry_points
@@ -215,8 +215,8 @@ else:
     def hostcg_registry() -> Registry:
         """A fresh registry reading no entry points; TVM is imported first, as the library
         imports it, so the test and its plugins can ``import tvm``."""
-        from ._registry import Registry
-        from ._tvm import import_tvm
+        from .environment._compiler import import_tvm
+        from .registry._registry import Registry
         import_tvm()
         return Registry()
 

@@ -8,20 +8,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .._advice import reinstall
-from .._errors import AmbiguousHostCodegenError, UnknownKindError, shown, text_of
-from .._failures import advice, capture, failure_site, failure_text, plugin_traceback
-from .._metadata import distribution_name
-from .._names import APACHE_TVM, CODEGEN_GROUP, HOOK_GROUP, TILELANG
-from .._plugin_sources import SourceInfo, module_of
-from .._registry import Registry
-from .._resolution import Resolution, cannot_build_text, missing_build
-from .._table import Registration
-from .._targets import canonical_kind, is_host_target, parse_target
-from .._tvm import describe_tvm, find, tilelang_overlap, tvm_document
-from .._types import Origin
+from ..core._errors import AmbiguousHostCodegenError, UnknownKindError, shown, text_of
+from ..core._names import APACHE_TVM, CODEGEN_GROUP, HOOK_GROUP, TILELANG
+from ..core._types import Origin
 from ..discovery._planning import ControlProblem, DiscoveryIndex, declaration_problems, normalize_name
-from ..discovery._requirements import other_build_requirements
+from ..environment._advice import reinstall
+from ..environment._compiler import describe_tvm, find, tilelang_overlap, tvm_document
+from ..environment._metadata import distribution_name
+from ..environment._requirements import other_build_requirements
+from ..environment._targets import canonical_kind, is_host_target, parse_target
+from ..registry._failures import advice, capture, failure_site, failure_text, plugin_traceback
+from ..registry._registry import Registry
+from ..registry._resolution import Resolution, cannot_build_text, missing_build
+from ..registry._sources import SourceInfo, module_of
+from ..registry._table import Registration
 from ._lockfile import lock_drift, read_lock
 from ._report import Doc, Session, controls_doc, document, duplicate_text, is_core, lock_from
 
@@ -239,7 +239,7 @@ def _check_tilelang_requirements(c: _Checked) -> list[Doc]:
 def _check_tilelang_environment(c: _Checked) -> list[Doc]:
     """``tvm-conflict``: ``apache-tvm`` installed beside TileLang, or TileLang's requirement on
     ``apache-tvm-ffi`` not met (even while ``import tilelang`` still works)."""
-    from .._advice import FFI, foreign_tvm, tilelang_repair, unmet_requirement
+    from ..environment._advice import FFI, foreign_tvm, tilelang_repair, unmet_requirement
     dist = _tilelang_distribution()
     if dist is None:
         return []
@@ -260,7 +260,7 @@ def _check_tilelang_environment(c: _Checked) -> list[Doc]:
 def _check_compiler_metadata(c: _Checked) -> list[Doc]:
     """``metadata-file``: beside the TileLang or TVM in use, a metadata file that is a FIFO, a device or a
     folder (never read: reading it would wait or fail)."""
-    from .._metadata import folder_problems
+    from ..environment._metadata import folder_problems
     sites = [found.tree for found in map(find, (TILELANG, "tvm")) if found is not None]
     return [_problem("metadata-file", text, severity="warning")
             for site in dict.fromkeys(sites) for text in folder_problems(site)]

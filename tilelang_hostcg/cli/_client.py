@@ -1,4 +1,4 @@
-"""The ``client`` of ``list``, ``check`` and ``explain``: :func:`tilelang_hostcg._routing.routing`'s answer for
+"""The ``client`` of ``list``, ``check`` and ``explain``: :func:`tilelang_hostcg.clients._routing.routing`'s answer for
 the compiler in use, in this process; plain ``list`` imports nothing and says what it can know (``routed: null``)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .._clients import Client
+    from ..clients._interface import Client
 
 
 def _client_for(provider: object) -> Client | None:
@@ -23,7 +23,7 @@ def _client_for(provider: object) -> Client | None:
 
 def client_document(tvm: dict[str, Any]) -> dict[str, Any]:
     """``{"active", "client", "routed", "predicted", "problem", "describe"}`` for the TVM document ``tvm``."""
-    from .._routing import routing
+    from ..clients._routing import routing
     client = _client_for(tvm.get("provider"))
     predicted = "tvm" not in sys.modules
     if client is None:

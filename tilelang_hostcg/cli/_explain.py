@@ -9,20 +9,20 @@ from typing import TYPE_CHECKING, Any
 
 from _tilelang_hostcg_hook import ENV_AUTO_INSTALL, activation_off
 
-from .._errors import DeviceAsHostError
-from .._failures import capture
-from .._names import CODEGEN_GROUP, HOOK_GROUP
-from .._resolution import Candidate, Resolution, Why, cannot_build_text
-from .._targets import canonical_kind, host_of, is_host_target, parse_target
-from .._tvm import tvm_document
+from ..core._errors import DeviceAsHostError
+from ..core._names import CODEGEN_GROUP, HOOK_GROUP
 from ..discovery._planning import ENV_PREFER, Controls
+from ..environment._compiler import tvm_document
+from ..environment._targets import canonical_kind, host_of, is_host_target, parse_target
+from ..registry._failures import capture
+from ..registry._resolution import Candidate, Resolution, Why, cannot_build_text
 from ._report import Doc, Session, describe_state, document, error_doc, registration_doc, source_doc
 
 if TYPE_CHECKING:
     from tvm.target import Target
 
-    from .._plugin_sources import SourceInfo
-    from .._registry import Registry
+    from ..registry._registry import Registry
+    from ..registry._sources import SourceInfo
 
 _VERDICTS = {"raised": "supports_target raised {} (fix the plugin's predicate)",
              "not-bool": "supports_target returned {}, not a bool (fix the plugin's predicate to return True or False)",

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from .._advice import reinstall
-from .._errors import LockFileError
+from ..core._errors import LockFileError
 from ..discovery._planning import normalize_name
+from ..environment._advice import reinstall
 
 LOCK_SCHEMA = 1
 MAX_LOCK_BYTES = 16 * 1024 * 1024  # far above any lock; a file without end (/dev/zero) stops here

@@ -1,4 +1,4 @@
-"""What the command line writes: one JSON document or :func:`~tilelang_hostcg._errors.shown` lines on stdout,
+"""What the command line writes: one JSON document or :func:`~tilelang_hostcg.core._errors.shown` lines on stdout,
 the rest on stderr (:func:`held_output` keeps what loading prints off stdout); its errors and exit status."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import sys
 import tempfile
 from typing import IO, TYPE_CHECKING, Any, TextIO, TypeVar
 
-from .._errors import HostCodegenError, shown
+from ..core._errors import HostCodegenError, shown
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence

@@ -9,16 +9,10 @@ from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
-from .._clients import tilelang_takes_builds
-from .._errors import text_of
-from .._failures import capture, error_message, failure_site, failure_text, plugin_traceback, wrong_entry_point
-from .._names import CODEGEN_GROUP, CORE_DISTRIBUTION, HOOK_GROUP
-from .._plugin_sources import SourceInfo, module_of
-from .._registry import Registry
-from .._resolution import can_build_text, cannot_build_text, missing_build
-from .._targets import canonical_kind, required_global_funcs
-from .._tvm import TVMNotFoundError, import_tvm, tvm_document
-from .._types import Origin
+from ..clients._interface import tilelang_takes_builds
+from ..core._errors import text_of
+from ..core._names import CODEGEN_GROUP, CORE_DISTRIBUTION, HOOK_GROUP
+from ..core._types import Origin
 from ..discovery._planning import (
     CORE_ENTRY_POINTS,
     Controls,
@@ -28,12 +22,18 @@ from ..discovery._planning import (
     normalize_name,
     plan_sources,
 )
+from ..environment._compiler import TVMNotFoundError, import_tvm, tvm_document
+from ..environment._targets import canonical_kind, required_global_funcs
+from ..registry._failures import capture, error_message, failure_site, failure_text, plugin_traceback, wrong_entry_point
+from ..registry._registry import Registry
+from ..registry._resolution import can_build_text, cannot_build_text, missing_build
+from ..registry._sources import SourceInfo, module_of
 from ..tilelang import UnsupportedTileLangError, add_defaults
 from ._lockfile import LOCK_SCHEMA
 from ._output import printed_while
 
 if TYPE_CHECKING:
-    from .._table import Registration
+    from ..registry._table import Registration
 
 SCHEMA = 1  # the version of the ``--json`` documents
 Doc = dict[str, Any]

@@ -11,9 +11,9 @@ import sys
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from .. import __version__
-from .._errors import InputError, TargetParseError, UnsupportedTileLangError
-from .._names import CORE_DISTRIBUTION
-from .._tvm import TVMNotFoundError
+from ..core._errors import InputError, TargetParseError, UnsupportedTileLangError
+from ..core._names import CORE_DISTRIBUTION
+from ..environment._compiler import TVMNotFoundError
 from ._commands import cmd_check, cmd_explain, cmd_list, cmd_lock
 from ._output import PROG, CliError, UsageError, document_stream, err, own_stdout, shown, write_json
 

@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING
 
 from _tilelang_hostcg_hook import ENV_AUTO_INSTALL, OFF
 
-from .._errors import shown, warn_once
-from .._names import CODEGEN_GROUP, CORE_DISTRIBUTION
-from .._targets import kind_spellings
+from ..core._errors import shown, warn_once
+from ..core._names import CODEGEN_GROUP, CORE_DISTRIBUTION
+from ..environment._targets import kind_spellings
 from ._records import CORE_ENTRY_POINTS, normalize_name
 
 if TYPE_CHECKING:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .._names import GROUPS
+from ..core._names import GROUPS
 
 
 def _squeeze(group: str) -> str:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .._names import CODEGEN_GROUP
-from .._types import PlanState
+from ..core._names import CODEGEN_GROUP
+from ..core._types import PlanState
 
 # The core's own entry points; pyproject.toml advertises exactly these (a test checks).
 CORE_ENTRY_POINTS: tuple[tuple[str, str, str], ...] = (

@@ -9,9 +9,11 @@ import stat
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from .._advice import installed_version
-from .._errors import warn_once, warn_plugin
-from .._metadata import (
+from ..core._errors import warn_once, warn_plugin
+from ..core._names import CORE_DISTRIBUTION, GROUPS
+from ..environment._advice import installed_version
+from ..environment._compiler import provider_versions
+from ..environment._metadata import (
     FOLDER,
     editable_source,
     file_kind,
@@ -22,11 +24,9 @@ from .._metadata import (
     read_file,
     unusable,
 )
-from .._names import CORE_DISTRIBUTION, GROUPS
-from .._tvm import provider_versions
+from ..environment._requirements import check_requirements, relevant_requires
 from ._near_miss import near_miss_group
 from ._records import AdvertisedEntryPoint, DiscoveryIndex, normalize_name
-from ._requirements import check_requirements, relevant_requires
 
 if TYPE_CHECKING:
     from importlib.metadata import Distribution, EntryPoint, PackageMetadata

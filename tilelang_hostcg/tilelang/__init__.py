@@ -8,17 +8,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .._clients import Client, ClientState
-from .._errors import UnsupportedTileLangError, warn_plugin
-from .._names import TILELANG
-from .._tvm import Found, find, import_tilelang, tilelang_builds, tilelang_overlap
-from .._types import Origin
+from ..clients._interface import Client, ClientState
+from ..core._errors import UnsupportedTileLangError, warn_plugin
+from ..core._names import TILELANG
+from ..core._types import Origin
+from ..environment._compiler import Found, find, import_tilelang, tilelang_builds, tilelang_overlap
 from ._cache_key import fingerprint, patch_cache_key
 from ._layouts import DEFAULT_PREFIX, State, enter, rollback
 from ._points import build_name, check
 
 if TYPE_CHECKING:
-    from .._registry import Registry
+    from ..registry._registry import Registry
 
 __all__ = ["DEFAULT_PREFIX", "UnsupportedTileLangError", "add_defaults", "install",
            "is_installed", "plugin_fingerprint", "uninstall"]

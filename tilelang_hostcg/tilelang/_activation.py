@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from _tilelang_hostcg_hook import ENV_AUTO_INSTALL
 
-from .._errors import at_import
+from ..core._errors import at_import
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -75,11 +75,11 @@ class _Loader:
 
 @at_import()
 def activate() -> None:
-    """Install the TileLang integration where :func:`~tilelang_hostcg._routing.routing` says so, for
+    """Install the TileLang integration where :func:`~tilelang_hostcg.clients._routing.routing` says so, for
     the ``tilelang`` module just executed; never raises (but ``KeyboardInterrupt`` and ``SystemExit``)."""
     from . import CLIENT
     try:
-        from .._routing import routing
+        from ..clients._routing import routing
 
         # install() raises what blocks it, naming it; a stray `tilelang` with no integration point
         # that no distribution ships is not TileLang: left alone.
@@ -93,8 +93,8 @@ def activate() -> None:
 def _is_tilelang() -> bool:
     """Whether the imported ``tilelang`` is TileLang: it has a layout's first point, or an installed
     distribution ships it."""
-    from .._names import TILELANG
-    from .._tvm import find
+    from ..core._names import TILELANG
+    from ..environment._compiler import find
     from ._points import has_points
     found = find(TILELANG)
     return found is not None and (bool(found.owners) or has_points())

@@ -9,12 +9,12 @@ import json
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from .._names import CODEGEN_GROUP, HOOK_GROUP
-from .._targets import default_host, host_of, is_host_target, parse_target
+from ..core._names import CODEGEN_GROUP, HOOK_GROUP
+from ..environment._targets import default_host, host_of, is_host_target, parse_target
 from ._layouts import State, patch
 
 if TYPE_CHECKING:
-    from .._registry import Registry
+    from ..registry._registry import Registry
 
 _OFF = ("disabled", "incompatible")
 

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from .._clients import ClientState, Route, remove_defaults
-from .._types import HostCodegen, HostCodegenHook, Origin
+from ..clients._interface import ClientState, Route, remove_defaults
+from ..core._types import HostCodegen, HostCodegenHook, Origin
 from ._points import Mode
 
 if TYPE_CHECKING:

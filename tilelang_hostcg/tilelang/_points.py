@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from .._errors import UnsupportedTileLangError
-from .._points import Point
-from .._tvm import Found, has_module
+from ..clients._point import Point
+from ..core._errors import UnsupportedTileLangError
+from ..environment._compiler import Found, has_module
 
 Mode = Literal["registry", "backend"]  # TileLang's layouts (see ._layouts)
 

@@ -9,12 +9,12 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from .._clients import Client, ClientState, Route, tilelang_takes_builds
+from ..clients._interface import Client, ClientState, Route, tilelang_takes_builds
 from ._points import BUILD_MODULE, DEFAULT_PREFIX, FUNCTION, KINDS, UnsupportedTVMError, check
 from ._route import State, make_route
 
 if TYPE_CHECKING:
-    from .._registry import Registry
+    from ..registry._registry import Registry
 
 __all__ = ["DEFAULT_PREFIX", "KINDS", "UnsupportedTVMError", "add_defaults", "install",
            "is_installed", "uninstall"]
@@ -28,7 +28,7 @@ class TVMClient(Client):
     compiler = "TVM"
 
     def _prepare(self, registry: Registry | None) -> tuple[Any, Registry | None]:
-        from .._tvm import import_tvm
+        from ..environment._compiler import import_tvm
         return sys.modules.get("tvm") or import_tvm(), registry  # importing TVM may activate: it installs first
 
     def _enter(self, prepared: tuple[Any, Registry | None]) -> ClientState:
@@ -42,7 +42,7 @@ class TVMClient(Client):
         return state
 
     def blocker(self) -> str | None:
-        from .._tvm import import_tvm
+        from ..environment._compiler import import_tvm
         try:
             check(sys.modules.get("tvm") or import_tvm(), activation=True)  # at ``import tvm``: in the making
         except Exception as exc:  # UnsupportedTVMError, TVMNotFoundError

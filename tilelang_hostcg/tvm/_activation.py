@@ -1,5 +1,5 @@
 """Activation at ``import tvm`` (TVM's ``tvm.backends`` entry point): :func:`tilelang_hostcg.tvm.install`
-where :func:`tilelang_hostcg._routing.routing` says a third-party plugin the controls keep is installed;
+where :func:`tilelang_hostcg.clients._routing.routing` says a third-party plugin the controls keep is installed;
 never with ``TILELANG_HOSTCG_AUTO_INSTALL=0``, in TVM's runtime-only mode or while TileLang is imported.
 Cheap (no registry, no ``packaging``) and never raising: a failure is one PluginWarning, TVM stays stock."""
 
@@ -9,8 +9,8 @@ import sys
 
 from _tilelang_hostcg_hook import activation_off
 
-from .._errors import at_import
-from .._routing import routing
+from ..clients._routing import routing
+from ..core._errors import at_import
 from . import CLIENT
 
 

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .._build import build_split
-from .._names import APACHE_TVM
-from .._targets import GlobalFuncBuild, parse_target
-from .._tvm import import_tvm, tvm_info
-from .._types import HostCodegen, Origin
+from ..core._names import APACHE_TVM
+from ..core._types import HostCodegen, Origin
+from ..environment._compiler import import_tvm, tvm_info
+from ..environment._targets import GlobalFuncBuild, parse_target
+from ..registry._build import build_split
 from ._points import DEFAULT_PREFIX, KINDS
 
 if TYPE_CHECKING:
-    from .._registry import Registry
+    from ..registry._registry import Registry
     from ._route import State
 
 def register_defaults(registry: Registry, held: dict[str, HostCodegen], kinds: tuple[str, ...] = KINDS) -> None:

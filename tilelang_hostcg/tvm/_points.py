@@ -7,9 +7,9 @@ from importlib import import_module
 from types import FunctionType, ModuleType
 from typing import Any
 
-from .._clients import owner_of
-from .._errors import HostCodegenError
-from .._points import Point
+from ..clients._interface import owner_of
+from ..clients._point import Point
+from ..core._errors import HostCodegenError
 
 BUILD_MODULE = "tvm.tirx.build"
 FUNCTION = "tir_to_runtime"  # the one function of TVM replaced: every TIR build passes through it

@@ -9,13 +9,13 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .._clients import ClientState, tilelang_takes_builds
+from ..clients._interface import ClientState, tilelang_takes_builds
 
 if TYPE_CHECKING:
     from collections.abc import Callable
     from types import ModuleType
 
-    from .._registry import Registry
+    from ..registry._registry import Registry
 
 _LOCAL = threading.local()  # .busy: this thread is inside a routed build
 

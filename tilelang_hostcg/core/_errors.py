@@ -74,7 +74,7 @@ class PluginWarning(UserWarning):
     """A plugin was skipped (broken, incompatible, duplicated) while something else served."""
 
 
-_PACKAGE = __name__.rpartition(".")[0]
+_PACKAGE = __name__.partition(".")[0]
 # A warning looks past our frames, TileLang's and TVM's (they call us from their compilers and
 # at import), the import system's and contextlib's, to reach the user's line.
 _PASSED = (_PACKAGE, "_tilelang_hostcg_hook", "tilelang", "tvm", "importlib", "contextlib")

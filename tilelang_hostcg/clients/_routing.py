@@ -10,7 +10,7 @@ from typing import NamedTuple
 
 from _tilelang_hostcg_hook import ENV_AUTO_INSTALL, activation_off
 
-from ._clients import Client, ClientName
+from ._interface import Client, ClientName
 
 NO_PLUGIN = ("no third-party plugin is installed (or the controls skip them all): the compiler runs stock; "
              "tilelang_hostcg.build() uses the core's codegens")
@@ -45,7 +45,7 @@ def routing(client: Client, *, import_it: bool = True, activating: bool = False)
         return Routing(name, False, replaced, replaced)
     if not activating and activation_off(os.environ):
         return Routing(name, False, f"activation is off ({ENV_AUTO_INSTALL}=0)")
-    from .discovery._planning import Controls, third_party_planned
+    from ..discovery._planning import Controls, third_party_planned
     if not third_party_planned(Controls.from_environ()):
         return Routing(name, False, NO_PLUGIN)
     if aside is not None:

@@ -10,15 +10,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ._targets import canonical_kind
-from ._types import Origin, SourceState
+from ..core._types import Origin, SourceState
+from ..environment._targets import canonical_kind
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from types import CodeType
 
+    from ..discovery._planning import AdvertisedEntryPoint
     from ._table import Undo
-    from .discovery._planning import AdvertisedEntryPoint
 
 def module_of(value: str) -> str:
     """The module an entry-point value (``module``, ``module:attr``, extras) names."""

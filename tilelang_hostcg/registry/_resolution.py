@@ -6,23 +6,23 @@ from dataclasses import dataclass
 from enum import Enum, IntEnum
 from typing import TYPE_CHECKING
 
-from ._errors import AmbiguousHostCodegenError, NoHostCodegenError, PluginCallbackError, PluginLoadError, text_of
-from ._names import CORE_DISTRIBUTION
-from ._targets import required_global_funcs
-from ._tvm import describe_tvm, get_global_func
-from ._types import HostCodegenHook, Verdict
-from .discovery._controls import ENV_DISABLE, ENV_PREFER
+from ..core._errors import AmbiguousHostCodegenError, NoHostCodegenError, PluginCallbackError, PluginLoadError, text_of
+from ..core._names import CORE_DISTRIBUTION
+from ..core._types import HostCodegenHook, Verdict
+from ..discovery._controls import ENV_DISABLE, ENV_PREFER
+from ..environment._compiler import describe_tvm, get_global_func
+from ..environment._targets import required_global_funcs
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from tvm.target import Target
 
-    from ._errors import HostCodegenError
-    from ._plugin_sources import SourceInfo
+    from ..core._errors import HostCodegenError
+    from ..core._types import HostCodegen, Origin
+    from ..discovery._planning import Controls
+    from ._sources import SourceInfo
     from ._table import Registration
-    from ._types import HostCodegen, Origin
-    from .discovery._planning import Controls
 
 
 class Tier(IntEnum):

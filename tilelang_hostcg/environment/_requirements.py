@@ -9,9 +9,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from contextlib import suppress
 from typing import TYPE_CHECKING
 
-from .._names import APACHE_TVM, TILELANG
-from .._names import CORE_DISTRIBUTION as CORE
-from ._records import normalize_name
+from ..core._names import APACHE_TVM, TILELANG
+from ..core._names import CORE_DISTRIBUTION as CORE
+from ..discovery._records import normalize_name
 
 if TYPE_CHECKING:
     from packaging.requirements import Requirement

@@ -10,8 +10,8 @@ import os
 import stat
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ..discovery._records import normalize_name
 from ._advice import reinstall
-from .discovery._records import normalize_name
 
 if TYPE_CHECKING:
     from importlib.metadata import Distribution

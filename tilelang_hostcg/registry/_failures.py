@@ -7,14 +7,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from ._errors import PluginWarning, text_of
-from ._plugin_sources import module_of
+from ..core._errors import PluginWarning, text_of
+from ._sources import module_of
 
 if TYPE_CHECKING:
-    from ._plugin_sources import SourceInfo
-    from .discovery._planning import Controls
+    from ..discovery._planning import Controls
+    from ._sources import SourceInfo
 
-_PACKAGE = __name__.rpartition(".")[0]
+_PACKAGE = __name__.partition(".")[0]
 _HIDDEN = (_PACKAGE, "importlib", "_frozen_importlib", "_frozen_importlib_external")
 
 
@@ -77,8 +77,8 @@ def reinstall_command(distribution: str, location: str | None = None) -> str:
     """The reinstall of ``distribution`` as it was installed (PEP 610 ``direct_url.json``)."""
     from importlib.metadata import Distribution, PackageNotFoundError
 
-    from ._advice import reinstall
-    from ._metadata import direct_url, file_url_path, is_editable
+    from ..environment._advice import reinstall
+    from ..environment._metadata import direct_url, file_url_path, is_editable
     try:
         dist = Distribution.at(location) if location else Distribution.from_name(distribution)
         info, version = direct_url(dist), dist.version
@@ -119,8 +119,8 @@ def failure_text(info: SourceInfo) -> str:
 
 def advice(info: SourceInfo, controls: Controls | None = None) -> str:
     """What to do about a source that failed or is incompatible (a ``DISABLE`` keeps what ``controls`` skip)."""
-    from .discovery._controls import ENV_DISABLE
-    from .discovery._planning import Controls
+    from ..discovery._controls import ENV_DISABLE
+    from ..discovery._planning import Controls
     dist = info.origin.distribution
     if dist is None:
         return f"fix the import path {info.value!r} passed to register_lazy_*()"
@@ -141,7 +141,7 @@ def error_message(exc: BaseException) -> str:
 
 def wrong_entry_point(info: SourceInfo) -> str | None:
     """What is wrong with a source's value naming a missing module or attribute, else ``None``."""
-    from .discovery._controls import nearest
+    from ..discovery._controls import nearest
     err, module = info.error, module_of(info.value)
     attr = info.value.partition(":")[2].partition("[")[0].strip() or None
     name = getattr(err, "name", None)

@@ -7,9 +7,9 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ._errors import DuplicateRegistrationError
-from ._names import CODEGEN_GROUP, HOOK_GROUP
-from ._types import HostCodegen, HostCodegenHook, Origin
+from ..core._errors import DuplicateRegistrationError
+from ..core._names import CODEGEN_GROUP, HOOK_GROUP
+from ..core._types import HostCodegen, HostCodegenHook, Origin
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -13,11 +13,11 @@ import sys
 from importlib.machinery import PathFinder
 from typing import TYPE_CHECKING, NamedTuple
 
+from ..core._errors import HostCodegenError
+from ..core._names import APACHE_TVM, TILELANG
 from ._advice import foreign_tvm, installed_version, reinstall, tilelang_repair
-from ._errors import HostCodegenError
 from ._metadata import Owner, folder_of, owner, owners_of, shipping, unusable_entry_points
-from ._names import APACHE_TVM, TILELANG
-from .discovery._requirements import UNKNOWN_VERSION
+from ._requirements import UNKNOWN_VERSION
 
 if TYPE_CHECKING:
     from importlib.machinery import ModuleSpec

@@ -7,7 +7,7 @@ from __future__ import annotations
 from contextlib import suppress
 from typing import TYPE_CHECKING
 
-from ._names import APACHE_TVM
+from ..core._names import APACHE_TVM
 
 if TYPE_CHECKING:
     from importlib.metadata import Distribution
@@ -42,8 +42,8 @@ def unmet_requirement(dist: Distribution, name: str) -> tuple[str, str | None] |
     """``(requirement, installed version)`` of ``dist``'s requirement on ``name`` that is unmet, else ``None``."""
     from packaging.requirements import InvalidRequirement
 
-    from .discovery._records import normalize_name
-    from .discovery._requirements import applicable, meets
+    from ..discovery._records import normalize_name
+    from ._requirements import applicable, meets
     installed = installed_version(name)
     for line in dist.requires or ():
         with suppress(InvalidRequirement):  # a line that cannot be parsed says nothing

@@ -6,9 +6,9 @@ import json
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from ._errors import DeviceAsHostError, HostCodegenError
-from ._targets import default_host, is_host_target, parse_target
-from ._tvm import describe_tvm, get_global_func, import_tvm
+from ..core._errors import DeviceAsHostError, HostCodegenError
+from ..environment._compiler import describe_tvm, get_global_func, import_tvm
+from ..environment._targets import default_host, is_host_target, parse_target
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable

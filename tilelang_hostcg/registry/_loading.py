@@ -11,12 +11,12 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ._names import CODEGEN_GROUP
-from ._plugin_sources import BOUNDARY, Load, Source, SourceInfo, current, current_load, journal, write_journal
+from ..core._names import CODEGEN_GROUP
+from ..core._types import CODE_ORIGIN, HostCodegen, HostCodegenHook, Origin, SourceState
+from ..discovery._planning import Controls, PlannedSource, planned_sources
+from ..environment._targets import canonical_kind
+from ._sources import BOUNDARY, Load, Source, SourceInfo, current, current_load, journal, write_journal
 from ._table import NOUN
-from ._targets import canonical_kind
-from ._types import CODE_ORIGIN, HostCodegen, HostCodegenHook, Origin, SourceState
-from .discovery._planning import Controls, PlannedSource, planned_sources
 
 if TYPE_CHECKING:
     from ._table import Registration, RegistrationTable

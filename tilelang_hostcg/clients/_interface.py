@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple
 
 from _tilelang_hostcg_hook import ENV_AUTO_INSTALL
 
-from ._errors import warn_plugin
-from ._names import CODEGEN_GROUP, HOOK_GROUP
+from ..core._errors import warn_plugin
+from ..core._names import CODEGEN_GROUP, HOOK_GROUP
 
 if TYPE_CHECKING:
-    from ._registry import Registry
-    from ._types import HostCodegen, HostCodegenHook
+    from ..core._types import HostCodegen, HostCodegenHook
+    from ..registry._registry import Registry
 
 ClientName = Literal["tilelang", "tvm"]
 

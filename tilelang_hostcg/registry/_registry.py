@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from ._errors import add_note, warn_once, warn_plugin
+from ..core._errors import add_note, warn_once, warn_plugin
+from ..core._names import CODEGEN_GROUP, HOOK_GROUP
+from ..core._types import CODE_ORIGIN, HostCodegen, HostCodegenHook, Origin
+from ..discovery._planning import Controls
+from ..environment._targets import canonical_kind, host_of, is_host_target, parse_target
 from ._loading import IndexLoader, Loader, Watch
-from ._names import CODEGEN_GROUP, HOOK_GROUP
-from ._plugin_sources import Source, SourceInfo
 from ._resolution import (
     Candidate,
     Resolution,
@@ -19,10 +21,8 @@ from ._resolution import (
     load_error,
     provenance_note,
 )
+from ._sources import Source, SourceInfo
 from ._table import Registration, RegistrationTable
-from ._targets import canonical_kind, host_of, is_host_target, parse_target
-from ._types import CODE_ORIGIN, HostCodegen, HostCodegenHook, Origin
-from .discovery._planning import Controls
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from tvm.runtime import Module
     from tvm.target import Target
 
-    from ._types import TargetLike
+    from ..core._types import TargetLike
 
 _RESOLVE_CACHE_LIMIT = 1024
 

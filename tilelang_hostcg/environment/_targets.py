@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from ._errors import MissingGlobalFuncError, TargetParseError
-from ._tvm import describe_tvm, get_global_func, import_tvm
+from ..core._errors import MissingGlobalFuncError, TargetParseError
+from ._compiler import describe_tvm, get_global_func, import_tvm
 
 if TYPE_CHECKING:
     from tvm.ir import IRModule
