@@ -1,6 +1,7 @@
 """tilelang-hostcg's start-up hook (run by ``tilelang_hostcg_hook.pth``, or on Python 3.15+ by
 ``tilelang_hostcg_hook.start``): a finder first on ``sys.meta_path`` that waits for ``import
-tilelang`` and hands it to ``tilelang_hostcg.tilelang._activation``. Imports nothing, never raises.
+tilelang`` and hands it to ``tilelang_hostcg.tilelang._activation`` unless the off switch
+(:func:`tilelang_hostcg.core._switches.activation_off`) says no. Imports nothing until then; never raises.
 
 PYTEST_DONT_REWRITE: imported at start, it must not be marked for assertion rewriting.
 """
@@ -10,24 +11,11 @@ import sys
 # Not ``from typing import TYPE_CHECKING``: importing ``typing`` would cost more than the hook.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Sequence
     from importlib.machinery import ModuleSpec
     from types import ModuleType
 
-__all__ = ["ENV_AUTO_INSTALL", "OFF", "activation_off", "start"]
-
-ENV_AUTO_INSTALL = "TILELANG_HOSTCG_AUTO_INSTALL"
-OFF = ("0", "false", "no", "off")
-"""Values of ``TILELANG_HOSTCG_AUTO_INSTALL`` that turn activation off (any case)."""
-
-
-def activation_off(environ: "Mapping[str, str] | None" = None) -> bool:
-    """The off switch, the one rule: ``TILELANG_HOSTCG_AUTO_INSTALL`` is one of :data:`OFF`."""
-    if environ is None:
-        import os
-
-        environ = os.environ
-    return (environ.get(ENV_AUTO_INSTALL) or "").strip().lower() in OFF
+__all__ = ["start"]
 
 
 class _Finder:
@@ -40,6 +28,8 @@ class _Finder:
         if name != "tilelang":
             return None
         try:
+            from tilelang_hostcg.core._switches import activation_off
+
             if activation_off():
                 self.leave()
                 return None
@@ -49,16 +39,16 @@ class _Finder:
         except Exception as exc:  # the usual finders still import TileLang
             self.leave()  # one warning, not one per look
             try:
-                import warnings
+                from tilelang_hostcg.core._errors import warn_activation_failed
 
-                try:
-                    warnings.warn(f"tilelang-hostcg could not activate its TileLang integration "
-                                  f"({type(exc).__name__}); TileLang runs stock. Reinstall "
-                                  f"tilelang-hostcg, or set {ENV_AUTO_INSTALL}=0", stacklevel=2)
-                except UserWarning as raised:  # -W error: no code can catch it here; show it
-                    warnings.showwarning(raised, UserWarning, __file__, 1)
-            except Exception:
-                pass
+                warn_activation_failed("TileLang", exc)
+            except Exception as missing:  # not even the package imports: one line, never a raise
+                try:  # noqa: SIM105 (importing contextlib would cost more than the hook)
+                    sys.stderr.write(f"tilelang-hostcg's start-up hook could not import tilelang_hostcg "
+                                     f"({type(missing).__name__}); TileLang runs stock. Reinstall "
+                                     f"tilelang-hostcg, or uninstall it\n")
+                except Exception:
+                    pass
             return None
 
     def leave(self) -> bool:

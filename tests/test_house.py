@@ -1,5 +1,6 @@
-"""The shape of the package: one exception root, a small public surface, no import circle,
-modules of a readable size, and one list of the public names."""
+"""The shape of the package: one exception root, a small public surface, imports that go down the
+layers (no circle, the start-up hook included), modules of a readable size, and one list of the
+public names."""
 
 from __future__ import annotations
 
@@ -72,13 +73,26 @@ def test_one_list_of_public_names() -> None:
         assert getattr(tilelang_hostcg, name) is not None
 
 
-def _imports(path: Path) -> set[str]:
-    """The package's modules ``path`` imports at module level (not under TYPE_CHECKING, not
-    inside functions: those cannot make a circle at import)."""
-    name = _module_name(path)
+def _runtime_nodes(tree: ast.AST) -> list[ast.AST]:
+    """Every node of ``tree`` but those under ``if TYPE_CHECKING:`` (annotations only)."""
+    found: list[ast.AST] = []
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            stack.extend(node.orelse)
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def _imports(path: Path, name: str) -> set[str]:
+    """The package's modules ``path`` (module ``name``) imports when it runs: at module level and
+    inside functions (a deferred import is still a dependency), not under ``TYPE_CHECKING``."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = set()
-    for node in ast.parse(path.read_text()).body:
+    for node in _runtime_nodes(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
@@ -92,10 +106,52 @@ def _imports(path: Path) -> set[str]:
     return found
 
 
-def test_no_import_circle() -> None:
+def _graph() -> dict[str, set[str]]:
+    """Every module of the package and the start-up hook, with the package's modules each imports."""
     modules = {_module_name(p): p for p in FILES}
-    graph = {name: {m for m in _imports(path) if m in modules and m != name}
-             for name, path in modules.items()}
+    modules[HOOK.stem] = HOOK
+    return {name: {m for m in _imports(path, name) if m in modules and m != name}
+            for name, path in modules.items()}
+
+
+# The layers, bottom first (docs/architecture.md): a module imports only from its own layer and
+# those below it. The package's own ``__init__`` sits at the bottom: its public names load on first
+# access, by name, and it imports nothing when it runs. The public face (``_api``, ``builtin``)
+# sits on the registry; the clients on the face; the command line, the pytest plugin and the
+# start-up hook on top.
+LAYERS = (
+    ("tilelang_hostcg", "tilelang_hostcg.core"),
+    ("tilelang_hostcg.environment",),
+    ("tilelang_hostcg.discovery",),
+    ("tilelang_hostcg.registry",),
+    ("tilelang_hostcg._api", "tilelang_hostcg.builtin"),
+    ("tilelang_hostcg.clients",),
+    ("tilelang_hostcg.tilelang", "tilelang_hostcg.tvm"),
+    ("tilelang_hostcg.cli", "tilelang_hostcg.testing", "tilelang_hostcg.__main__", HOOK.stem),
+)
+
+
+def _layer(module: str) -> int:
+    """The index in :data:`LAYERS` of the longest prefix that names ``module``'s place."""
+    best, found = -1, -1
+    for index, places in enumerate(LAYERS):
+        for place in places:
+            if (module == place or module.startswith(place + ".")) and len(place) > best:
+                best, found = len(place), index
+    assert found >= 0, f"{module} is in no layer: add its folder to LAYERS and docs/architecture.md"
+    return found
+
+
+def test_every_import_goes_down_the_layers() -> None:
+    upward = sorted(f"{name} (layer {_layer(name)}) imports {other} (layer {_layer(other)})"
+                    for name, imported in _graph().items() for other in imported
+                    if _layer(other) > _layer(name))
+    assert upward == []
+
+
+def test_no_import_circle() -> None:
+    """No circle, counting imports inside functions and the start-up hook's."""
+    graph = _graph()
     state: dict[str, int] = {}
 
     def visit(name: str, trail: list[str]) -> None:

@@ -18,7 +18,7 @@ from packaging.utils import canonicalize_name
 import tilelang_hostcg.discovery._planning as discovery
 import tilelang_hostcg.tvm as integration
 from tilelang_hostcg import PluginWarning
-from tilelang_hostcg.discovery._planning import normalize_name
+from tilelang_hostcg.core._names import normalize_name
 from tilelang_hostcg.tvm import _activation as activation
 from tilelang_hostcg.tvm import _points as gate
 

@@ -144,8 +144,8 @@ def check_plugin(distribution: str, registry: Registry | None = None) -> list[st
     import importlib
 
     from . import __version__
-    from .core._names import CODEGEN_GROUP, HOOK_GROUP
-    from .discovery._planning import Controls, discover, normalize_name, plan_sources
+    from .core._names import CODEGEN_GROUP, HOOK_GROUP, normalize_name
+    from .discovery._planning import Controls, discover, plan_sources
     from .environment._compiler import import_tvm
     from .environment._targets import is_host_target, parse_target
     from .registry._failures import capture

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core._errors import AmbiguousHostCodegenError, UnknownKindError, shown, text_of
-from ..core._names import APACHE_TVM, CODEGEN_GROUP, HOOK_GROUP, TILELANG
+from ..core._names import APACHE_TVM, CODEGEN_GROUP, HOOK_GROUP, TILELANG, normalize_name
 from ..core._types import Origin
-from ..discovery._planning import ControlProblem, DiscoveryIndex, declaration_problems, normalize_name
+from ..discovery._planning import ControlProblem, DiscoveryIndex, declaration_problems
 from ..environment._advice import reinstall
 from ..environment._compiler import describe_tvm, find, tilelang_overlap, tvm_document
 from ..environment._metadata import distribution_name

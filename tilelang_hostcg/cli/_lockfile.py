@@ -11,7 +11,7 @@ from typing import Any
 
 from .. import __version__
 from ..core._errors import LockFileError
-from ..discovery._planning import normalize_name
+from ..core._names import normalize_name
 from ..environment._advice import reinstall
 
 LOCK_SCHEMA = 1

@@ -12,9 +12,7 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple
 
-from _tilelang_hostcg_hook import ENV_AUTO_INSTALL
-
-from ..core._errors import warn_plugin
+from ..core._errors import warn_activation_failed, warn_plugin
 from ..core._names import CODEGEN_GROUP, HOOK_GROUP
 
 if TYPE_CHECKING:
@@ -214,15 +212,7 @@ class Client(ABC):
     def activation_failed(self, exc: BaseException) -> None:
         """Activation at ``import <compiler>`` failed with ``exc``: one warning (never raising), kept
         for this process's client line."""
-        try:
-            cause = f"{type(exc).__name__}: {exc}"
-        except Exception:
-            cause = type(exc).__name__
-        self.activation_warning = message = (
-            f"tilelang-hostcg did not activate its {self.compiler} integration: {cause}. {self.compiler} runs "
-            f"stock, without plugins. Set {ENV_AUTO_INSTALL}=0 to turn activation off")
-        with suppress(Exception):  # never fail the import
-            warn_plugin(message)
+        self.activation_warning = warn_activation_failed(self.compiler, exc)
 
 
 def _path(route: Route) -> str:

@@ -8,8 +8,7 @@ import os
 import sys
 from typing import NamedTuple
 
-from _tilelang_hostcg_hook import ENV_AUTO_INSTALL, activation_off
-
+from ..core._switches import ENV_AUTO_INSTALL, activation_off
 from ._interface import Client, ClientName
 
 NO_PLUGIN = ("no third-party plugin is installed (or the controls skip them all): the compiler runs stock; "

@@ -7,8 +7,10 @@ import sys
 import threading
 import warnings
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING
+
+from ._switches import ENV_AUTO_INSTALL
 
 if TYPE_CHECKING:
     from types import FrameType
@@ -117,6 +119,20 @@ def warn_plugin(message: str, category: type[Warning] = PluginWarning) -> None:
             raise
         where = frame or sys._getframe()
         warnings.showwarning(raised, category, where.f_code.co_filename, where.f_lineno)
+
+
+def warn_activation_failed(compiler: str, exc: BaseException) -> str:
+    """Activation of the ``compiler`` integration failed with ``exc``: the one warning (shown, never
+    raised, also under ``-W error``), worded once for both clients and the start-up hook; its text."""
+    try:
+        cause = f"{type(exc).__name__}: {exc}"
+    except Exception:
+        cause = type(exc).__name__
+    message = (f"tilelang-hostcg did not activate its {compiler} integration: {cause}. {compiler} runs "
+               f"stock, without plugins. Set {ENV_AUTO_INSTALL}=0 to turn activation off")
+    with suppress(Exception), at_import():  # never fail the import
+        warn_plugin(message)
+    return message
 
 
 _WARNED: set[str] = set()

@@ -1,7 +1,10 @@
-"""The names this package and its users agree on: distributions, TVM providers, entry-point groups
+"""The names this package and its users agree on: distributions, TVM providers, entry-point groups,
+and how a distribution name is normalized
 (a leaf module: imports nothing of ours)."""
 
 from __future__ import annotations
+
+import re
 
 CORE_DISTRIBUTION = "tilelang-hostcg"  # PEP 503 normalized
 APACHE_TVM = "apache-tvm"
@@ -9,3 +12,11 @@ TILELANG = "tilelang"  # TileLang's package (any distribution may ship it) and s
 CODEGEN_GROUP = "tilelang.host_codegen"  # an entry point's name is a host target kind
 HOOK_GROUP = "tilelang.host_codegen_hooks"  # an entry point's name is a device target kind
 GROUPS = (CODEGEN_GROUP, HOOK_GROUP)
+
+_SEPARATORS = re.compile(r"[-_.]+")
+
+
+def normalize_name(name: str) -> str:
+    """A distribution name normalized as PEP 503 says (runs of ``-``, ``_`` and ``.`` become one
+    ``-``, then lower case), without importing ``packaging``."""
+    return _SEPARATORS.sub("-", name).lower()

@@ -8,12 +8,11 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from _tilelang_hostcg_hook import ENV_AUTO_INSTALL, OFF
-
 from ..core._errors import shown, warn_once
-from ..core._names import CODEGEN_GROUP, CORE_DISTRIBUTION
+from ..core._names import CODEGEN_GROUP, CORE_DISTRIBUTION, normalize_name
+from ..core._switches import ENV_AUTO_INSTALL, is_on, is_understood
 from ..environment._targets import kind_spellings
-from ._records import CORE_ENTRY_POINTS, normalize_name
+from ._records import CORE_ENTRY_POINTS
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -28,9 +27,6 @@ ENV_PREFER = "TILELANG_HOSTCG_PREFER"
 KNOWN_VARIABLES = (ENV_AUTOLOAD_OFF, ENV_AUTO_INSTALL, ENV_DISABLE, ENV_ONLY, ENV_PREFER)
 RESERVED_PREFIX = "TILELANG_HOSTCG_TEST_"  # the project's own tests' variables: never judged
 
-_ON = ("1", "true", "yes", "on")
-
-
 @dataclass(frozen=True, slots=True)
 class ControlProblem:
     """A ``TILELANG_HOSTCG_*`` item that cannot do what it says; ``message`` says what to do."""
@@ -42,7 +38,7 @@ class ControlProblem:
 
 def _not_understood(variable: str, value: str | None, effect: str, fix: str) -> ControlProblem | None:
     """An on/off value that is neither on nor off (any case, spaces around): the default stays."""
-    if value is None or value.strip().lower() in (*_ON, *OFF, ""):
+    if value is None or is_understood(value):
         return None
     return ControlProblem(variable, value, f"{variable}={shown(value, 60)} is not understood; {effect}. Write {fix}")
 
@@ -109,7 +105,7 @@ class Controls:
                      for variable in sorted(env) if variable.startswith(PREFIX)
                      and variable not in KNOWN_VARIABLES and not variable.startswith(RESERVED_PREFIX)]
         warn_control_problems(problems)
-        return cls(autoload=(value or "").strip().lower() not in _ON, disable=disable, only=only,
+        return cls(autoload=not is_on(value), disable=disable, only=only,
                    prefer=prefer, problems=tuple(problems))
 
     def skip_control(self, distribution: str, kind: str) -> tuple[str, str] | None:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..core._names import CORE_DISTRIBUTION
+from ..core._names import CORE_DISTRIBUTION, normalize_name
 from ..environment._requirements import applicable
 from ._controls import ENV_PREFER, ControlProblem, Controls, warn_control_problems
-from ._records import CORE_ENTRY_POINTS, AdvertisedEntryPoint, DiscoveryIndex, PlannedSource, normalize_name
+from ._records import CORE_ENTRY_POINTS, AdvertisedEntryPoint, DiscoveryIndex, PlannedSource
 
 if TYPE_CHECKING:
     from collections.abc import Iterable

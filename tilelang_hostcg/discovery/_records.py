@@ -1,8 +1,7 @@
-"""Discovery's records, the core's own entry points and names normalized as ``packaging`` does."""
+"""Discovery's records and the core's own entry points."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from ..core._names import CODEGEN_GROUP
@@ -13,14 +12,6 @@ CORE_ENTRY_POINTS: tuple[tuple[str, str, str], ...] = (
     (CODEGEN_GROUP, "c", "tilelang_hostcg.builtin:C_HOST_CODEGEN"),
     (CODEGEN_GROUP, "llvm", "tilelang_hostcg.builtin:LLVM_HOST_CODEGEN"),
 )
-
-_SEPARATORS = re.compile(r"[-_.]+")
-
-
-def normalize_name(name: str) -> str:
-    """A distribution name as ``packaging`` normalizes it (PEP 503), without importing ``packaging``."""
-    return _SEPARATORS.sub("-", name).lower()
-
 
 @dataclass(frozen=True, slots=True)
 class AdvertisedEntryPoint:

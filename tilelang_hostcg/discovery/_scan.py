@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from ..core._errors import warn_once, warn_plugin
-from ..core._names import CORE_DISTRIBUTION, GROUPS
+from ..core._names import CORE_DISTRIBUTION, GROUPS, normalize_name
 from ..environment._advice import installed_version
 from ..environment._compiler import provider_versions
 from ..environment._metadata import (
@@ -26,7 +26,7 @@ from ..environment._metadata import (
 )
 from ..environment._requirements import check_requirements, relevant_requires
 from ._near_miss import near_miss_group
-from ._records import AdvertisedEntryPoint, DiscoveryIndex, normalize_name
+from ._records import AdvertisedEntryPoint, DiscoveryIndex
 
 if TYPE_CHECKING:
     from importlib.metadata import Distribution, EntryPoint, PackageMetadata

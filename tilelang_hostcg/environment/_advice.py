@@ -42,7 +42,7 @@ def unmet_requirement(dist: Distribution, name: str) -> tuple[str, str | None] |
     """``(requirement, installed version)`` of ``dist``'s requirement on ``name`` that is unmet, else ``None``."""
     from packaging.requirements import InvalidRequirement
 
-    from ..discovery._records import normalize_name
+    from ..core._names import normalize_name
     from ._requirements import applicable, meets
     installed = installed_version(name)
     for line in dist.requires or ():

@@ -10,7 +10,7 @@ import os
 import stat
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ..discovery._records import normalize_name
+from ..core._names import normalize_name
 from ._advice import reinstall
 
 if TYPE_CHECKING:
