@@ -1,7 +1,7 @@
 """tilelang-hostcg's start-up hook (run by ``tilelang_hostcg_hook.pth``, or on Python 3.15+ by
 ``tilelang_hostcg_hook.start``): a finder first on ``sys.meta_path`` that waits for ``import
 tilelang`` and hands it to ``tilelang_hostcg.tilelang._activation`` unless the off switch
-(:func:`tilelang_hostcg.core._switches.activation_off`) says no. Imports nothing until then; never raises.
+(:func:`_tilelang_hostcg_switch.activation_off`) says no. Imports nothing until then; never raises.
 
 PYTEST_DONT_REWRITE: imported at start, it must not be marked for assertion rewriting.
 """
@@ -28,7 +28,7 @@ class _Finder:
         if name != "tilelang":
             return None
         try:
-            from tilelang_hostcg.core._switches import activation_off
+            from _tilelang_hostcg_switch import activation_off
 
             if activation_off():
                 self.leave()

@@ -234,6 +234,7 @@ def test_the_wheel_ships_the_start_up_hook(tmp_path_factory):
         names = set(archive.namelist())
         start = archive.read("tilelang_hostcg_hook.start").decode()
         pth = archive.read("tilelang_hostcg_hook.pth").decode()
-    assert {"_tilelang_hostcg_hook.py", "tilelang_hostcg_hook.pth", "tilelang_hostcg_hook.start"} <= names
+    assert {"_tilelang_hostcg_hook.py", "_tilelang_hostcg_switch.py", "tilelang_hostcg_hook.pth",
+            "tilelang_hostcg_hook.start"} <= names
     assert start.split() == ["_tilelang_hostcg_hook:start"]
     assert pth.split("\n")[0] == "import _tilelang_hostcg_hook"

@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # explicit re-exports, for type checkers
     from .registry._sources import SourceInfo as SourceInfo
     from .registry._table import Registration as Registration
     from .environment._targets import global_func_host_codegen as global_func_host_codegen, parse_target as parse_target
-    from .environment._compiler import TVMNotFoundError as TVMNotFoundError
+    from .core._errors import TVMNotFoundError as TVMNotFoundError
     from .core._types import HostCodegen as HostCodegen, HostCodegenFunc as HostCodegenFunc
     from .core._types import HostCodegenHook as HostCodegenHook, HostCodegenHookFunc as HostCodegenHookFunc
     from .core._types import Origin as Origin, TargetPredicate as TargetPredicate
@@ -46,13 +46,13 @@ _WHERE = {
     "discovery._controls": ("Controls",),
     "core._errors": ("AmbiguousHostCodegenError", "DeviceAsHostError", "DuplicateRegistrationError",
                 "HostCodegenError", "MissingGlobalFuncError", "NoHostCodegenError", "PluginCallbackError",
-                "PluginLoadError", "PluginWarning", "TargetParseError", "UnsupportedTileLangError"),
+                "PluginLoadError", "PluginWarning", "TargetParseError", "TVMNotFoundError",
+                "UnsupportedTileLangError"),
     "registry._registry": ("Registry",),
     "registry._resolution": ("Candidate", "Resolution"),
     "registry._sources": ("SourceInfo",),
     "registry._table": ("Registration",),
     "environment._targets": ("global_func_host_codegen", "parse_target"),
-    "environment._compiler": ("TVMNotFoundError",),
     "core._types": ("HostCodegen", "HostCodegenFunc", "HostCodegenHook", "HostCodegenHookFunc",
                "Origin", "TargetPredicate"),
 }

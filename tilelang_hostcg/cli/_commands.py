@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
+from ..core._errors import UsageError
 from ..core._names import CODEGEN_GROUP, HOOK_GROUP
 from ._client import client_text
 from ._output import (
     PROG,
-    UsageError,
     describe_distribution,
     describe_flags,
     document_is,

@@ -7,9 +7,10 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from _tilelang_hostcg_switch import ENV_AUTO_INSTALL, activation_off
+
 from ..core._errors import DeviceAsHostError
 from ..core._names import CODEGEN_GROUP, HOOK_GROUP
-from ..core._switches import ENV_AUTO_INSTALL, activation_off
 from ..discovery._planning import ENV_PREFER, Controls
 from ..environment._compiler import tvm_document
 from ..environment._targets import canonical_kind, host_of, is_host_target, parse_target

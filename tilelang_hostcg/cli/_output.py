@@ -12,35 +12,16 @@ import sys
 import tempfile
 from typing import IO, TYPE_CHECKING, Any, TextIO, TypeVar
 
-from ..core._errors import HostCodegenError, shown
+from ..core._errors import CLI_PROG, shown
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
 
-__all__ = ["CliError", "PROG", "UsageError", "describe_distribution", "describe_flags",
+__all__ = ["PROG", "describe_distribution", "describe_flags",
            "document_is", "document_stream", "err", "out", "own_stdout",
            "printed_while", "quietly", "shown", "warn_all", "write_json", "write_traceback"]
 
-PROG = "tilelang-hostcg"
-
-
-class CliError(HostCodegenError):
-    """An error the command line reports as one line on stderr; ``exit_code`` is its status."""
-
-    exit_code = 1
-
-    def __init__(self, message: str, *, exit_code: int | None = None, prog: str = PROG) -> None:
-        super().__init__(message)
-        self.prog = prog
-        if exit_code is not None:
-            self.exit_code = exit_code
-
-
-class UsageError(CliError):
-    """Bad arguments or unusable input given by the user (exit status 2)."""
-
-    exit_code = 2
-
+PROG = CLI_PROG
 
 _T = TypeVar("_T")
 Doc = dict[str, Any]

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import __version__
 from ..clients._interface import tilelang_takes_builds
-from ..core._errors import text_of
+from ..core._errors import TVMNotFoundError, text_of
 from ..core._names import CODEGEN_GROUP, CORE_DISTRIBUTION, HOOK_GROUP
 from ..core._types import Origin
 from ..discovery._planning import (
@@ -22,7 +22,7 @@ from ..discovery._planning import (
     normalize_name,
     plan_sources,
 )
-from ..environment._compiler import TVMNotFoundError, import_tvm, tvm_document
+from ..environment._compiler import import_tvm, tvm_document
 from ..environment._targets import canonical_kind, required_global_funcs
 from ..registry._failures import capture, error_message, failure_site, failure_text, plugin_traceback, wrong_entry_point
 from ..registry._registry import Registry

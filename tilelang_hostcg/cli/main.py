@@ -11,11 +11,17 @@ import sys
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from .. import __version__
-from ..core._errors import InputError, TargetParseError, UnsupportedTileLangError
+from ..core._errors import (
+    CliError,
+    InputError,
+    TargetParseError,
+    TVMNotFoundError,
+    UnsupportedTileLangError,
+    UsageError,
+)
 from ..core._names import CORE_DISTRIBUTION
-from ..environment._compiler import TVMNotFoundError
 from ._commands import cmd_check, cmd_explain, cmd_list, cmd_lock
-from ._output import PROG, CliError, UsageError, document_stream, err, own_stdout, shown, write_json
+from ._output import PROG, document_stream, err, own_stdout, shown, write_json
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

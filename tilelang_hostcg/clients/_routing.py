@@ -8,7 +8,8 @@ import os
 import sys
 from typing import NamedTuple
 
-from ..core._switches import ENV_AUTO_INSTALL, activation_off
+from _tilelang_hostcg_switch import ENV_AUTO_INSTALL, activation_off
+
 from ._interface import Client, ClientName
 
 NO_PLUGIN = ("no third-party plugin is installed (or the controls skip them all): the compiler runs stock; "

@@ -1,4 +1,5 @@
-"""The exception tree, the package's warning and how it warns, and :func:`shown` (outside text made printable)."""
+"""Every exception of the package (one tree, typed fields), the package's warning and how it warns,
+and :func:`shown` (outside text made printable)."""
 
 from __future__ import annotations
 
@@ -10,52 +11,59 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING
 
-from ._switches import ENV_AUTO_INSTALL
+from _tilelang_hostcg_switch import ENV_AUTO_INSTALL
 
 if TYPE_CHECKING:
     from types import FrameType
 
 class HostCodegenError(ValueError):
-    """The root of the package's exceptions; keyword arguments become attributes (``kind``, ``origin``)."""
-
-    def __init__(self, message: str, **fields: object) -> None:
-        super().__init__(message)
-        self.__dict__.update(fields)
+    """The root of the package's exceptions. Each is also the standard type it is (a ``ValueError``,
+    and ``ImportError`` or ``TypeError`` where that is what it is), and carries typed fields."""
 
 
 class NoHostCodegenError(HostCodegenError):
     """No registered host codegen matches the host target (``available``: the kind's names)."""
 
-    kind: str
-    available: tuple[str, ...] = ()
+    def __init__(self, message: str, *, kind: str, available: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.available = available
 
 
 class AmbiguousHostCodegenError(HostCodegenError):
     """Codegens of several distributions match with equal top priority (``(name, distribution)`` pairs)."""
 
-    kind: str
-    candidates: tuple[tuple[str, str], ...]
+    def __init__(self, message: str, *, kind: str, candidates: tuple[tuple[str, str], ...]) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.candidates = candidates
 
 
 class PluginLoadError(HostCodegenError):
     """A plugin could not be loaded; ``__cause__`` is the original exception, ``origin`` its ``Origin``."""
 
-    kind: str
-    origin: object
+    def __init__(self, message: str, *, kind: str, origin: object) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.origin = origin
 
 
 class DuplicateRegistrationError(HostCodegenError):
     """A different codegen or hook with the same name is already registered for the kind."""
 
-    kind: str
-    name: str
+    def __init__(self, message: str, *, kind: str, name: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.name = name
 
 
 class PluginCallbackError(HostCodegenError, TypeError):
     """A plugin's callback (a codegen's build, a hook) returned something it must not."""
 
-    name: str
-    origin: object
+    def __init__(self, message: str, *, name: str, origin: object) -> None:
+        super().__init__(message)
+        self.name = name
+        self.origin = origin
 
 
 class TargetParseError(HostCodegenError):
@@ -65,11 +73,21 @@ class TargetParseError(HostCodegenError):
 class MissingGlobalFuncError(HostCodegenError):
     """The TVM global function behind a codegen is not in the TVM in use."""
 
-    global_func_name: str
+    def __init__(self, message: str, *, global_func_name: str) -> None:
+        super().__init__(message)
+        self.global_func_name = global_func_name
+
+
+class TVMNotFoundError(HostCodegenError, ImportError):
+    """No TVM can be imported: neither ``import tvm`` nor ``import tilelang`` gives one."""
 
 
 class UnsupportedTileLangError(HostCodegenError):
     """No TileLang is installed, or it lacks an integration point (``tilelang._points.POINTS``)."""
+
+
+class UnsupportedTVMError(HostCodegenError):
+    """The TVM in use lacks an integration point, or another package replaced its ``tir_to_runtime``."""
 
 
 class PluginWarning(UserWarning):
@@ -176,19 +194,47 @@ class InputError(HostCodegenError):
 class LockFileError(InputError):
     """A lock file is missing, unreadable, not written, or not a lock file; ``path`` names it."""
 
-    path: str
+    def __init__(self, message: str, *, path: str) -> None:
+        super().__init__(message)
+        self.path = path
 
 
 class UnknownKindError(InputError):
     """A kind named on the command line is unknown, or of the wrong sort for its option."""
 
-    kind: str
+    def __init__(self, message: str, *, kind: str) -> None:
+        super().__init__(message)
+        self.kind = kind
 
 
 class DeviceAsHostError(InputError, HostCodegenError):
     """A device target (``cuda``, ...) was given where a host target is needed (a target's host, ``--host``)."""
 
-    kind: str
+    def __init__(self, message: str, *, kind: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+CLI_PROG = "tilelang-hostcg"
+"""The command line's name, as its messages start."""
+
+
+class CliError(HostCodegenError):
+    """An error the command line reports as one line on stderr; ``exit_code`` is its status."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, *, exit_code: int | None = None, prog: str = CLI_PROG) -> None:
+        super().__init__(message)
+        self.prog = prog
+        if exit_code is not None:
+            self.exit_code = exit_code
+
+
+class UsageError(CliError):
+    """Bad arguments or unusable input given by the user (exit status 2)."""
+
+    exit_code = 2
 
 
 # C0 controls (newline and tab too: a field stays one line), DEL, C1 and bidirectional controls.

@@ -8,9 +8,10 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from _tilelang_hostcg_switch import ENV_AUTO_INSTALL, is_on, is_understood
+
 from ..core._errors import shown, warn_once
 from ..core._names import CODEGEN_GROUP, CORE_DISTRIBUTION, normalize_name
-from ..core._switches import ENV_AUTO_INSTALL, is_on, is_understood
 from ..environment._targets import kind_spellings
 from ._records import CORE_ENTRY_POINTS
 

@@ -13,7 +13,7 @@ import sys
 from importlib.machinery import PathFinder
 from typing import TYPE_CHECKING, NamedTuple
 
-from ..core._errors import HostCodegenError
+from ..core._errors import TVMNotFoundError
 from ..core._names import APACHE_TVM, TILELANG
 from ._advice import foreign_tvm, installed_version, reinstall, tilelang_repair
 from ._metadata import Owner, folder_of, owner, owners_of, shipping, unusable_entry_points
@@ -24,10 +24,6 @@ if TYPE_CHECKING:
     from importlib.metadata import Distribution
     from types import ModuleType
     from typing import Any
-
-
-class TVMNotFoundError(HostCodegenError, ImportError):
-    """No TVM can be imported: neither ``import tvm`` nor ``import tilelang`` gives one."""
 
 
 

@@ -10,8 +10,9 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
+from _tilelang_hostcg_switch import ENV_AUTO_INSTALL
+
 from ..core._errors import at_import
-from ..core._switches import ENV_AUTO_INSTALL
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

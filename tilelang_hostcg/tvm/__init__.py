@@ -10,7 +10,8 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from ..clients._interface import Client, ClientState, Route, tilelang_takes_builds
-from ._points import BUILD_MODULE, DEFAULT_PREFIX, FUNCTION, KINDS, UnsupportedTVMError, check
+from ..core._errors import UnsupportedTVMError
+from ._points import BUILD_MODULE, DEFAULT_PREFIX, FUNCTION, KINDS, check
 from ._route import State, make_route
 
 if TYPE_CHECKING:

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import sys
 
+from _tilelang_hostcg_switch import activation_off
+
 from ..clients._routing import routing
 from ..core._errors import at_import
-from ..core._switches import activation_off
 from . import CLIENT
 
 

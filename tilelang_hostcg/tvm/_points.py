@@ -9,7 +9,7 @@ from typing import Any
 
 from ..clients._interface import owner_of
 from ..clients._point import Point
-from ..core._errors import HostCodegenError
+from ..core._errors import UnsupportedTVMError
 
 BUILD_MODULE = "tvm.tirx.build"
 FUNCTION = "tir_to_runtime"  # the one function of TVM replaced: every TIR build passes through it
@@ -20,10 +20,6 @@ DEFAULT_PREFIX = "apache-tvm-"
 """Names of TVM's own codegens in the registry: ``apache-tvm-<kind>``."""
 KINDS = ("llvm", "c", "cuda_host")
 """The host kinds whose ``target.build.<kind>`` is a default from the first build (another kind's: when built)."""
-
-
-class UnsupportedTVMError(HostCodegenError):
-    """The TVM in use lacks an integration point, or another package replaced its ``tir_to_runtime``."""
 
 
 def is_tvms_own(func: Any, module: ModuleType) -> bool:

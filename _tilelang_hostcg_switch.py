@@ -1,12 +1,14 @@
-"""How a switch variable reads (the on and off words, one rule for every ``TILELANG_HOSTCG_*``
-switch), and the off switch of activation. Imports nothing: the start-up hook reads the off
-switch at ``import tilelang``."""
+"""tilelang-hostcg's switches: how a switch variable reads (the on and off words, one rule for every
+``TILELANG_HOSTCG_*`` switch), and the off switch of activation. A companion of the start-up hook
+beside the package: it imports nothing, so that the hook reads the off switch at ``import tilelang``
+without importing anything of ``tilelang_hostcg`` (the switch is how a user leaves it untouched)."""
 
-# Not ``from typing import TYPE_CHECKING``: the start-up hook imports this module, and ``typing``
-# costs more than all of it.
+# Not ``from typing import TYPE_CHECKING``: importing ``typing`` would cost more than this module.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
+
+__all__ = ["ENV_AUTO_INSTALL", "OFF", "ON", "activation_off", "is_off", "is_on", "is_understood"]
 
 ENV_AUTO_INSTALL = "TILELANG_HOSTCG_AUTO_INSTALL"
 ON = ("1", "true", "yes", "on")
