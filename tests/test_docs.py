@@ -415,7 +415,8 @@ def _variables(pattern: str, *paths: Path) -> set[str]:
 def test_every_environment_variable_read_is_documented() -> None:
     user_docs = "".join(path.read_text(encoding="utf-8") for path in (README, *(ROOT / "docs").glob("*.md")))
     controls = _variables(r"\bTILELANG_HOSTCG_(?!TEST_)[A-Z][A-Z_]*[A-Z]\b",
-                          ROOT / "tilelang_hostcg", ROOT / "_tilelang_hostcg_hook.py", ROOT / "_tilelang_hostcg_switch.py")
+                          ROOT / "tilelang_hostcg", ROOT / "_tilelang_hostcg_hook.py",
+                          ROOT / "_tilelang_hostcg_switch.py")
     assert {"TILELANG_HOSTCG_DISABLE", "TILELANG_HOSTCG_AUTO_INSTALL"} <= controls, controls
     assert not [name for name in controls if not _mentions(user_docs, name)]
     # The README's table lists controls the package reads, and every one a user sets.
