@@ -5,9 +5,11 @@ public names."""
 from __future__ import annotations
 
 import ast
+import builtins
 import importlib
 import inspect
 import pkgutil
+import re
 from pathlib import Path
 
 import tilelang_hostcg
@@ -173,3 +175,45 @@ def test_modules_are_of_a_readable_size() -> None:
     lengths = {p.relative_to(ROOT.parent).as_posix(): len(p.read_text().splitlines())
                for p in [*FILES, HOOK, SWITCH]}
     assert max(lengths.values()) <= 450, max(lengths.items(), key=lambda item: item[1])
+
+
+def _defined_names() -> set[str]:
+    """Every function, class and module-level name defined in the package and its companions."""
+    names: set[str] = set()
+    for path in [*FILES, HOOK, SWITCH]:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, ast.Assign):
+                names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return names
+
+
+# Names from outside that the pages use: TVM's types and installed metadata's fields.
+OUTSIDE_NAMES = {"Target", "IRModule", "Module", "METADATA", "Name", "Version"}
+
+
+def test_the_architecture_pages_name_what_exists() -> None:
+    """Every file, function and class the architecture pages name exists: a move or a rename
+    that leaves them behind fails here."""
+    defined = _defined_names() | set(dir(builtins)) | OUTSIDE_NAMES
+    checked, missing = 0, []
+    for page in ("architecture.md", "decisions.md"):
+        text = (ROOT.parent / "docs" / page).read_text(encoding="utf-8")
+        for name in re.findall(r"`([^`\s]+)`", text):
+            if name.endswith(".py"):  # a path, or a file name found in a folder of the package
+                found = (ROOT / name).exists() or (ROOT.parent / name).exists() or (
+                    "/" not in name and any(path.name == name for path in FILES))
+            elif re.fullmatch(r"[A-Za-z_]\w*\(\)", name):  # a function: name()
+                found = name[:-2] in defined
+            elif re.fullmatch(r"[A-Z][A-Za-z]+(\.\w+)?", name):  # a class, or Class.member
+                found = all(part in defined for part in name.split("."))
+            elif name.endswith("/") and "." not in name:  # a folder of the package, or the package
+                found = (ROOT / name).is_dir() or (ROOT.parent / name).is_dir()
+            else:
+                continue
+            checked += 1
+            if not found:
+                missing.append(f"{page}: `{name}`")
+    assert checked >= 40  # the pages name modules, functions and classes: the test sees them
+    assert missing == []

@@ -145,6 +145,7 @@ def check_plugin(distribution: str, registry: Registry | None = None) -> list[st
 
     from . import __version__
     from .core._names import CODEGEN_GROUP, HOOK_GROUP, normalize_name
+    from .core._types import SourceState
     from .discovery._planning import Controls, discover, plan_sources
     from .environment._compiler import import_tvm
     from .environment._targets import is_host_target, parse_target
@@ -180,7 +181,7 @@ def check_plugin(distribution: str, registry: Registry | None = None) -> list[st
                             "Registry(discover=True), or no registry")
         for info in infos:
             kinds.append(info.kind)
-            if info.state != "loaded":
+            if info.state != SourceState.LOADED:
                 detail = info.reason or (f"{type(info.error).__name__}: {info.error}"
                                          if info.error else info.state)
                 problems.append(f"entry point '{info.origin.entry_point}' is {info.state}: "

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from ..core._errors import AmbiguousHostCodegenError, UnknownKindError, shown, text_of
 from ..core._names import APACHE_TVM, CODEGEN_GROUP, HOOK_GROUP, TILELANG, normalize_name
-from ..core._types import Origin
+from ..core._types import Origin, SourceState
 from ..discovery._planning import ControlProblem, DiscoveryIndex, declaration_problems
 from ..environment._advice import reinstall
 from ..environment._compiler import describe_tvm, find, tilelang_overlap, tvm_document
@@ -69,7 +69,7 @@ def _check_sources(c: _Checked) -> list[Doc]:
                      kind=canonical_kind(info.kind), group=info.group, origin=info.origin,
                      traceback=plugin_traceback(info.error) or None,
                      site=failure_site(info.error, module_of(info.value)))
-            for info in c.sources if info.state in ("broken", "incompatible")]
+            for info in c.sources if info.state.failed]
 
 
 def _check_required(c: _Checked) -> list[Doc]:
@@ -93,7 +93,7 @@ def _check_required(c: _Checked) -> list[Doc]:
             continue
         notes = [f"{info.origin.distribution!r} provides it but {_not_loaded_text(info)}"
                  for info in c.sources if info.group == HOOK_GROUP and canonical_kind(info.kind) == canon
-                 and info.state in ("disabled", "incompatible", "broken")]
+                 and info.state.unusable]
         fix = ": " + "; ".join(notes) if notes else "; install a plugin distribution that provides it"
         out.append(_problem("missing-hook", f"required kind {kind!r} (--require-hook) has no host codegen hook{fix}",
                             kind=canon, group=HOOK_GROUP))
@@ -102,9 +102,9 @@ def _check_required(c: _Checked) -> list[Doc]:
 
 def _not_loaded_text(info: SourceInfo) -> str:
     """Why a source that provides a kind did not load: skipped, incompatible or failed."""
-    if info.state == "disabled":
+    if info.state == SourceState.DISABLED:
         return f"is skipped ({info.reason})"
-    if info.state == "incompatible":
+    if info.state == SourceState.INCOMPATIBLE:
         return "is incompatible"
     return "failed to load"
 
@@ -271,7 +271,7 @@ def _check_client(c: _Checked) -> list[Doc]:
     warning; the user's own switch: information)."""
     from ._client import client_document
     client = client_document(tvm_document())
-    if client["routed"] is not False or all(is_core(s.origin.distribution) or s.state == "disabled"
+    if client["routed"] is not False or all(is_core(s.origin.distribution) or s.state == SourceState.DISABLED
                                             for s in c.sources):
         return []
     return [_problem("client", f"the installed plugins are not used by the compiler in use ({client['client']}): "
@@ -335,7 +335,7 @@ def check_document(*, require: Sequence[str] = (), require_hooks: Sequence[str] 
         problems = [p for check in _CHECKS for p in check(checked)]
     # ``plugin-warning``: captured warnings (escaped, as warnings are) that no other problem reports
     reported = {shown(p["message"]) for p in problems}
-    failed = tuple(shown(f"plugin {s.origin.describe()} ") for s in sources if s.state in ("broken", "incompatible"))
+    failed = tuple(shown(f"plugin {s.origin.describe()} ") for s in sources if s.state.failed)
     problems += [_problem("plugin-warning", text, severity="warning") for text in session.warnings
                  if text not in reported and not text.startswith(failed)]
     for problem in problems:

@@ -11,6 +11,7 @@ from _tilelang_hostcg_switch import ENV_AUTO_INSTALL, activation_off
 
 from ..core._errors import DeviceAsHostError
 from ..core._names import CODEGEN_GROUP, HOOK_GROUP
+from ..core._types import SourceState
 from ..discovery._planning import ENV_PREFER, Controls
 from ..environment._compiler import tvm_document
 from ..environment._targets import canonical_kind, host_of, is_host_target, parse_target
@@ -131,7 +132,7 @@ def _codegen_docs(resolution: Resolution, sources: Sequence[SourceInfo], control
         reg = c.registration
         doc = registration_doc(reg, CODEGEN_GROUP)
         doc.update(matches=c.matches, verdict=c.verdict, buildable=c.buildable, selected=c is resolution.choice,
-                   state="loaded")
+                   state=SourceState.LOADED)
         why = _codegen_reason(resolution, c, controls)
         if doc["replaces_core"]:
             why += f"; replaces the core's {reg.name!r} codegen"
@@ -152,7 +153,7 @@ def _source_docs(kind: str, group: str, sources: Sequence[SourceInfo]) -> list[D
     verb, fields = _UNLOADED[group]
     out = []
     for src in map(source_doc, sources):
-        if src["group"] != group or src["kind"] != kind or src["state"] not in ("broken", "disabled", "incompatible"):
+        if src["group"] != group or src["kind"] != kind or not SourceState(src["state"]).unusable:
             continue
         doc = {key: src[key] for key in ("distribution", "version", "entry_point", "core", "extends_core", "state",
                                          "error", "traceback")}
@@ -167,7 +168,7 @@ def _hook_docs(registry: Registry, target: Target) -> list[Doc]:
     for c in registry.hook_candidates(target):
         doc = registration_doc(c.registration, HOOK_GROUP)
         order += c.matches
-        doc.update(applies=c.matches, order=order if c.matches else None, verdict=c.verdict, state="loaded",
+        doc.update(applies=c.matches, order=order if c.matches else None, verdict=c.verdict, state=SourceState.LOADED,
                    reason=f"applies, #{order} (priority {c.registration.priority})" if c.matches
                    else "skipped: " + _verdict_text(c))
         out.append(doc)
@@ -194,7 +195,7 @@ def _applied_controls(controls: Controls, resolution: Resolution, entries: Seque
                       + (", ".join(repr(n) for n in sorted(set(names))) or "none"))
         out.append({"variable": ENV_PREFER, "item": f"{kind}={prefer}", "effect": effect})
     for entry in entries:
-        if entry["state"] != "disabled" or entry["distribution"] is None:
+        if entry["state"] != SourceState.DISABLED or entry["distribution"] is None:
             continue
         control = controls.skip_control(entry["distribution"], entry["kind"])
         if control is not None:

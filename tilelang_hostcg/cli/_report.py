@@ -222,6 +222,6 @@ def lock_document() -> tuple[Doc, list[str]]:
     with capture(session.warnings):
         registry.load_all()
         sources = registry.sources()
-    notes = [failure_text(info) for info in sources if info.state in ("broken", "incompatible")]
+    notes = [failure_text(info) for info in sources if info.state.failed]
     return lock_from(registry, sources), session.warnings + notes
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..core._names import CORE_DISTRIBUTION, normalize_name
+from ..core._types import SourceState
 from ..environment._requirements import applicable
 from ._controls import ENV_PREFER, ControlProblem, Controls, warn_control_problems
 from ._records import CORE_ENTRY_POINTS, AdvertisedEntryPoint, DiscoveryIndex, PlannedSource
@@ -33,10 +34,10 @@ def _plan(ep: AdvertisedEntryPoint, controls: Controls) -> PlannedSource:
     """One entry point's plan: skipped by a control, incompatible, or lazy (loaded at first use)."""
     skipped = controls.skip_reason(ep.distribution, ep.name)
     if skipped is not None:
-        return PlannedSource(ep, "disabled", skipped)
+        return PlannedSource(ep, SourceState.DISABLED, skipped)
     if ep.incompatible is not None:
-        return PlannedSource(ep, "incompatible", ep.incompatible)
-    return PlannedSource(ep, "lazy", None)
+        return PlannedSource(ep, SourceState.INCOMPATIBLE, ep.incompatible)
+    return PlannedSource(ep, SourceState.LAZY, None)
 
 
 def declaration_problems(index: DiscoveryIndex) -> list[tuple[str, str]]:
@@ -82,5 +83,5 @@ def planned_sources(controls: Controls, *, full: bool = True) -> list[PlannedSou
 
 def third_party_planned(controls: Controls) -> bool:
     """Whether a non-core distribution advertises entry points the controls do not all skip."""
-    return any(normalize_name(p.entry.distribution) != CORE_DISTRIBUTION and p.state != "disabled"
+    return any(normalize_name(p.entry.distribution) != CORE_DISTRIBUTION and p.state != SourceState.DISABLED
                for p in planned_sources(controls, full=False))

@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from ..core._errors import PluginWarning, text_of
+from ..core._types import SourceState
 from ._sources import module_of
 
 if TYPE_CHECKING:
@@ -100,9 +101,9 @@ def failure_text(info: SourceInfo) -> str:
     err = info.error
     site = failure_site(err, module_of(info.value))
     at = f" (at {site[0]}:{site[1]})" if site else ""
-    if info.state == "incompatible":
+    if info.state == SourceState.INCOMPATIBLE:
         what = f"is incompatible: {info.reason}"
-    elif info.state == "disabled":
+    elif info.state == SourceState.DISABLED:
         what = f"is skipped: {info.reason}"
     elif err is None:
         what = "failed to load"
@@ -112,7 +113,7 @@ def failure_text(info: SourceInfo) -> str:
         wrong = wrong_entry_point(info)
         what = (f"failed to load: its entry point is wrong: {wrong}" if wrong is not None else
                 f"failed to load: {type(err).__name__}: {error_message(err)}{at}")
-    if info.state == "lazy" and err is not None:
+    if info.state == SourceState.LAZY and err is not None:
         what += " (a transient failure: it is retried at the next use)"
     return f"plugin {info.origin.describe()} {what}"
 
@@ -125,7 +126,7 @@ def advice(info: SourceInfo, controls: Controls | None = None) -> str:
     if dist is None:
         return f"fix the import path {info.value!r} passed to register_lazy_*()"
     skip = f", or skip it with {(controls or Controls()).suggest(ENV_DISABLE, dist)}"
-    if info.state == "incompatible":
+    if info.state == SourceState.INCOMPATIBLE:
         return f"install a release of {dist!r} that supports the installed versions{skip}"
     if wrong_entry_point(info) is not None:
         return (f"fix the value of entry point '{info.origin.entry_point}' in {dist!r}'s metadata "

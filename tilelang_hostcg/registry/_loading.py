@@ -89,7 +89,7 @@ class Loader:
                         same = old
                     elif old.replaceable:
                         old.replaceable = False
-                        if old.state in ("lazy", "broken"):  # never imported: dropped
+                        if old.state in (SourceState.LAZY, SourceState.BROKEN):  # never imported: dropped
                             self._remove(old)
                 source = same or Source(group, kind, path, Origin(None, None, group, f"{kind} = {path}"), in_code=True)
                 source.replaceable = True
@@ -118,8 +118,8 @@ class Loader:
             kept = [s for sources in self.sources.values() for s in sources if s.origin.distribution is None]
             self.sources, self.by_module, self.kinds_of = {}, {}, {}
             for source in kept:
-                if source.state == "broken" or source.transient:
-                    source.state, source.error, source.warned, source.transient = "lazy", None, False, False
+                if source.state == SourceState.BROKEN or source.transient:
+                    source.state, source.error, source.warned, source.transient = SourceState.LAZY, None, False, False
                 self._add(source)
             self.ready.clear()
             self.generation += 1
@@ -154,14 +154,15 @@ class Loader:
             self.ensure_discovered()
             done: set[Source] = set()  # a plugin may add lazy modules for the kind as it loads
             while self.generation == generation and (pending := [
-                    s for s in self.sources.get(key, ()) if s not in done and s.state in ("lazy", "loading")]):
+                    s for s in self.sources.get(key, ())
+                    if s not in done and s.state in (SourceState.LAZY, SourceState.LOADING)]):
                 for source in pending:
                     done.add(source)
                     self._load_or_wait(source, generation)
             with self.lock:
                 if self.generation != generation or not self.discovered:
                     continue  # a refresh() overtook the load: load again
-                if not any(s.state == "loading" or s.transient for s in self.sources.get(key, ())):
+                if not any(s.state == SourceState.LOADING or s.transient for s in self.sources.get(key, ())):
                     self.ready.add(key)
                 return generation
 
@@ -172,9 +173,9 @@ class Loader:
             with self.lock:
                 if generation == self.generation:
                     sources = self.sources.get((group, kind), ())
-                    problems = [s for s in sources if s.state in ("broken", "incompatible") or s.transient]
+                    problems = [s for s in sources if s.state.failed or s.transient]
                     return Settled(self.table.of(group, kind), problems,
-                                   [s.info() for s in sources if s.state == "disabled"], self.controls)
+                                   [s.info() for s in sources if s.state == SourceState.DISABLED], self.controls)
 
     def load_all(self) -> None:
         self.ensure_discovered()
@@ -183,10 +184,10 @@ class Loader:
 
     def _load_or_wait(self, source: Source, generation: int) -> None:
         with self.lock:
-            mine = source.state == "lazy" and self.generation == generation
+            mine = source.state == SourceState.LAZY and self.generation == generation
             if mine:
                 source.load = Load(self, source, generation)
-                source.state, source.error, source.transient = "loading", None, False
+                source.state, source.error, source.transient = SourceState.LOADING, None, False
             load = source.load
         if not isinstance(load, Load):
             return
@@ -194,13 +195,13 @@ class Loader:
             return self._load(load)
         if load.thread is threading.current_thread():
             return  # re-entrant (the plugin resolving while it is imported): use what is there
-        while source.state == "loading" and self.generation == generation:
+        while source.state == SourceState.LOADING and self.generation == generation:
             if _initializing(source.module):
                 _import(source.module)  # wait for that import (cycles come back at once)
                 if _initializing(source.module):
                     return  # a cross-thread import cycle: use what is there
             with self.lock:
-                if source.state == "loading" and self.generation == generation:
+                if source.state == SourceState.LOADING and self.generation == generation:
                     self.changed.wait(0.05)
 
     def _load(self, load: Load) -> None:
@@ -221,23 +222,23 @@ class Loader:
                         "kind its entry point advertises (what other threads register, even one it starts, is "
                         "the program's: register from the importing thread)")
             except KeyboardInterrupt:  # the user's: it propagates, and the source is retried
-                self._finish(load, "lazy", None)
+                self._finish(load, SourceState.LAZY, None)
                 raise
             except BaseException as exc:  # SystemExit, GeneratorExit, CancelledError too: the plugin's
-                self._finish(load, "lazy" if isinstance(exc, _TRANSIENT) else "broken", exc)
+                self._finish(load, SourceState.LAZY if isinstance(exc, _TRANSIENT) else SourceState.BROKEN, exc)
             else:
-                self._finish(load, "loaded", None)
+                self._finish(load, SourceState.LOADED, None)
 
     def _finish(self, load: Load, state: SourceState, failure: BaseException | None) -> None:
         source = load.source
         with self.lock:
             current = source in self.sources.get((source.group, source.kind), ())
-            if state != "loaded" or not current:  # failed, or dropped by refresh(): undo
+            if state != SourceState.LOADED or not current:  # failed, or dropped by refresh(): undo
                 self.table.rollback(load.undo, restore_plugins=current)
                 for lazy in load.lazy:
                     self._remove(lazy)
-            source.state = state if current else "lazy"
-            source.error, source.transient = failure, failure is not None and state == "lazy"
+            source.state = state if current else SourceState.LAZY
+            source.error, source.transient = failure, failure is not None and state == SourceState.LAZY
             source.load = None
             self.changed.notify_all()
 
@@ -299,7 +300,7 @@ class Loader:
             if own is None:
                 load.stray[key] = None
                 return
-            if own.state in ("disabled", "incompatible"):
+            if own.state.skipped:
                 return  # TILELANG_HOSTCG_DISABLE=dist:kind drops it, and nothing else
             if own.module == source.module:
                 origin = own.origin  # the entry point of this kind, whichever kind came first

@@ -46,7 +46,7 @@ class Source:
                  "origin", "reason", "replaceable", "state", "transient", "value", "warned")
 
     def __init__(self, group: str, advertised: str, value: str, origin: Origin,
-                 state: SourceState = "lazy", reason: str | None = None,
+                 state: SourceState = SourceState.LAZY, reason: str | None = None,
                  entry: AdvertisedEntryPoint | None = None, in_code: bool = False) -> None:
         self.group, self.advertised, self.kind = group, advertised, canonical_kind(advertised)
         self.value, self.origin, self.state, self.reason = value, origin, state, reason

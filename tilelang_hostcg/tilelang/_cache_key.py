@@ -16,14 +16,11 @@ from ._layouts import State, patch
 if TYPE_CHECKING:
     from ..registry._registry import Registry
 
-_OFF = ("disabled", "incompatible")
-
-
 def fingerprint(registry: Registry, target: Any = None, target_host: Any = None) -> dict[str, Any]:
     """See :func:`tilelang_hostcg.tilelang.plugin_fingerprint`."""
     # "on"/"off", not the loading state: the kinds used so far must not change the key.
     plugins = sorted({(s.origin.distribution, s.origin.version or "",
-                       "off" if s.state in _OFF else "on")
+                       "off" if s.state.skipped else "on")
                       for s in registry.sources() if s.origin.distribution is not None})
     doc: dict[str, Any] = {"plugins": [list(p) for p in plugins]}
     try:
