@@ -16,7 +16,7 @@ from ..discovery._planning import ENV_PREFER, Controls
 from ..environment._compiler import tvm_document
 from ..environment._targets import canonical_kind, host_of, is_host_target, parse_target
 from ..registry._failures import capture
-from ..registry._resolution import Candidate, Resolution, Why, cannot_build_text
+from ..registry._resolution import Candidate, Resolution, Tier, Why, top_matches, verdict_text
 from ._report import Doc, Session, describe_state, document, error_doc, registration_doc, source_doc
 
 if TYPE_CHECKING:
@@ -24,11 +24,6 @@ if TYPE_CHECKING:
 
     from ..registry._registry import Registry
     from ..registry._sources import SourceInfo
-
-_VERDICTS = {"raised": "supports_target raised {} (fix the plugin's predicate)",
-             "not-bool": "supports_target returned {}, not a bool (fix the plugin's predicate to return True or False)",
-             "no-match": "its supports_target returned False for this target"}
-
 
 def _target_json(target: Target) -> Any:
     try:
@@ -77,32 +72,24 @@ def _host_from(target: Target, device: bool) -> str:
     return "tvm-default"
 
 
-def _verdict_text(candidate: Candidate) -> str:
-    if candidate.verdict == "missing-build":
-        return cannot_build_text(str(candidate.detail))
-    return _VERDICTS.get(candidate.verdict, "").format(candidate.detail)
-
-
 def _codegen_reason(resolution: Resolution, c: Candidate, controls: Controls) -> str:
     """Why a codegen candidate was selected or passed over."""
     reg, kind, chosen = c.registration, resolution.kind, resolution.choice
     if c is chosen:
         return "selected: " + _selected_text(resolution, c)
     if c.verdict != "match":
-        return "passed over: " + _verdict_text(c)
+        return "passed over: " + verdict_text(c)
     if chosen is None:  # an ambiguity
-        matching = [m for m in resolution.candidates if m.matches]
-        best = min(m.rank for m in matching)
-        top = max(m.registration.priority for m in matching if m.tier == best)
-        if c.tier == best and reg.priority == top:
+        _, top = top_matches(resolution.matching)
+        if c in top:
             return (f"ambiguous: equal top priority {reg.priority} with a codegen of another distribution; choose with "
                     f"{controls.suggest(ENV_PREFER, f'{kind}={reg.name}')}")
-        return f"passed over: priority {reg.priority} is lower than the top match ({top})"
+        return f"passed over: priority {reg.priority} is lower than the top match ({top[0].registration.priority})"
     winner = chosen.registration
     if resolution.why is Why.PREFERRED:
         return f"passed over: TILELANG_HOSTCG_PREFER={kind}={winner.name} chose {winner.name!r}"
     if c.rank > chosen.rank:
-        if reg.default:
+        if c.tier is Tier.CLIENT_DEFAULT:
             return (f"passed over: a default ({reg.origin.describe()}), used only when no other codegen of the kind "
                     "matches")
         return f"passed over: the core's own codegen; {kind!r} has a client default, which supersedes it"
@@ -170,7 +157,7 @@ def _hook_docs(registry: Registry, target: Target) -> list[Doc]:
         order += c.matches
         doc.update(applies=c.matches, order=order if c.matches else None, verdict=c.verdict, state=SourceState.LOADED,
                    reason=f"applies, #{order} (priority {c.registration.priority})" if c.matches
-                   else "skipped: " + _verdict_text(c))
+                   else "skipped: " + verdict_text(c))
         out.append(doc)
     out.sort(key=lambda d: (d["order"] is None, d["order"] or 0))
     return out + _source_docs(canonical_kind(target.kind.name), HOOK_GROUP, registry.sources())

@@ -20,6 +20,7 @@ from ._resolution import (
     judge,
     load_error,
     provenance_note,
+    verdict_text,
 )
 from ._sources import Source, SourceInfo
 from ._table import Registration, RegistrationTable
@@ -263,10 +264,8 @@ class Registry:
 def _warn_predicates(candidates: Sequence[Candidate]) -> None:
     for c in candidates:
         if c.verdict in ("raised", "not-bool"):
-            what, fix = ((f"raised {c.detail}", "") if c.verdict == "raised"
-                         else (f"returned {c.detail}, not a bool", " to return True or False"))
-            warn_plugin(f"supports_target of {c.registration.name!r} ({c.registration.origin.describe()}) "
-                        f"{what}; treating it as not matching. Fix the plugin's predicate{fix}.")
+            warn_plugin(f"{c.registration.name!r} ({c.registration.origin.describe()}): {verdict_text(c)}; "
+                        "it is treated as not matching")
 
 
 def _warn_skipped(problems: Sequence[Source], what: str, controls: Controls) -> None:

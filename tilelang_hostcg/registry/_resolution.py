@@ -174,14 +174,21 @@ def _choose(kind: str, matching: Sequence[Candidate], preferred: str | None,
     for candidate in matching:
         if candidate.registration.name == preferred:
             return candidate, Why.PREFERRED, None
-    best = min(c.rank for c in matching)
-    tiered = [c for c in matching if c.tier == best]
-    top_priority = tiered[0].registration.priority
-    top = [c for c in tiered if c.registration.priority == top_priority]
+    best, top = top_matches(matching)
+    top_priority = top[0].registration.priority
     dists = _first_of_each_distribution(top)
     if len(dists) > 1:
         return None, None, _ambiguous_error(kind, top_priority, dists, controls)
     return top[0], _why(best, matching, top), None
+
+
+def top_matches(matching: Sequence[Candidate]) -> tuple[Tier, list[Candidate]]:
+    """The best tier among the ``matching`` candidates (in resolution order), and its candidates of
+    the top priority: the first of them wins, unless they come from more than one distribution."""
+    best = min(c.rank for c in matching)
+    tiered = [c for c in matching if c.tier == best]
+    top_priority = max(c.registration.priority for c in tiered)
+    return best, [c for c in tiered if c.registration.priority == top_priority]
 
 
 def _why(best: Tier, matching: Sequence[Candidate], top: Sequence[Candidate]) -> Why:
@@ -236,6 +243,18 @@ def _no_codegen_error(kind: str, host: Target, candidates: Sequence[Candidate],
     message += "".join(f". {c.registration.name!r} {cannot_build_text(str(c.detail))}"
                        for c in candidates if not c.buildable)
     return NoHostCodegenError(message + ".", kind=kind, available=tuple(names))
+
+
+def verdict_text(candidate: Candidate) -> str:
+    """Why a candidate that does not match does not, in words: one wording for warnings and ``explain``."""
+    if candidate.verdict == "missing-build":
+        return cannot_build_text(str(candidate.detail))
+    if candidate.verdict == "raised":
+        return f"supports_target raised {candidate.detail}; fix the plugin's predicate"
+    if candidate.verdict == "not-bool":
+        return (f"supports_target returned {candidate.detail}, not a bool; fix the plugin's predicate to "
+                "return True or False")
+    return "its supports_target returned False for this target"
 
 
 def cannot_build_text(function: str) -> str:
