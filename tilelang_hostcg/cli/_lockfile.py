@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..core._errors import LockFileError
+from ..core._errors import LockFileError, cut
 from ..core._names import normalize_name
 from ..environment._advice import reinstall
 
@@ -113,7 +113,7 @@ def _bad_field(item: Any, fields: Mapping[str, type]) -> str | None:
 
 def _short(value: Any) -> str:
     text = json.dumps(value, ensure_ascii=True, default=str)
-    return text if len(text) <= 40 else text[:40] + "..."
+    return cut(text, 40)
 
 
 def _item(key: str, record: Mapping[str, Any]) -> str:

@@ -250,11 +250,19 @@ def _escape(match: re.Match[str]) -> str:
     return _NAMED.get(char) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
 
 
+_CUT_NOTE = "... ({} characters)"
+
+
+def cut(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, saying so and how long it was: the one way a long text is shortened."""
+    return text if len(text) <= limit else f"{text[:limit]}{_CUT_NOTE.format(len(text))}"
+
+
 def shown(text: str, limit: int | None = None) -> str:
     """``text`` safe to print: controls, DEL, C1, bidi controls and non-UTF-8 bytes escaped; ``limit``: quoted, cut."""
     if limit is not None:
-        cut = f"'{shown(text[:limit])}'"
-        return cut if len(text) <= limit else f"{cut}... ({len(text)} characters)"
+        quoted = f"'{shown(text[:limit])}'"
+        return quoted if len(text) <= limit else f"{quoted}{_CUT_NOTE.format(len(text))}"
     text = _INTERPRETED.sub(_escape, _SURROGATE_REPR.sub(r"\\x\1", text))
     try:
         data = text.encode("utf-8", "surrogateescape")

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from _tilelang_hostcg_switch import ENV_AUTO_INSTALL, is_on, is_understood
 
-from ..core._errors import shown, warn_once
+from ..core._errors import cut, shown, warn_once
 from ..core._names import CODEGEN_GROUP, CORE_DISTRIBUTION, normalize_name
 from ..environment._targets import kind_spellings
 from ._records import CORE_ENTRY_POINTS
@@ -100,7 +100,7 @@ class Controls:
         only = None if only_items is None else frozenset(map(normalize_name, only_items))
         prefer = {kind.strip(): name.strip() for kind, _, name in (
             item.partition("=") for item in _items(ENV_PREFER, env, problems) or ())}
-        problems += [ControlProblem(variable, env[variable][:40], f"{shown(variable, 60)} is not a tilelang-hostcg "
+        problems += [ControlProblem(variable, cut(env[variable], 40), f"{shown(variable, 60)} is not a tilelang-hostcg "
                                     f"control and has no effect{nearest(variable, KNOWN_VARIABLES)}; the controls "
                                     f"are {', '.join(KNOWN_VARIABLES)}. Rename or unset it")
                      for variable in sorted(env) if variable.startswith(PREFIX)

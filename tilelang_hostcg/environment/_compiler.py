@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from ..core._errors import TVMNotFoundError
 from ..core._names import APACHE_TVM, TILELANG
 from ._advice import foreign_tvm, installed_version, reinstall, tilelang_repair
+from ._importing import is_initializing
 from ._metadata import Owner, folder_of, owner, owners_of, shipping, unusable_entry_points
 from ._requirements import UNKNOWN_VERSION
 
@@ -61,11 +62,6 @@ class Found(NamedTuple):
         """``tilelang-musa 0.1.16`` or ``a source tree at PATH``."""
         found = self.owner
         return found.describe() if found is not None else f"a source tree at {self.tree}"
-
-
-def _initializing(module: object) -> bool:
-    """Whether ``module`` is still being imported (by this thread or another)."""
-    return bool(getattr(getattr(module, "__spec__", None), "_initializing", False))
 
 
 def _package_file(package: str) -> tuple[str | None, bool]:
@@ -182,7 +178,7 @@ def import_tilelang() -> ModuleType | None:
     found = find(TILELANG)
     if found is None:
         return None
-    if found.imported and not _initializing(sys.modules.get(TILELANG)):
+    if found.imported and not is_initializing(sys.modules.get(TILELANG)):
         return sys.modules[TILELANG]
     try:
         # The import statement waits for another thread's import to finish (in the importing
@@ -230,7 +226,7 @@ def _tilelang_failed(found: Found, exc: BaseException) -> str:
 def import_tvm() -> ModuleType:
     """The ``tvm`` module in use, imported by the rule above, else :class:`TVMNotFoundError`."""
     loaded = sys.modules.get("tvm")
-    if loaded is not None and not _initializing(loaded):
+    if loaded is not None and not is_initializing(loaded):
         return loaded
     import_tilelang()
     try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from ..core._errors import MissingGlobalFuncError, TargetParseError
+from ..core._errors import MissingGlobalFuncError, TargetParseError, cut
 from ._compiler import describe_tvm, get_global_func, import_tvm
 
 if TYPE_CHECKING:
@@ -59,7 +59,7 @@ def _shown_spec(spec: Any) -> str:
         short.maxlevel, short.maxdict, short.maxstring, short.maxother = 3, 6, 60, 60
         return short.repr(spec)
     text = repr(spec)
-    return text if len(text) <= 120 else f"{text[:100]}... ({len(text)} characters)"
+    return cut(text, 100)
 
 
 def _too_deep(value: Any) -> bool:
@@ -112,8 +112,7 @@ def parse_target(spec: Any, host: Any = None) -> Target:
     except Exception as exc:  # TVM reports parse problems with several exception types
         lines = str(exc).strip().splitlines()
         reason = lines[-1] if lines else type(exc).__name__
-        if len(reason) > 200:
-            reason = reason[:180] + "..."
+        reason = cut(reason, 180)
         raise TargetParseError(f"TVM cannot parse target {_shown_spec(spec)}: {reason}. Use a kind name TVM "
                                "knows (llvm, c, cuda, cuda_host, rocm, ...) or its JSON form") from None
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ..core._names import CODEGEN_GROUP
 from ..core._types import CODE_ORIGIN, HostCodegen, HostCodegenHook, Origin, SourceState
 from ..discovery._planning import Controls, PlannedSource, planned_sources
+from ..environment._importing import is_initializing
 from ..environment._targets import canonical_kind
 from ._sources import BOUNDARY, Load, Source, SourceInfo, current, current_load, journal, write_journal
 from ._table import NOUN
@@ -34,8 +35,9 @@ def _import(name: str) -> Any:
 
 
 def _initializing(name: str) -> bool:
+    """Whether the module ``name`` is imported and still running its top-level code."""
     module = sys.modules.get(name)
-    return module is not None and getattr(getattr(module, "__spec__", None), "_initializing", False)
+    return module is not None and is_initializing(module)
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,14 @@ from dataclasses import dataclass
 from enum import Enum, IntEnum
 from typing import TYPE_CHECKING
 
-from ..core._errors import AmbiguousHostCodegenError, NoHostCodegenError, PluginCallbackError, PluginLoadError, text_of
+from ..core._errors import (
+    AmbiguousHostCodegenError,
+    NoHostCodegenError,
+    PluginCallbackError,
+    PluginLoadError,
+    cut,
+    text_of,
+)
 from ..core._names import CORE_DISTRIBUTION
 from ..core._types import HostCodegenHook, Verdict
 from ..discovery._controls import ENV_DISABLE, ENV_PREFER
@@ -230,8 +237,7 @@ def _no_codegen_error(kind: str, host: Target, candidates: Sequence[Candidate],
     message = (f"No host codegen registered for target host '{kind}'. "
                f"Available: {', '.join(names) if names else '<none>'}. ")
     if names:
-        text = str(host)
-        text = text if len(text) <= 120 else text[:117] + "..."
+        text = cut(str(host), 117)
         message += (f"None of them supports target {text}: use a target one of them supports, or "
                     "install a plugin for this variant")
     else:

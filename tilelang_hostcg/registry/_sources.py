@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..core._types import Origin, SourceState
+from ..environment._importing import is_initializing
 from ..environment._targets import canonical_kind
 
 if TYPE_CHECKING:
@@ -129,7 +130,7 @@ def _import_frames() -> list[tuple[str, object, object]]:
                 module, spec = sys.modules.get(name), globs.get("__spec__")
                 if module is not None and getattr(module, "__dict__", None) is globs:
                     found.append((name, spec, module))
-                elif getattr(spec, "name", None) == name and getattr(spec, "_initializing", False):
+                elif getattr(spec, "name", None) == name and is_initializing(spec):
                     found.append((name, spec, None))  # being imported, replaced itself in sys.modules
         frame = frame.f_back  # type: ignore[assignment]
     return found
