@@ -79,7 +79,12 @@ class MissingGlobalFuncError(HostCodegenError):
 
 
 class TVMNotFoundError(HostCodegenError, ImportError):
-    """No TVM can be imported: neither ``import tvm`` nor ``import tilelang`` gives one."""
+    """No TVM can be imported: neither ``import tvm`` nor ``import tilelang`` gives one
+    (``installed``: whether a TVM is installed, but fails to import)."""
+
+    def __init__(self, message: str, *, installed: bool = True) -> None:
+        super().__init__(message)
+        self.installed = installed
 
 
 class UnsupportedTileLangError(HostCodegenError):

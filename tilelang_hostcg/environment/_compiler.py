@@ -234,7 +234,7 @@ def import_tvm() -> ModuleType:
     except Exception as exc:
         if isinstance(exc, ImportError) and getattr(exc, "name", None) == "tvm":
             raise TVMNotFoundError("No TVM is installed: tilelang-hostcg uses the TVM of the environment. "
-                                   f"{_no_tvm_advice()} [{exc}]") from exc
+                                   f"{_no_tvm_advice()} [{exc}]", installed=False) from exc
         culprits = "; ".join(unusable_entry_points())  # TVM's autoload reads every distribution's
         raise TVMNotFoundError(f"TVM is installed but cannot be imported ({type(exc).__name__}: {exc}): " + (
             f"`import tvm` reads the entry points of every installed distribution, and {culprits}"
@@ -341,6 +341,9 @@ def get_global_func(name: str) -> Any:
     return import_tvm().get_global_func(name, allow_missing=True)
 
 
+_NOT_IMPORTED = {False: "no TVM installed", True: "TVM cannot be imported"}  # by TVMNotFoundError.installed
+
+
 def tvm_document(*, import_it: bool = True) -> dict[str, Any]:
     """:class:`TVMInfo`'s fields and ``describe``, for the CLI; with ``import_it=False`` and no TVM
     imported yet, what the import system would import, named from installed metadata."""
@@ -348,8 +351,7 @@ def tvm_document(*, import_it: bool = True) -> dict[str, Any]:
         try:
             info = tvm_info()
         except TVMNotFoundError as exc:
-            missing = "no TVM installed" if str(exc).startswith("No TVM is installed") else "TVM cannot be imported"
-            return {"provider": None, "describe": missing, "error": str(exc)}
+            return {"provider": None, "describe": _NOT_IMPORTED[exc.installed], "error": str(exc)}
         return {**info._asdict(), "describe": info.describe()}
     return _predicted_document()
 
