@@ -97,8 +97,10 @@ class PluginEnvironment:
 
     def environ(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
         """The environment for processes run here: no inherited controls."""
+        from .discovery._controls import PREFIX
+
         env = {k: v for k, v in os.environ.items()
-               if not k.startswith("TILELANG_HOSTCG_") and k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+               if not k.startswith(PREFIX) and k not in ("PYTHONPATH", "VIRTUAL_ENV")}
         env["VIRTUAL_ENV"] = str(self.path)
         env["PATH"] = f"{self.bindir}{os.pathsep}{env.get('PATH', '')}"
         env["PYTHONDONTWRITEBYTECODE"] = "1"

@@ -87,7 +87,7 @@ def _codegen_reason(resolution: Resolution, c: Candidate, controls: Controls) ->
         return f"passed over: priority {reg.priority} is lower than the top match ({top[0].registration.priority})"
     winner = chosen.registration
     if resolution.why is Why.PREFERRED:
-        return f"passed over: TILELANG_HOSTCG_PREFER={kind}={winner.name} chose {winner.name!r}"
+        return f"passed over: {ENV_PREFER}={kind}={winner.name} chose {winner.name!r}"
     if c.rank > chosen.rank:
         if c.tier is Tier.CLIENT_DEFAULT:
             return (f"passed over: a default ({reg.origin.describe()}), used only when no other codegen of the kind "
@@ -102,7 +102,7 @@ def _selected_text(resolution: Resolution, chosen: Candidate) -> str:
     """Why the chosen codegen was chosen, in words."""
     reg = chosen.registration
     if resolution.why is Why.PREFERRED:
-        return f"preferred by TILELANG_HOSTCG_PREFER={resolution.kind}={reg.name}"
+        return f"preferred by {ENV_PREFER}={resolution.kind}={reg.name}"
     if resolution.why is Why.DEFAULT:
         return f"the default of {reg.origin.describe()} (no other codegen of the kind matches)"
     if resolution.why is Why.ONLY:

@@ -313,7 +313,7 @@ def bad_hook_result(reg: Registration, result: object, kind: str) -> PluginCallb
     return PluginCallbackError(
         f"Host codegen hook {reg.obj.name!r} ({reg.origin.describe()}) returned {_what(result)} instead of an "
         f"IRModule for target {kind!r}; a hook must return the (possibly new) host module. Fix the hook, or skip "
-        "its distribution with TILELANG_HOSTCG_DISABLE", name=reg.obj.name, origin=reg.origin)
+        f"its distribution with {ENV_DISABLE}", name=reg.obj.name, origin=reg.origin)
 
 
 def bad_build_result(codegen: HostCodegen, origin: Origin, result: object, kind: str) -> PluginCallbackError:
@@ -321,7 +321,7 @@ def bad_build_result(codegen: HostCodegen, origin: Origin, result: object, kind:
     return PluginCallbackError(
         f"Host codegen {codegen.name!r} ({origin.describe()}) returned {_what(result)} instead of a runtime "
         f"Module for target host {kind!r}; its build must return the built module. Fix the codegen, or choose "
-        "another with TILELANG_HOSTCG_PREFER", name=codegen.name, origin=origin)
+        f"another with {ENV_PREFER}", name=codegen.name, origin=origin)
 
 
 def provenance_note(reg: Registration, alternatives: Sequence[str], controls: Controls) -> str:
