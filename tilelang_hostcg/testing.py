@@ -150,7 +150,7 @@ def check_plugin(distribution: str, registry: Registry | None = None) -> list[st
     from .core._types import SourceState
     from .discovery._planning import Controls, discover, plan_sources
     from .environment._compiler import import_tvm
-    from .environment._targets import is_host_target, parse_target
+    from .environment._targets import DEVICE_KIND, UNKNOWN_KIND, kind_misfit
     from .registry._failures import capture
     from .registry._registry import Registry
     from .registry._resolution import cannot_build_text, missing_build
@@ -191,10 +191,11 @@ def check_plugin(distribution: str, registry: Registry | None = None) -> list[st
         known = set(import_tvm().target.Target.list_kinds())
         for group, what in ((CODEGEN_GROUP, "codegen"), (HOOK_GROUP, "hook")):
             for reg in (r for r in registry.registrations(group) if ours(r.origin.distribution)):
-                if reg.kind not in known:
+                misfit = kind_misfit(reg.kind, known, host_codegen=group == CODEGEN_GROUP)
+                if misfit == UNKNOWN_KIND:
                     problems.append(f"{what} {reg.name!r} is registered for kind {reg.kind!r}, "
                                     "which is not a target kind of the installed TVM")
-                elif group == CODEGEN_GROUP and not is_host_target(parse_target(reg.kind)):
+                elif misfit == DEVICE_KIND:
                     problems.append(f"codegen {reg.name!r} is registered for {reg.kind!r}, a "
                                     "device kind; host codegens belong to host kinds (device "
                                     "type CPU), e.g. 'cuda_host'")

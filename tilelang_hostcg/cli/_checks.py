@@ -16,8 +16,8 @@ from ..environment._advice import reinstall
 from ..environment._compiler import describe_tvm, find, tilelang_overlap, tvm_document
 from ..environment._metadata import distribution_name
 from ..environment._requirements import other_build_requirements
-from ..environment._targets import canonical_kind, is_host_target, parse_target
-from ..registry._failures import advice, capture, failure_site, failure_text, plugin_traceback
+from ..environment._targets import DEVICE_KIND, UNKNOWN_KIND, canonical_kind, is_host_target, kind_misfit, parse_target
+from ..registry._failures import advice, capture, failure_site, failure_text, plugin_traceback, state_text
 from ..registry._registry import Registry
 from ..registry._resolution import Resolution, cannot_build_text, missing_build
 from ..registry._sources import SourceInfo, module_of
@@ -91,22 +91,13 @@ def _check_required(c: _Checked) -> list[Doc]:
     for kind, canon in ((k, canonical_kind(k)) for k in c.require_hooks):
         if canon in have:
             continue
-        notes = [f"{info.origin.distribution!r} provides it but {_not_loaded_text(info)}"
+        notes = [f"{info.origin.distribution!r} provides it but {state_text(info)}"
                  for info in c.sources if info.group == HOOK_GROUP and canonical_kind(info.kind) == canon
                  and info.state.unusable]
         fix = ": " + "; ".join(notes) if notes else "; install a plugin distribution that provides it"
         out.append(_problem("missing-hook", f"required kind {kind!r} (--require-hook) has no host codegen hook{fix}",
                             kind=canon, group=HOOK_GROUP))
     return out
-
-
-def _not_loaded_text(info: SourceInfo) -> str:
-    """Why a source that provides a kind did not load: skipped, incompatible or failed."""
-    if info.state == SourceState.DISABLED:
-        return f"is skipped ({info.reason})"
-    if info.state == SourceState.INCOMPATIBLE:
-        return "is incompatible"
-    return "failed to load"
 
 
 def _host_kinds(c: _Checked) -> list[str]:
@@ -118,18 +109,19 @@ def _check_kinds(c: _Checked) -> list[Doc]:
     know, and codegens registered for a device kind (never used)."""
     out = []
     for group, regs in ((CODEGEN_GROUP, c.codegens), (HOOK_GROUP, c.hooks)):
-        for kind in sorted({r.kind for r in regs} - c.known):
+        for kind in sorted({r.kind for r in regs
+                            if kind_misfit(r.kind, c.known, host_codegen=False) == UNKNOWN_KIND}):
             where = [r for r in regs if r.kind == kind]
             names = ", ".join(f"{r.name!r} ({r.origin.describe()})" for r in where)
             out.append(_problem(
-                "unknown-kind", f"{names} registered for kind {kind!r}, which is not a target "
+                UNKNOWN_KIND, f"{names} registered for kind {kind!r}, which is not a target "
                 f"kind of the installed TVM ({describe_tvm()}); nothing can resolve to it until "
                 "TVM knows the kind", severity="warning", kind=kind, group=group,
                 distribution=where[0].origin.distribution))
-    for kind in sorted(({r.kind for r in c.codegens} & c.known) - set(_host_kinds(c))):
+    for kind in sorted({r.kind for r in c.codegens if kind_misfit(r.kind, c.known, host_codegen=True) == DEVICE_KIND}):
         where = [r for r in c.codegens if r.kind == kind]
         out.append(_problem(
-            "device-kind", f"host codegen(s) {', '.join(repr(r.name) for r in where)} are registered for "
+            DEVICE_KIND, f"host codegen(s) {', '.join(repr(r.name) for r in where)} are registered for "
             f"{kind!r}, which TVM reports as a device kind; they are never used (host codegens are resolved "
             f"from the host target). Register them under the host kind, e.g. '{kind}_host'",
             severity="warning", kind=kind, group=CODEGEN_GROUP, distribution=where[0].origin.distribution))

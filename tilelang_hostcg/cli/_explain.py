@@ -172,14 +172,13 @@ def _applied_controls(controls: Controls, resolution: Resolution, entries: Seque
                     "tilelang_hostcg.build()'s answer"})
     kind, prefer = resolution.kind, resolution.preferred
     if prefer is not None:
-        names = [c.registration.name for c in resolution.candidates]
+        unknown = controls.unknown_preference(kind, (c.registration.name for c in resolution.candidates))
         if resolution.why is Why.PREFERRED:
             effect = f"chose {prefer!r} over priority and ties"
-        elif prefer in names:
-            effect = f"{prefer!r} does not match this target; resolution went by priority"
+        elif unknown is not None:
+            effect = unknown.message
         else:
-            effect = (f"no effect: kind {kind!r} has no codegen named {prefer!r}; its codegens: "
-                      + (", ".join(repr(n) for n in sorted(set(names))) or "none"))
+            effect = f"{prefer!r} does not match this target; resolution went by priority"
         out.append({"variable": ENV_PREFER, "item": f"{kind}={prefer}", "effect": effect})
     for entry in entries:
         if entry["state"] != SourceState.DISABLED or entry["distribution"] is None:

@@ -9,6 +9,8 @@ from ..core._errors import MissingGlobalFuncError, TargetParseError, cut
 from ._compiler import describe_tvm, get_global_func, import_tvm
 
 if TYPE_CHECKING:
+    from collections.abc import Collection
+
     from tvm.ir import IRModule
     from tvm.target import Target
 
@@ -31,6 +33,23 @@ def kind_spellings(kind: str) -> tuple[str, ...]:
 def is_host_target(target: Target) -> bool:
     """Whether TVM reports ``target``'s device type as CPU (per target, not per kind)."""
     return int(target.get_target_device_type()) == 1  # DLDeviceType.kDLCPU
+
+
+UNKNOWN_KIND = "unknown-kind"
+"""A registration's kind that the installed TVM does not know: nothing resolves to it."""
+DEVICE_KIND = "device-kind"
+"""A host codegen's kind that TVM reports as a device kind: host codegens are resolved from host targets."""
+
+
+def kind_misfit(kind: str, known: Collection[str], *, host_codegen: bool) -> str | None:
+    """Why a registration for ``kind`` is never used with the TVM in use (``known``: its target kinds),
+    :data:`UNKNOWN_KIND` or :data:`DEVICE_KIND`; ``None`` where it can be. The one rule for ``check``
+    and :func:`tilelang_hostcg.testing.check_plugin`."""
+    if kind not in known:
+        return UNKNOWN_KIND
+    if host_codegen and not is_host_target(parse_target(kind)):
+        return DEVICE_KIND
+    return None
 
 
 def default_host() -> Target:

@@ -96,17 +96,23 @@ def reinstall_command(distribution: str, location: str | None = None) -> str:
     return reinstall(source, editable=is_editable(info))
 
 
+def state_text(info: SourceInfo) -> str:
+    """A source that serves nothing, in words: ``is skipped: REASON``, ``is incompatible: REASON`` or
+    ``failed to load`` (:func:`failure_text` says what failed)."""
+    if info.state == SourceState.INCOMPATIBLE:
+        return f"is incompatible: {info.reason}"
+    if info.state == SourceState.DISABLED:
+        return f"is skipped: {info.reason}"
+    return "failed to load"
+
+
 def failure_text(info: SourceInfo) -> str:
     """One phrase on what is wrong with a source: ``plugin <origin> <what>``."""
     err = info.error
     site = failure_site(err, module_of(info.value))
     at = f" (at {site[0]}:{site[1]})" if site else ""
-    if info.state == SourceState.INCOMPATIBLE:
-        what = f"is incompatible: {info.reason}"
-    elif info.state == SourceState.DISABLED:
-        what = f"is skipped: {info.reason}"
-    elif err is None:
-        what = "failed to load"
+    if info.state.skipped or err is None:
+        what = state_text(info)
     elif isinstance(err, SystemExit):
         what = f"exited while being imported (sys.exit({err.code!r})){at}"
     else:
