@@ -30,7 +30,7 @@ def default_registry() -> Registry:
 def _current() -> Registry:
     """The registry loading a plugin in this thread, else the default one."""
     load = current_load()
-    return load.loader.registry if load is not None else default_registry()
+    return load.registry if load is not None else default_registry()
 
 
 def resolve_host_codegen(target_host: TargetLike) -> HostCodegen:

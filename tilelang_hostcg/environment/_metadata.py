@@ -25,14 +25,20 @@ _FILE_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a device"), (stat.S_IS
                (stat.S_ISDIR, "a folder"), (stat.S_ISSOCK, "a socket"))
 
 
+def _metadata_folder(dist: Distribution) -> Any:
+    """``dist``'s metadata folder where it is one (``None`` else). ``importlib.metadata`` gives no public
+    name for a ``PathDistribution``'s folder: this is the one place that reads its ``_path``."""
+    return getattr(dist, "_path", None)
+
+
 def folder_of(dist: Distribution) -> str:
     """How messages name a distribution: its metadata folder."""
-    return str(getattr(dist, "_path", "") or dist)
+    return str(_metadata_folder(dist) or dist)
 
 
 def metadata_file_path(dist: Distribution, filename: str) -> str | None:
     """The path of ``filename`` in ``dist``'s metadata folder, where it is one on disk."""
-    folder = getattr(dist, "_path", None)  # PathDistribution's
+    folder = _metadata_folder(dist)
     if folder is None:
         return None
     try:

@@ -16,10 +16,11 @@ from ..core._types import CODE_ORIGIN, HostCodegen, HostCodegenHook, Origin, Sou
 from ..discovery._planning import Controls, PlannedSource, planned_sources
 from ..environment._importing import is_initializing
 from ..environment._targets import canonical_kind
-from ._sources import BOUNDARY, Load, Source, SourceInfo, current, current_load, journal, write_journal
+from ._sources import Load, Source, SourceInfo, current, current_load, ends_import_chains, journal, write_journal
 from ._table import NOUN
 
 if TYPE_CHECKING:
+    from ._registry import Registry
     from ._table import Registration, RegistrationTable
 
 IndexLoader = Callable[[Controls], Sequence[PlannedSource]]  # the planned sources, by controls
@@ -53,7 +54,7 @@ class Settled:
 class Loader:
     """The sources of one registry and their loading, guarded by the table's lock."""
 
-    def __init__(self, table: RegistrationTable, registry: Any, *, discover: bool, controls: Controls | None,
+    def __init__(self, table: RegistrationTable, registry: Registry, *, discover: bool, controls: Controls | None,
                  index_loader: IndexLoader | None, watch: Watch | None = None) -> None:
         self.table, self.lock, self.registry, self.watch = table, table.lock, registry, watch
         self.changed = threading.Condition(table.lock)
@@ -320,4 +321,4 @@ class Loader:
                 load.undo.append(undo)
 
 
-BOUNDARY.add(Loader._import_source.__code__)  # what runs inside a load belongs to it
+ends_import_chains(Loader._import_source.__code__)  # what runs inside a load belongs to it

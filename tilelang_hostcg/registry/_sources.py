@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from types import CodeType
 
     from ..discovery._planning import AdvertisedEntryPoint
+    from ._loading import Loader
+    from ._registry import Registry
     from ._table import Undo
 
 def module_of(value: str) -> str:
@@ -66,7 +68,7 @@ class Source:
 class Load:
     """One source being imported by one loader, in one thread and generation, and how to take it back."""
 
-    loader: Any
+    loader: Loader
     source: Source
     generation: int
     undo: list[Undo] = field(default_factory=list)
@@ -74,6 +76,11 @@ class Load:
     stray: dict[tuple[str, str], None] = field(default_factory=dict)
     registered: bool = False
     thread: threading.Thread = field(default_factory=threading.current_thread)
+
+    @property
+    def registry(self) -> Registry:
+        """The registry this load loads into (what the module-level functions act on while it runs)."""
+        return self.loader.registry
 
 
 _LOCAL = threading.local()
@@ -115,14 +122,19 @@ class _Journal:
 
 
 _JOURNALS: dict[str, _Journal] = {}
-BOUNDARY: set[CodeType] = set()  # the loader's frames that end every import chain
+_BOUNDARY: set[CodeType] = set()  # the loader's frames that end every import chain
+
+
+def ends_import_chains(code: CodeType) -> None:
+    """Mark ``code`` as the loader's frame that ends every import chain (what runs inside it belongs to the load)."""
+    _BOUNDARY.add(code)
 
 
 def _import_frames() -> list[tuple[str, object, object]]:
     """``(name, spec, module)`` of the modules whose top-level code runs in this thread, innermost first."""
-    frame = sys._getframe(3)
+    frame = sys._getframe(1)  # our own frames run functions, not a module's code: the walk passes them
     found: list[tuple[str, object, object]] = []
-    while frame is not None and frame.f_code not in BOUNDARY:
+    while frame is not None and frame.f_code not in _BOUNDARY:
         if frame.f_code.co_name == "<module>":
             globs = frame.f_globals
             name = globs.get("__name__")
