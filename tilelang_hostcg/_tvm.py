@@ -14,6 +14,7 @@ from importlib.machinery import PathFinder
 from typing import TYPE_CHECKING, NamedTuple
 
 from ._advice import foreign_tvm, installed_version, reinstall, tilelang_repair
+from ._clients import holds_tilelang_layout
 from ._errors import HostCodegenError
 from ._metadata import Owner, folder_of, owner, owners_of, shipping, unusable_entry_points
 from ._names import APACHE_TVM, TILELANG
@@ -77,6 +78,8 @@ def _package_file(package: str) -> tuple[str | None, bool]:
     without importing), and whether it is imported; ``None``: not an importable package there (a
     plain module or a namespace folder of that name is not the compiler)."""
     module = sys.modules.get(package)
+    if module is None and package in sys.modules:
+        return None, False  # blocked (``sys.modules[package] = None``): ``import`` raises, nothing is found
     if module is not None:
         origin = getattr(module, "__file__", None)
         imported = True
@@ -126,12 +129,18 @@ def _module_spec(name: str) -> Any:
 
 
 def find(package: str) -> Found | None:
-    """Where ``package`` (``tilelang`` or ``tvm``) comes from in this process, without importing it."""
+    """Where ``package`` (``tilelang`` or ``tvm``) comes from in this process, without importing it. A
+    ``tilelang`` is TileLang where it holds a module of TileLang's layouts or an installed distribution
+    ships it (a broken TileLang, named for its repair); any other (a user's own package of that name, a
+    stub) is none."""
     init_file, imported = _package_file(package)
     if init_file is None:
         return None
     likely = (APACHE_TVM,) if package == "tvm" else (TILELANG,)
-    return Found(package, init_file, imported, tuple(owners_of(package, init_file, likely)))
+    owners = tuple(owners_of(package, init_file, likely))
+    if package == TILELANG and not owners and not holds_tilelang_layout([os.path.dirname(init_file)]):
+        return None
+    return Found(package, init_file, imported, owners)
 
 
 def tilelang_builds(found: Found | None = None) -> tuple[Distribution, ...]:
@@ -256,7 +265,7 @@ def _import_tvm_module() -> ModuleType:
     try:
         import tvm
     except ModuleNotFoundError as exc:
-        if exc.name != "tvm" or TILELANG in sys.modules or _import_served_tilelang() is None:
+        if exc.name != "tvm" or sys.modules.get(TILELANG) is not None or _import_served_tilelang() is None:
             raise
         import tvm
     return tvm  # type: ignore[no-any-return]  # untyped package
@@ -312,7 +321,7 @@ _INFO: list[TVMInfo] = []
 
 def _bundling_tilelang(tvm_file: str) -> Found | None:
     """The imported TileLang whose folder holds ``tvm_file`` (its bundled TVM), else ``None``."""
-    tilelang = find(TILELANG) if TILELANG in sys.modules else None
+    tilelang = find(TILELANG) if sys.modules.get(TILELANG) is not None else None
     if tilelang is not None and tvm_file.startswith(os.path.dirname(tilelang.init_file) + os.sep):
         return tilelang
     return None
