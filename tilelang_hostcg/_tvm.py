@@ -232,7 +232,8 @@ def _tilelang_failed(found: Found, exc: BaseException) -> str:
         dist = found.owners[0]
         info = owner(dist)
         where = f"TileLang ({info.describe()}) is installed (at {found.tree})"
-        repair = f"Repair it with: {' && '.join(tilelang_repair(dist))} (nothing else changes)"
+        repair = (f"Repair it with: {' && '.join(tilelang_repair(dist, named=(info.name, info.version)))} "
+                  "(nothing else changes)")
     else:
         where = f"TileLang from a source tree at {found.tree} (the `tilelang` that `import tilelang` gives)"
         repair = "Repair that tree (or take it off PYTHONPATH), then run again"

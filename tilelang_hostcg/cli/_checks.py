@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from .._advice import reinstall
 from .._errors import AmbiguousHostCodegenError, UnknownKindError, shown, text_of
 from .._failures import advice, capture, failure_site, failure_text, plugin_traceback
-from .._metadata import distribution_name
+from .._metadata import distribution_name, distribution_version
 from .._names import APACHE_TVM, CODEGEN_GROUP, HOOK_GROUP, TILELANG
 from .._plugin_sources import SourceInfo, module_of
 from .._registry import Registry
@@ -217,7 +217,7 @@ def _check_tilelang_requirements(c: _Checked) -> list[Doc]:
     dist = _tilelang_distribution()
     if dist is None:
         return []
-    in_use = f"{distribution_name(dist)} {dist.version}"
+    in_use = f"{distribution_name(dist)} {distribution_version(dist) or '?'}"
     out, seen = [], set()
     for ep in c.index.entry_points:
         key = normalize_name(ep.distribution)
@@ -246,7 +246,7 @@ def _check_tilelang_environment(c: _Checked) -> list[Doc]:
     foreign, ffi = foreign_tvm(), unmet_requirement(dist, FFI)
     if foreign is None and ffi is None:
         return []
-    in_use = f"{distribution_name(dist)} {dist.version}"
+    in_use = f"{distribution_name(dist)} {distribution_version(dist) or '?'}"
     what = [f"apache-tvm {foreign} is installed beside TileLang ({in_use}), which bundles its own TVM: it does not "
             f"belong there (installing it may replace the {FFI} TileLang needs, and `import tilelang` then fails)"
             ] if foreign is not None else []

