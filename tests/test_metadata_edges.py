@@ -84,3 +84,26 @@ def test_a_vendor_builds_huge_record_is_not_read_whole_and_names_the_build(first
     assert tvm["distribution"] == "tilelang-musa" and tvm["provider_version"] == "0.1.15", tvm
     assert "source tree" not in tvm["describe"], tvm
     assert elapsed < 30, elapsed  # reading 300 MB several times over would show
+
+
+@pytest.mark.parametrize("edited", [True, False])
+def test_two_builds_over_each_other_with_an_edited_file_match_neither(edited: bool, tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    musa = b"MUSA = 1\n"
+    _tilelang(site, ("EDITED = True\n" if edited else musa.decode()))  # musa installed last, then edited
+    _dist(site, "tilelang", "0.1.15", _record_line("tilelang/__init__.py", b"STOCK = 1\n"))
+    _dist(site, "tilelang-musa", "0.1.15", _record_line("tilelang/__init__.py", musa))
+    proc = _cli(site, "--json", "check")
+    assert "Traceback" not in proc.stderr, proc.stderr
+    (warning,) = [p["message"] for p in json.loads(proc.stdout)["problems"] if p["code"] == "tilelang-builds"]
+    listed = _cli(site, "list")
+    assert listed.returncode == 0, listed.stderr
+    if edited:
+        assert "match neither build" in warning and "tilelang-hostcg uses" not in warning, warning
+        assert "`pip uninstall tilelang`" in warning and "`pip uninstall tilelang-musa`" in warning, warning
+        assert ("TVM in use: TVM bundled with tilelang 0.1.15 or tilelang-musa 0.1.15 (the files installed match "
+                "neither build") in listed.stdout, listed.stdout
+    else:  # the files are musa's: it is the one in use, and the other one is uninstalled
+        assert "tilelang-hostcg uses tilelang-musa 0.1.15" in warning, warning
+        assert "`pip uninstall tilelang`" in warning and "`pip uninstall tilelang-musa`" not in warning, warning
+        assert "TVM in use: TVM bundled with tilelang-musa 0.1.15 (not imported)" in listed.stdout, listed.stdout

@@ -298,6 +298,12 @@ def _hash_matches(dist: Distribution, package: str, init_file: str) -> bool:
     return base64.urlsafe_b64encode(digest).rstrip(b"=").decode() == value
 
 
+def files_match(dist: Distribution, package: str, init_file: str) -> bool:
+    """Whether the installed ``package/__init__.py`` (``init_file``) is the one ``dist``'s ``RECORD`` lists,
+    by its hash (of two builds installed over each other, the one whose files are there)."""
+    return _hash_matches(dist, package, init_file)
+
+
 def owners_of(package: str, init_file: str, likely: tuple[str, ...] = ()) -> list[Distribution]:
     """The installed distributions whose files hold the imported ``package`` (its ``__init__.py`` is
     ``init_file``): those in the folder above it that list that file (or, listing no files, name the

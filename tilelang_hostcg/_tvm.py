@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from ._advice import foreign_tvm, installed_version, reinstall, tilelang_repair
 from ._clients import holds_tilelang_layout
 from ._errors import HostCodegenError
-from ._metadata import Owner, folder_of, owner, owners_of, shipping, unusable_entry_points
+from ._metadata import Owner, files_match, folder_of, owner, owners_of, shipping, unusable_entry_points
 from ._names import APACHE_TVM, TILELANG
 from .discovery._requirements import UNKNOWN_VERSION
 
@@ -62,10 +62,20 @@ class Found(NamedTuple):
         version = getattr(module, "__version__", None)
         return str(version) if version else None
 
+    def undecided(self) -> bool:
+        """Whether more than one distribution lists the package's files and the files installed match
+        none of them (a file changed since): which build is in use cannot be told."""
+        return len(self.owners) > 1 and not any(files_match(d, self.package, self.init_file) for d in self.owners)
+
     def describe(self) -> str:
-        """``tilelang-musa 0.1.16`` or ``a source tree at PATH``."""
+        """``tilelang-musa 0.1.16``, ``a source tree at PATH``, or, where :meth:`undecided`, every build."""
         found = self.owner
-        return found.describe() if found is not None else f"a source tree at {self.tree}"
+        if found is None:
+            return f"a source tree at {self.tree}"
+        if self.undecided():
+            return (" or ".join(owner(d).describe() for d in self.owners)
+                    + " (the files installed match neither build: changed since)")
+        return found.describe()
 
 
 def _initializing(module: object) -> bool:
@@ -169,12 +179,15 @@ def _uninstall_step(dist: Distribution) -> str:
 
 def tilelang_overlap(found: tuple[Distribution, ...] | None = None) -> str | None:
     """The warning where more than one installed distribution ships TileLang (default: :func:`tilelang_builds`)."""
-    found = tilelang_builds() if found is None else found
+    in_use = find(TILELANG) if found is None else None
+    found = tilelang_builds(in_use) if found is None else found
     if len(found) < 2:
         return None
     infos = [owner(d) for d in found]
     named = ", ".join(i.describe() for i in infos)
     folders = {os.path.dirname(os.path.realpath(i.folder)) for i in infos}
+    if len(folders) == 1 and in_use is not None and in_use.undecided():
+        return _neither_build(found, infos, named)
     if len(folders) == 1:
         how = ("they ship the same `tilelang` package into the same folder, so one's files overwrote the other's, "
                "and uninstalling either takes the shared files away from both")
@@ -185,6 +198,16 @@ def tilelang_overlap(found: tuple[Distribution, ...] | None = None) -> str | Non
     then = f", then `{reinstall(infos[0].name, infos[0].version)}`" if len(folders) == 1 and infos[0].record else ""
     return (f"{len(found)} TileLang builds are installed ({named}); {how}. tilelang-hostcg uses "
             f"{infos[0].describe()}. Keep one: {steps}{then}")
+
+
+def _neither_build(found: tuple[Distribution, ...], infos: list[Owner], named: str) -> str:
+    """The warning where builds were installed over each other and the files match none of them."""
+    steps = "; ".join(_uninstall_step(d) for d in found)
+    choices = " or ".join(f"`{reinstall(i.name, i.version)}`" for i in infos if i.record)
+    then = f", then reinstall the one you want: {choices}" if choices else ""
+    return (f"{len(found)} TileLang builds are installed ({named}) over each other in the same folder, and the "
+            "files of the `tilelang` package there match neither build (a file was changed since), so which build "
+            f"is in use cannot be told. Keep one: {steps}{then}")
 
 
 def import_tilelang() -> ModuleType | None:
@@ -378,7 +401,7 @@ def _predicted_document() -> dict[str, Any]:
     if tilelang is not None:
         found = tilelang.owner
         name = found.name if found is not None else None
-        bundler = found.describe() if found is not None else f"TileLang from {tilelang.describe()}"
+        bundler = tilelang.describe() if found is not None else f"TileLang from {tilelang.describe()}"
         describe = f"TVM bundled with {bundler}"
         return {"provider": TILELANG, "distribution": name, "provider_version": tilelang.version(), "version": None,
                 "tree": None if found is not None else tilelang.tree, "describe": f"{describe} (not imported)"}
