@@ -107,3 +107,24 @@ def test_two_builds_over_each_other_with_an_edited_file_match_neither(edited: bo
         assert "tilelang-hostcg uses tilelang-musa 0.1.15" in warning, warning
         assert "`pip uninstall tilelang`" in warning and "`pip uninstall tilelang-musa`" not in warning, warning
         assert "TVM in use: TVM bundled with tilelang-musa 0.1.15 (not imported)" in listed.stdout, listed.stdout
+
+
+@pytest.mark.parametrize("failure", ["raises", "syntax"])
+def test_tilelang_failing_in_a_dependency_repairs_that_dependency(failure: str, tmp_path: Path) -> None:
+    """``import tilelang`` fails inside a module it imports (a broken ``tqdm``, here ``hcgdep``): the repair
+    reinstalls the distribution of that module alone, not TileLang."""
+    site = tmp_path / "site"
+    data = _tilelang(site, "import hcgdep\n")
+    _dist(site, "tilelang", "0.1.15", _record_line("tilelang/__init__.py", data))
+    (site / "hcgdep").mkdir()
+    broken = "raise RuntimeError('hcgdep is broken')\n" if failure == "raises" else "def (:\n"
+    (site / "hcgdep" / "__init__.py").write_text(broken)
+    _dist(site, "hcg-dep", "2.0", _record_line("hcgdep/__init__.py", broken.encode()))
+    for argv in (("check",), ("--json", "check")):
+        proc = _cli(site, *argv)
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stdout + proc.stderr
+        message = proc.stderr if argv == ("check",) else json.loads(proc.stdout)["error"]["message"]
+        assert "The failure is in the module 'hcgdep'" in message, message
+        assert str(site / "hcgdep" / "__init__.py") in message and "installed by hcg-dep 2.0" in message, message
+        assert "pip install --force-reinstall --no-deps 'hcg-dep==2.0'" in message, message
+        assert "'tilelang==0.1.15'" not in message, message

@@ -10,13 +10,13 @@ import threading
 from abc import ABC, abstractmethod
 from contextlib import suppress
 from dataclasses import dataclass, field
-from importlib.machinery import PathFinder
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple
 
 from _tilelang_hostcg_hook import ENV_AUTO_INSTALL
 
 from ._errors import warn_plugin
 from ._names import CODEGEN_GROUP, HOOK_GROUP
+from ._tilelang_layout import holds_tilelang_layout
 
 if TYPE_CHECKING:
     from ._registry import Registry
@@ -70,27 +70,7 @@ class Liveness(NamedTuple):
     who: str | None = None
 
 
-# The modules of TileLang's layouts' first points: a ``tilelang`` package holding neither (a user's own
-# package of that name, a stub) is not TileLang, and is left alone everywhere.
-TILELANG_LAYOUT_MODULES = ("tilelang.backend.module", "tilelang.engine.lower")
 _SEEN: list[tuple[object, bool]] = []  # the imported ``tilelang`` last judged, and whether it is TileLang
-
-
-def holds_tilelang_layout(folders: list[str]) -> bool:
-    """Whether the ``tilelang`` package of ``folders`` (its ``__path__``) holds a module of one of
-    TileLang's layouts (imported, or found there by the import system's path finder; nothing imported)."""
-    for name in TILELANG_LAYOUT_MODULES:
-        if name in sys.modules:
-            return True
-        sub, _, _ = name.rpartition(".")
-        try:
-            package = PathFinder.find_spec(sub, folders)
-            inner = package.submodule_search_locations if package is not None else None
-            if inner and PathFinder.find_spec(name, list(inner)) is not None:
-                return True
-        except Exception:  # a broken folder entry: not found there
-            continue
-    return False
 
 
 def tilelang_takes_builds() -> bool:

@@ -13,11 +13,12 @@ import sys
 from importlib.machinery import PathFinder
 from typing import TYPE_CHECKING, NamedTuple
 
-from ._advice import foreign_tvm, installed_version, reinstall, tilelang_repair
-from ._clients import holds_tilelang_layout
+from ._advice import installed_version, reinstall
 from ._errors import HostCodegenError
+from ._import_failure import tilelang_failed
 from ._metadata import Owner, files_match, folder_of, owner, owners_of, shipping, unusable_entry_points
 from ._names import APACHE_TVM, TILELANG
+from ._tilelang_layout import holds_tilelang_layout
 from .discovery._requirements import UNKNOWN_VERSION
 
 if TYPE_CHECKING:
@@ -225,7 +226,7 @@ def import_tilelang() -> ModuleType | None:
         # thread it returns the module as is).
         return __import__(TILELANG)
     except Exception as exc:  # any failure of TileLang's import: name it, never crash
-        raise TVMNotFoundError(_tilelang_failed(found, exc)) from exc
+        raise TVMNotFoundError(tilelang_failed(found, exc)) from exc
 
 
 def _import_served_tilelang() -> ModuleType | None:
@@ -244,24 +245,6 @@ def _import_served_tilelang() -> ModuleType | None:
                                f"({type(exc).__name__}: {exc}), so its bundled TVM is not usable. Repair that "
                                "TileLang, then run again") from exc
     return module if find(TILELANG) is not None else None
-
-
-def _tilelang_failed(found: Found, exc: BaseException) -> str:
-    """What to say where ``import tilelang`` raised ``exc``."""
-    foreign = foreign_tvm()
-    beside = (f"; apache-tvm {foreign} is installed beside it, which does not belong there (TileLang bundles its "
-              "own TVM)") if foreign else ""
-    if found.owners:
-        dist = found.owners[0]
-        info = owner(dist)
-        where = f"TileLang ({info.describe()}) is installed (at {found.tree})"
-        repair = (f"Repair it with: {' && '.join(tilelang_repair(dist, named=(info.name, info.version)))} "
-                  "(nothing else changes)")
-    else:
-        where = f"TileLang from a source tree at {found.tree} (the `tilelang` that `import tilelang` gives)"
-        repair = "Repair that tree (or take it off PYTHONPATH), then run again"
-    return (f"{where} but cannot be imported ({type(exc).__name__}: {exc}), so its bundled TVM is not usable"
-            f"{beside}. {repair}")
 
 
 def import_tvm() -> ModuleType:
