@@ -154,3 +154,63 @@ def test_plain_list_says_null_where_it_cannot_know(tmp_path: Path) -> None:
     """, tmp_path, _env())
     assert out["tvm"] is False and out["predicted"] is True, out
     assert out["routed"] is None and out["active"] is None, out
+
+
+REDIRECT = '''
+import importlib.util, sys
+
+class ScikitBuildRedirectingFinder:
+    """As scikit-build-core's editable redirect: serves the package from its source folder."""
+
+    def __init__(self, known):
+        self.known = known
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname in self.known:
+            init = self.known[fullname]
+            return importlib.util.spec_from_file_location(fullname, init,
+                                                          submodule_search_locations=[init.rpartition("/")[0]])
+        return None
+
+sys.meta_path.insert(0, ScikitBuildRedirectingFinder({"tilelang": SOURCE + "/tilelang/__init__.py"}))
+'''
+
+
+@pytest.mark.parametrize("imports", [True, False])
+def test_a_tilelang_editable_install_beside_apache_tvm_is_answered_for_tilelang(imports: bool,
+                                                                              tmp_path: Path) -> None:
+    """TileLang installed with ``pip install -e .`` (scikit-build-core's redirecting finder: no folder on
+    ``sys.path`` holds ``tilelang``) and apache-tvm beside it: ``check`` answers for TileLang with the
+    ``tvm-conflict`` repair (or, where TileLang cannot be imported, the repair of TileLang's environment),
+    never advising to reinstall apache-tvm."""
+    source, site, boot = tmp_path / "checkout", tmp_path / "site", tmp_path / "boot"
+    (source / "tilelang" / "engine").mkdir(parents=True)
+    (source / "tilelang" / "__init__.py").write_text(
+        "import tvm\n" if imports else "raise ImportError('libtilelang.so: undefined symbol TVMFFIEnvGetStream')\n")
+    (source / "tilelang" / "engine" / "__init__.py").write_text("")
+    (source / "tilelang" / "engine" / "lower.py").write_text("")
+    info = site / "tilelang-0.1.16.dev0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: tilelang\nVersion: 0.1.16.dev0\n")
+    (info / "direct_url.json").write_text(json.dumps({"url": source.as_uri(), "dir_info": {"editable": True}}))
+    (info / "RECORD").write_text("_tilelang_editable.py,,\n_tilelang_editable.pth,,\n"
+                                 "tilelang-0.1.16.dev0.dist-info/RECORD,,\n")
+    (site / "_tilelang_editable.py").write_text(f"SOURCE = {str(source)!r}\n" + REDIRECT)
+    (site / "_tilelang_editable.pth").write_text("import _tilelang_editable\n")
+    boot.mkdir()
+    (boot / "sitecustomize.py").write_text(f"import site\nsite.addsitedir({str(site)!r})\n")
+    proc = subprocess.run([sys.executable, "-m", "tilelang_hostcg", "--json", "check"], capture_output=True,
+                          text=True, cwd=tmp_path, env=_env([boot]), timeout=300)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    doc = json.loads(proc.stdout)
+    if imports:
+        assert proc.returncode == 1, proc.stdout + proc.stderr
+        (conflict,) = [p["message"] for p in doc["problems"] if p["code"] == "tvm-conflict"]
+        assert "beside TileLang (tilelang 0.1.16.dev0)" in conflict, conflict
+        assert conflict.endswith("Repair it with: pip uninstall -y apache-tvm (nothing else changes)"), conflict
+    else:
+        assert proc.returncode == 2, proc.stdout + proc.stderr
+        message = doc["error"]["message"]
+        assert message.startswith("TileLang (tilelang 0.1.16.dev0) is installed"), message
+        assert f"Repair it with: pip uninstall -y apache-tvm && pip install --no-deps -e '{source}'" in message, message
+        assert "'apache-tvm==" not in message, message

@@ -58,15 +58,16 @@ def unmet_requirement(dist: Distribution, name: str) -> tuple[str, str | None] |
 
 
 def tilelang_repair(dist: Distribution, *, importable: bool = False, named: tuple[str, str | None] = ("", None),
-                    ) -> list[str]:
+                    editable: bool = False) -> list[str]:
     """The commands that repair ``dist``'s (TileLang's) environment: uninstall ``apache-tvm``; put
     back the ``apache-tvm-ffi`` TileLang requires; else, when TileLang cannot be imported, reinstall it
-    (``named``: its name and version, as :mod:`._metadata` reads them)."""
+    (``named``: its name and version, as :mod:`._metadata` reads them; ``editable``: its source folder
+    and ``None``, installed again in place)."""
     steps = [f"pip uninstall -y {APACHE_TVM}"] if foreign_tvm() is not None else []
     ffi = unmet_requirement(dist, FFI)
     if ffi is not None:
         steps.append(reinstall(ffi[0]))
     elif not importable:
-        steps.append(reinstall(named[0] or "tilelang", named[1]))
+        steps.append(reinstall(named[0] or "tilelang", named[1], editable=editable))
     return steps
 

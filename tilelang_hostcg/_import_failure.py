@@ -8,7 +8,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from ._advice import foreign_tvm, installed_version, reinstall, tilelang_repair
-from ._metadata import owner
+from ._metadata import editable_source, owner
 from ._names import APACHE_TVM
 
 if TYPE_CHECKING:
@@ -24,7 +24,9 @@ def tilelang_failed(found: Found, exc: BaseException) -> str:
     if found.owners:
         info = owner(found.owners[0])
         where = f"TileLang ({info.describe()}) is installed (at {found.tree})"
-        steps = tilelang_repair(found.owners[0], named=(info.name, info.version))
+        source = editable_source(found.owners[0])
+        named = (source, None) if source else (info.name, info.version)
+        steps = tilelang_repair(found.owners[0], named=named, editable=source is not None)
     else:
         where = f"TileLang from a source tree at {found.tree} (the `tilelang` that `import tilelang` gives)"
     otherwise, cause = "Repair that tree (or take it off PYTHONPATH), then run again", ""

@@ -212,12 +212,33 @@ def _lists(record: str, line: str) -> bool:
     return record.startswith(line) or f"\n{line}" in record
 
 
+def _is_build_name(name: str, package: str) -> bool:
+    """Whether the distribution name ``name`` is ``package``'s or a build of it (``tilelang-musa``; not
+    this project's own distributions)."""
+    name = normalize_name(name)
+    return name == package or (name.startswith(package + "-") and not name.startswith(package + "-hostcg"))
+
+
 def _named_after(dist: Distribution, package: str) -> bool:
-    """Whether ``dist``'s name, or its metadata folder's, is ``package``'s or a build of it
-    (``tilelang-musa``; not this project's own distributions)."""
-    names = {distribution_name(dist), normalize_name(folder_name_version(dist)[0])}
-    return any(n == package or (n.startswith(package + "-") and not n.startswith(package + "-hostcg"))
-               for n in names)
+    """Whether ``dist``'s name, or its metadata folder's, is ``package``'s or a build of it."""
+    return any(_is_build_name(n, package) for n in (distribution_name(dist), folder_name_version(dist)[0]))
+
+
+def editable_builds(package: str) -> list[Distribution]:
+    """The editable installs of ``package`` (named after it by their metadata folder, nothing else read
+    but their ``direct_url.json``) whose source folder holds it: where no folder on ``sys.path`` holds
+    the package, an import hook serves it (scikit-build-core's redirecting finder, as an editable
+    install of TileLang makes)."""
+    from importlib.metadata import distributions
+    found = []
+    for dist in distributions():
+        if not _is_build_name(folder_name_version(dist)[0], package):
+            continue
+        source = editable_source(dist)
+        if source and any(os.path.isfile(os.path.join(source, *parts, package, "__init__.py"))
+                          for parts in ((), ("src",))):
+            found.append(dist)
+    return found
 
 
 def ships_package(dist: Distribution, package: str) -> bool:

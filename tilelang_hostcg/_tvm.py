@@ -215,10 +215,13 @@ def import_tilelang() -> ModuleType | None:
     """``import tilelang`` where ``tilelang`` is an importable package (``None`` where it is not); a
     failure is a :class:`TVMNotFoundError` naming it and the repair. A module or namespace folder
     named ``tilelang`` is not imported; a TileLang that only another tool's finder serves is imported
-    by :func:`import_tvm` where ``import tvm`` alone finds no TVM."""
+    where an editable install of a TileLang build is installed (as a TileLang program imports it), and by
+    :func:`import_tvm` where ``import tvm`` alone finds no TVM."""
     found = find(TILELANG)
     if found is None:
-        return None
+        from ._metadata import editable_builds  # here: only where no folder on sys.path holds a TileLang
+        builds = editable_builds(TILELANG) if TILELANG not in sys.modules else []
+        return _import_served_tilelang(builds) if builds else None
     if found.imported and not _initializing(sys.modules.get(TILELANG)):
         return sys.modules[TILELANG]
     try:
@@ -229,10 +232,10 @@ def import_tilelang() -> ModuleType | None:
         raise TVMNotFoundError(tilelang_failed(found, exc)) from exc
 
 
-def _import_served_tilelang() -> ModuleType | None:
+def _import_served_tilelang(builds: list[Distribution] | None = None) -> ModuleType | None:
     """``import tilelang`` where no folder on ``sys.path`` holds a ``tilelang`` (else ``None``): the
-    package another tool's finder serves (some editable installs), asked by the import itself; ``None``
-    where nothing answers. A failure of its import is named."""
+    package another tool's finder serves (some editable installs: ``builds``, where known), asked by the
+    import itself; ``None`` where nothing answers. A failure of its import is named, with its repair."""
     if _path_spec(TILELANG) is not None:  # a module or namespace folder on sys.path: not TileLang
         return None
     try:
@@ -240,6 +243,11 @@ def _import_served_tilelang() -> ModuleType | None:
     except Exception as exc:  # any failure of TileLang's import: name it, never crash
         if isinstance(exc, ModuleNotFoundError) and exc.name == TILELANG:
             return None
+        from ._metadata import editable_source
+        source = editable_source(builds[0]) if builds else None
+        if builds and source:
+            init_file = os.path.join(source, TILELANG, "__init__.py")
+            raise TVMNotFoundError(tilelang_failed(Found(TILELANG, init_file, False, tuple(builds)), exc)) from exc
         raise TVMNotFoundError(f"`import tilelang` gives a TileLang that no folder on sys.path holds (an import "
                                f"hook serves it, as some editable installs do) and it cannot be imported "
                                f"({type(exc).__name__}: {exc}), so its bundled TVM is not usable. Repair that "
