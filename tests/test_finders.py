@@ -99,6 +99,9 @@ def test_a_tilelang_only_another_finder_serves_is_imported_where_tvm_alone_is_no
     served = tmp_path / "served"
     (served / "tilelang").mkdir(parents=True)
     (served / "tilelang" / "__init__.py").write_text("IMPORTED_BY = 'the import system'\n")
+    (served / "tilelang" / "engine").mkdir()  # TileLang's layout (a stub without it is no TileLang)
+    (served / "tilelang" / "engine" / "__init__.py").write_text("")
+    (served / "tilelang" / "engine" / "lower.py").write_text("")
     out = _run("""
         class Bundled:
             def find_spec(self, name, path=None, target=None):

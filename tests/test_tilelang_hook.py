@@ -208,6 +208,11 @@ def test_metadata_that_is_a_fifo_never_makes_import_tilelang_wait(fake_tilelang,
     env = PluginEnvironment(tmp_path / "venv")
     install(env, tmp_path, [Plugin("hook-plugin", codegens={"c": "hcgt_hook"},
                                    files={"hcgt_hook.py": codegen_module("c", "hook-c")})])
+    # TileLang's layout without its points: the folder is the TileLang in use (whose metadata is
+    # checked), but no point is there, so activation leaves it alone.
+    (fake_tilelang / "tilelang" / "engine").mkdir()
+    (fake_tilelang / "tilelang" / "engine" / "__init__.py").write_text("")
+    (fake_tilelang / "tilelang" / "engine" / "lower.py").write_text("")
     leftover = fake_tilelang / "tilelang_leftover-1.0.dist-info"
     leftover.mkdir()
     (leftover / "METADATA").write_text("Metadata-Version: 2.1\nName: tilelang-leftover\nVersion: 1.0\n")

@@ -204,12 +204,17 @@ def test_a_replaced_route_is_not_installed_and_names_its_replacer(monkeypatch, b
     assert build_module.tir_to_runtime is rival  # left alone
 
 
-def test_runtime_only_and_tilelang_processes_are_left_alone(monkeypatch, build_module):
+def test_runtime_only_and_tilelang_processes_are_left_alone(monkeypatch, build_module, tmp_path):
     monkeypatch.setattr(discovery, "third_party_planned", lambda controls: True)
     monkeypatch.setattr(sys.modules["tvm"], "_RUNTIME_ONLY", True)
     activation.autoload()
     assert not integration.is_installed()
     monkeypatch.setattr(sys.modules["tvm"], "_RUNTIME_ONLY", False)
-    monkeypatch.setitem(sys.modules, "tilelang", types.ModuleType("tilelang"))
+    tilelang = types.ModuleType("tilelang")  # TileLang: its package holds a layout's module
+    (tmp_path / "tilelang" / "engine").mkdir(parents=True)
+    (tmp_path / "tilelang" / "engine" / "__init__.py").write_text("")
+    (tmp_path / "tilelang" / "engine" / "lower.py").write_text("")
+    tilelang.__path__ = [str(tmp_path / "tilelang")]
+    monkeypatch.setitem(sys.modules, "tilelang", tilelang)
     activation.autoload()
     assert not integration.is_installed()

@@ -14,7 +14,7 @@ from ..core._types import Origin, SourceState
 from ..discovery._planning import ControlProblem, DiscoveryIndex, declaration_problems
 from ..environment._advice import reinstall
 from ..environment._compiler import describe_tvm, find, tilelang_overlap, tvm_document
-from ..environment._metadata import distribution_name
+from ..environment._metadata import distribution_name, distribution_version
 from ..environment._requirements import other_build_requirements
 from ..environment._targets import DEVICE_KIND, UNKNOWN_KIND, canonical_kind, is_host_target, kind_misfit, parse_target
 from ..registry._failures import advice, capture, failure_site, failure_text, plugin_traceback, state_text
@@ -209,7 +209,7 @@ def _check_tilelang_requirements(c: _Checked) -> list[Doc]:
     dist = _tilelang_distribution()
     if dist is None:
         return []
-    in_use = f"{distribution_name(dist)} {dist.version}"
+    in_use = f"{distribution_name(dist)} {distribution_version(dist) or '?'}"
     out, seen = [], set()
     for ep in c.index.entry_points:
         key = normalize_name(ep.distribution)
@@ -238,7 +238,7 @@ def _check_tilelang_environment(c: _Checked) -> list[Doc]:
     foreign, ffi = foreign_tvm(), unmet_requirement(dist, FFI)
     if foreign is None and ffi is None:
         return []
-    in_use = f"{distribution_name(dist)} {dist.version}"
+    in_use = f"{distribution_name(dist)} {distribution_version(dist) or '?'}"
     what = [f"apache-tvm {foreign} is installed beside TileLang ({in_use}), which bundles its own TVM: it does not "
             f"belong there (installing it may replace the {FFI} TileLang needs, and `import tilelang` then fails)"
             ] if foreign is not None else []

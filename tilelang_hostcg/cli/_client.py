@@ -27,7 +27,9 @@ def client_document(tvm: dict[str, Any]) -> dict[str, Any]:
     client = _client_for(tvm.get("provider"))
     predicted = "tvm" not in sys.modules
     if client is None:
-        return {"active": None, "client": None, "routed": False, "predicted": predicted, "problem": None,
+        # Nothing imported: a TVM an import hook serves may still be routed (not known, never false).
+        return {"active": None, "client": None, "routed": None if predicted else False, "predicted": predicted,
+                "problem": None,
                 "describe": f"none: {tvm.get('describe')}"}
     answer = routing(client, import_it=not predicted)
     state = "not known" if answer.routed is None else "none"

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple
 
 from ..core._errors import warn_activation_failed, warn_plugin
 from ..core._names import CODEGEN_GROUP, HOOK_GROUP
+from ..environment._tilelang_layout import holds_tilelang_layout
 
 if TYPE_CHECKING:
     from ..core._types import HostCodegen, HostCodegenHook
@@ -67,10 +68,22 @@ class Liveness(NamedTuple):
     who: str | None = None
 
 
+_SEEN: list[tuple[object, bool]] = []  # the imported ``tilelang`` last judged, and whether it is TileLang
+
+
 def tilelang_takes_builds() -> bool:
     """The one rule between the clients: where TileLang is imported, its integration builds host code,
-    and TVM's route hands every build to TVM's original."""
-    return "tilelang" in sys.modules
+    and TVM's route hands every build to TVM's original. A ``None`` in ``sys.modules`` (a blocked
+    package) is not an import; a ``tilelang`` without TileLang's layout is not TileLang."""
+    module = sys.modules.get("tilelang")
+    if module is None:
+        return False
+    if _SEEN and _SEEN[0][0] is module:
+        return _SEEN[0][1]
+    folders = getattr(module, "__path__", None)
+    answer = holds_tilelang_layout([str(f) for f in folders]) if folders else False
+    _SEEN[:] = [(module, answer)]
+    return answer
 
 
 def reaches(func: Any, target: Any) -> bool:

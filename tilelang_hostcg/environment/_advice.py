@@ -45,7 +45,11 @@ def unmet_requirement(dist: Distribution, name: str) -> tuple[str, str | None] |
     from ..core._names import normalize_name
     from ._requirements import applicable, meets
     installed = installed_version(name)
-    for line in dist.requires or ():
+    try:
+        lines = dist.requires or ()
+    except Exception:  # metadata that cannot be read says nothing
+        lines = []
+    for line in lines:
         with suppress(InvalidRequirement):  # a line that cannot be parsed says nothing
             req = applicable(line)
             if req is not None and normalize_name(req.name) == name and not (installed and meets(req, installed)):
@@ -53,13 +57,17 @@ def unmet_requirement(dist: Distribution, name: str) -> tuple[str, str | None] |
     return None
 
 
-def tilelang_repair(dist: Distribution, *, importable: bool = False) -> list[str]:
+def tilelang_repair(dist: Distribution, *, importable: bool = False, named: tuple[str, str | None] = ("", None),
+                    editable: bool = False) -> list[str]:
     """The commands that repair ``dist``'s (TileLang's) environment: uninstall ``apache-tvm``; put
-    back the ``apache-tvm-ffi`` TileLang requires; else, when TileLang cannot be imported, reinstall it."""
+    back the ``apache-tvm-ffi`` TileLang requires; else, when TileLang cannot be imported, reinstall it
+    (``named``: its name and version, as :mod:`._metadata` reads them; ``editable``: its source folder
+    and ``None``, installed again in place)."""
     steps = [f"pip uninstall -y {APACHE_TVM}"] if foreign_tvm() is not None else []
     ffi = unmet_requirement(dist, FFI)
     if ffi is not None:
         steps.append(reinstall(ffi[0]))
     elif not importable:
-        steps.append(reinstall(str(dist.metadata["Name"] or "tilelang"), dist.version))
+        steps.append(reinstall(named[0] or "tilelang", named[1], editable=editable))
     return steps
+

@@ -15,10 +15,12 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from ..core._errors import TVMNotFoundError
 from ..core._names import APACHE_TVM, TILELANG
-from ._advice import foreign_tvm, installed_version, reinstall, tilelang_repair
+from ._advice import installed_version, reinstall
+from ._import_failure import tilelang_failed
 from ._importing import is_initializing
-from ._metadata import Owner, folder_of, owner, owners_of, shipping, unusable_entry_points
+from ._metadata import Owner, files_match, folder_of, owner, owners_of, shipping, unusable_entry_points
 from ._requirements import UNKNOWN_VERSION
+from ._tilelang_layout import holds_tilelang_layout
 
 if TYPE_CHECKING:
     from importlib.machinery import ModuleSpec
@@ -58,10 +60,20 @@ class Found(NamedTuple):
         version = getattr(module, "__version__", None)
         return str(version) if version else None
 
+    def undecided(self) -> bool:
+        """Whether more than one distribution lists the package's files and the files installed match
+        none of them (a file changed since): which build is in use cannot be told."""
+        return len(self.owners) > 1 and not any(files_match(d, self.package, self.init_file) for d in self.owners)
+
     def describe(self) -> str:
-        """``tilelang-musa 0.1.16`` or ``a source tree at PATH``."""
+        """``tilelang-musa 0.1.16``, ``a source tree at PATH``, or, where :meth:`undecided`, every build."""
         found = self.owner
-        return found.describe() if found is not None else f"a source tree at {self.tree}"
+        if found is None:
+            return f"a source tree at {self.tree}"
+        if self.undecided():
+            return (" or ".join(owner(d).describe() for d in self.owners)
+                    + " (the files installed match neither build: changed since)")
+        return found.describe()
 
 
 def _package_file(package: str) -> tuple[str | None, bool]:
@@ -69,6 +81,8 @@ def _package_file(package: str) -> tuple[str | None, bool]:
     without importing), and whether it is imported; ``None``: not an importable package there (a
     plain module or a namespace folder of that name is not the compiler)."""
     module = sys.modules.get(package)
+    if module is None and package in sys.modules:
+        return None, False  # blocked (``sys.modules[package] = None``): ``import`` raises, nothing is found
     if module is not None:
         origin = getattr(module, "__file__", None)
         imported = True
@@ -118,12 +132,18 @@ def _module_spec(name: str) -> Any:
 
 
 def find(package: str) -> Found | None:
-    """Where ``package`` (``tilelang`` or ``tvm``) comes from in this process, without importing it."""
+    """Where ``package`` (``tilelang`` or ``tvm``) comes from in this process, without importing it. A
+    ``tilelang`` is TileLang where it holds a module of TileLang's layouts or an installed distribution
+    ships it (a broken TileLang, named for its repair); any other (a user's own package of that name, a
+    stub) is none."""
     init_file, imported = _package_file(package)
     if init_file is None:
         return None
     likely = (APACHE_TVM,) if package == "tvm" else (TILELANG,)
-    return Found(package, init_file, imported, tuple(owners_of(package, init_file, likely)))
+    owners = tuple(owners_of(package, init_file, likely))
+    if package == TILELANG and not owners and not holds_tilelang_layout([os.path.dirname(init_file)]):
+        return None
+    return Found(package, init_file, imported, owners)
 
 
 def tilelang_builds(found: Found | None = None) -> tuple[Distribution, ...]:
@@ -152,12 +172,15 @@ def _uninstall_step(dist: Distribution) -> str:
 
 def tilelang_overlap(found: tuple[Distribution, ...] | None = None) -> str | None:
     """The warning where more than one installed distribution ships TileLang (default: :func:`tilelang_builds`)."""
-    found = tilelang_builds() if found is None else found
+    in_use = find(TILELANG) if found is None else None
+    found = tilelang_builds(in_use) if found is None else found
     if len(found) < 2:
         return None
     infos = [owner(d) for d in found]
     named = ", ".join(i.describe() for i in infos)
     folders = {os.path.dirname(os.path.realpath(i.folder)) for i in infos}
+    if len(folders) == 1 and in_use is not None and in_use.undecided():
+        return _neither_build(found, infos, named)
     if len(folders) == 1:
         how = ("they ship the same `tilelang` package into the same folder, so one's files overwrote the other's, "
                "and uninstalling either takes the shared files away from both")
@@ -170,14 +193,27 @@ def tilelang_overlap(found: tuple[Distribution, ...] | None = None) -> str | Non
             f"{infos[0].describe()}. Keep one: {steps}{then}")
 
 
+def _neither_build(found: tuple[Distribution, ...], infos: list[Owner], named: str) -> str:
+    """The warning where builds were installed over each other and the files match none of them."""
+    steps = "; ".join(_uninstall_step(d) for d in found)
+    choices = " or ".join(f"`{reinstall(i.name, i.version)}`" for i in infos if i.record)
+    then = f", then reinstall the one you want: {choices}" if choices else ""
+    return (f"{len(found)} TileLang builds are installed ({named}) over each other in the same folder, and the "
+            "files of the `tilelang` package there match neither build (a file was changed since), so which build "
+            f"is in use cannot be told. Keep one: {steps}{then}")
+
+
 def import_tilelang() -> ModuleType | None:
     """``import tilelang`` where ``tilelang`` is an importable package (``None`` where it is not); a
     failure is a :class:`TVMNotFoundError` naming it and the repair. A module or namespace folder
     named ``tilelang`` is not imported; a TileLang that only another tool's finder serves is imported
-    by :func:`import_tvm` where ``import tvm`` alone finds no TVM."""
+    where an editable install of a TileLang build is installed (as a TileLang program imports it), and by
+    :func:`import_tvm` where ``import tvm`` alone finds no TVM."""
     found = find(TILELANG)
     if found is None:
-        return None
+        from ._metadata import editable_builds  # here: only where no folder on sys.path holds a TileLang
+        builds = editable_builds(TILELANG) if TILELANG not in sys.modules else []
+        return _import_served_tilelang(builds) if builds else None
     if found.imported and not is_initializing(sys.modules.get(TILELANG)):
         return sys.modules[TILELANG]
     try:
@@ -185,13 +221,13 @@ def import_tilelang() -> ModuleType | None:
         # thread it returns the module as is).
         return __import__(TILELANG)
     except Exception as exc:  # any failure of TileLang's import: name it, never crash
-        raise TVMNotFoundError(_tilelang_failed(found, exc)) from exc
+        raise TVMNotFoundError(tilelang_failed(found, exc)) from exc
 
 
-def _import_served_tilelang() -> ModuleType | None:
+def _import_served_tilelang(builds: list[Distribution] | None = None) -> ModuleType | None:
     """``import tilelang`` where no folder on ``sys.path`` holds a ``tilelang`` (else ``None``): the
-    package another tool's finder serves (some editable installs), asked by the import itself; ``None``
-    where nothing answers. A failure of its import is named."""
+    package another tool's finder serves (some editable installs: ``builds``, where known), asked by the
+    import itself; ``None`` where nothing answers. A failure of its import is named, with its repair."""
     if _path_spec(TILELANG) is not None:  # a module or namespace folder on sys.path: not TileLang
         return None
     try:
@@ -199,28 +235,16 @@ def _import_served_tilelang() -> ModuleType | None:
     except Exception as exc:  # any failure of TileLang's import: name it, never crash
         if isinstance(exc, ModuleNotFoundError) and exc.name == TILELANG:
             return None
+        from ._metadata import editable_source
+        source = editable_source(builds[0]) if builds else None
+        if builds and source:
+            init_file = os.path.join(source, TILELANG, "__init__.py")
+            raise TVMNotFoundError(tilelang_failed(Found(TILELANG, init_file, False, tuple(builds)), exc)) from exc
         raise TVMNotFoundError(f"`import tilelang` gives a TileLang that no folder on sys.path holds (an import "
                                f"hook serves it, as some editable installs do) and it cannot be imported "
                                f"({type(exc).__name__}: {exc}), so its bundled TVM is not usable. Repair that "
                                "TileLang, then run again") from exc
     return module if find(TILELANG) is not None else None
-
-
-def _tilelang_failed(found: Found, exc: BaseException) -> str:
-    """What to say where ``import tilelang`` raised ``exc``."""
-    foreign = foreign_tvm()
-    beside = (f"; apache-tvm {foreign} is installed beside it, which does not belong there (TileLang bundles its "
-              "own TVM)") if foreign else ""
-    if found.owners:
-        dist = found.owners[0]
-        info = owner(dist)
-        where = f"TileLang ({info.describe()}) is installed (at {found.tree})"
-        repair = f"Repair it with: {' && '.join(tilelang_repair(dist))} (nothing else changes)"
-    else:
-        where = f"TileLang from a source tree at {found.tree} (the `tilelang` that `import tilelang` gives)"
-        repair = "Repair that tree (or take it off PYTHONPATH), then run again"
-    return (f"{where} but cannot be imported ({type(exc).__name__}: {exc}), so its bundled TVM is not usable"
-            f"{beside}. {repair}")
 
 
 def import_tvm() -> ModuleType:
@@ -248,7 +272,7 @@ def _import_tvm_module() -> ModuleType:
     try:
         import tvm
     except ModuleNotFoundError as exc:
-        if exc.name != "tvm" or TILELANG in sys.modules or _import_served_tilelang() is None:
+        if exc.name != "tvm" or sys.modules.get(TILELANG) is not None or _import_served_tilelang() is None:
             raise
         import tvm
     return tvm  # type: ignore[no-any-return]  # untyped package
@@ -304,7 +328,7 @@ _INFO: list[TVMInfo] = []
 
 def _bundling_tilelang(tvm_file: str) -> Found | None:
     """The imported TileLang whose folder holds ``tvm_file`` (its bundled TVM), else ``None``."""
-    tilelang = find(TILELANG) if TILELANG in sys.modules else None
+    tilelang = find(TILELANG) if sys.modules.get(TILELANG) is not None else None
     if tilelang is not None and tvm_file.startswith(os.path.dirname(tilelang.init_file) + os.sep):
         return tilelang
     return None
@@ -362,7 +386,7 @@ def _predicted_document() -> dict[str, Any]:
     if tilelang is not None:
         found = tilelang.owner
         name = found.name if found is not None else None
-        bundler = found.describe() if found is not None else f"TileLang from {tilelang.describe()}"
+        bundler = tilelang.describe() if found is not None else f"TileLang from {tilelang.describe()}"
         describe = f"TVM bundled with {bundler}"
         return {"provider": TILELANG, "distribution": name, "provider_version": tilelang.version(), "version": None,
                 "tree": None if found is not None else tilelang.tree, "describe": f"{describe} (not imported)"}

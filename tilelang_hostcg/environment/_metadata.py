@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 # ``importlib.metadata`` opens it.
 METADATA_FILES = ("METADATA", "PKG-INFO", "top_level.txt", "RECORD", "direct_url.json", "requires.txt")
 _READ_LIMIT = 64 * 1024 * 1024  # a metadata file larger than this is not one an installer wrote
+_RECORD_HEAD = 16 * 1024 * 1024  # of a RECORD over the limit, only this much is read (its first lines)
 _FILE_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"),
                (stat.S_ISDIR, "a folder"), (stat.S_ISSOCK, "a socket"))
 
@@ -114,24 +115,31 @@ def safe_read(dist: Distribution, filename: str) -> str | None:
         return None
 
 
+def folder_name_version(dist: Distribution) -> tuple[str, str]:
+    """The name and version that ``dist``'s metadata folder is named by (``NAME-VERSION.dist-info``;
+    empty where it says none), for a distribution whose ``METADATA`` cannot be read."""
+    name, _, version = os.path.basename(folder_of(dist).rstrip("/\\")).rpartition(".")[0].partition("-")
+    return name, version.partition("-")[0]
+
+
 def distribution_name(dist: Distribution) -> str:
-    """``dist``'s metadata ``Name``, PEP 503 normalized (``?`` where it cannot be read)."""
+    """``dist``'s metadata ``Name``, PEP 503 normalized (where it cannot be read, its folder's, else ``?``)."""
     try:
         name = "" if files_problem(dist, "METADATA", "PKG-INFO") else str(dist.metadata["Name"] or "")
     except Exception:  # unreadable metadata
         name = ""
-    return normalize_name(name) or "?"
+    return normalize_name(name or folder_name_version(dist)[0]) or "?"
 
 
 def distribution_version(dist: Distribution) -> str | None:
-    """``dist``'s metadata ``Version`` (``None`` where it cannot be read)."""
-    if files_problem(dist, "METADATA", "PKG-INFO"):
-        return None
-    try:
-        version = dist.metadata["Version"]
-    except Exception:  # unreadable metadata
-        return None
-    return str(version) if version else None
+    """``dist``'s metadata ``Version`` (where it cannot be read, its folder's, else ``None``)."""
+    version: object = None
+    if not files_problem(dist, "METADATA", "PKG-INFO"):
+        try:
+            version = dist.metadata["Version"]
+        except Exception:  # unreadable metadata
+            version = None
+    return str(version) if version else (folder_name_version(dist)[1] or None)
 
 
 def direct_url(dist: Distribution) -> dict[str, Any]:
@@ -175,15 +183,83 @@ def _top_level(dist: Distribution) -> list[str] | None:
     return None if text is None else text.split()
 
 
-def ships_package(dist: Distribution, package: str) -> bool:
-    """Whether ``dist`` ships the top-level ``package``: its ``RECORD`` lists a file under it (searched
-    whole, never parsed: TileLang's is over 0.5 MB), else its ``top_level.txt`` names it."""
+def _head(dist: Distribution, filename: str, size: int) -> str | None:
+    """The first ``size`` bytes of ``dist``'s metadata file ``filename`` (whole lines, opened without
+    waiting; bytes that are not UTF-8 replaced), ``None`` where it is not a regular file on disk."""
+    path = metadata_file_path(dist, filename)
+    if path is None:
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    with open(fd, "rb") as stream:
+        if _kind_of(os.fstat(fd).st_mode) is not None:
+            return None
+        text = stream.read(size).decode("utf-8", errors="replace")
+    return text[:text.rfind("\n") + 1]
+
+
+def _record(dist: Distribution) -> tuple[str | None, bool]:
+    """``dist``'s ``RECORD`` text and whether it is whole: one over the read limit (a vendor build's, or
+    a sparse file) is never read whole, only its first lines."""
     record = safe_read(dist, "RECORD")
     if record is not None:
-        prefix = package + "/"
-        return record.startswith(prefix) or f"\n{prefix}" in record
+        return record, True
+    path = metadata_file_path(dist, "RECORD")
+    try:
+        large = path is not None and os.stat(path).st_size > _READ_LIMIT
+    except OSError:
+        large = False
+    return (_head(dist, "RECORD", _RECORD_HEAD), False) if large else (None, True)
+
+
+def _lists(record: str, line: str) -> bool:
+    return record.startswith(line) or f"\n{line}" in record
+
+
+def _is_build_name(name: str, package: str) -> bool:
+    """Whether the distribution name ``name`` is ``package``'s or a build of it (``tilelang-musa``; not
+    this project's own distributions)."""
+    name = normalize_name(name)
+    return name == package or (name.startswith(package + "-") and not name.startswith(package + "-hostcg"))
+
+
+def _named_after(dist: Distribution, package: str) -> bool:
+    """Whether ``dist``'s name, or its metadata folder's, is ``package``'s or a build of it."""
+    return any(_is_build_name(n, package) for n in (distribution_name(dist), folder_name_version(dist)[0]))
+
+
+def editable_builds(package: str) -> list[Distribution]:
+    """The editable installs of ``package`` (named after it by their metadata folder, nothing else read
+    but their ``direct_url.json``) whose source folder holds it: where no folder on ``sys.path`` holds
+    the package, an import hook serves it (scikit-build-core's redirecting finder, as an editable
+    install of TileLang makes)."""
+    from importlib.metadata import distributions
+    found = []
+    for dist in distributions():
+        if not _is_build_name(folder_name_version(dist)[0], package):
+            continue
+        source = editable_source(dist)
+        if source and any(os.path.isfile(os.path.join(source, *parts, package, "__init__.py"))
+                          for parts in ((), ("src",))):
+            found.append(dist)
+    return found
+
+
+def ships_package(dist: Distribution, package: str) -> bool:
+    """Whether ``dist`` ships the top-level ``package``: its ``RECORD`` lists a file under it (searched
+    whole, never parsed: TileLang's is over 0.5 MB; of one over the read limit, the first lines), else
+    its ``top_level.txt`` names it (else, for a RECORD too large to read, its name says it)."""
+    record, whole = _record(dist)
+    if record is not None and _lists(record, package + "/"):
+        return True
+    if record is not None and whole:
+        return False
     top_level = _top_level(dist)
-    return top_level is not None and package in top_level
+    if top_level is not None:
+        return package in top_level
+    return not whole and _named_after(dist, package)
 
 
 class Owner(NamedTuple):
@@ -217,14 +293,15 @@ def _holds(dist: Distribution, package: str, init_file: str, site: str) -> bool:
     top_level = _top_level(dist)
     if top_level is not None and package not in top_level:
         return False  # it names its packages, and not this one: its RECORD is not read
-    record = safe_read(dist, "RECORD")
-    if record is not None:
-        line = f"{package}/__init__.py,"
-        if not (record.startswith(line) or f"\n{line}" in record):
-            return False
+    record, whole = _record(dist)
+    if record is not None and _lists(record, f"{package}/__init__.py,"):
         return _same_file(os.path.join(site, package, "__init__.py"), init_file)
+    if record is not None and whole:
+        return False
     if top_level is not None:
-        return True  # lists no files, names the package
+        return True  # lists no files (or too many to read), names the package
+    if not whole:  # a RECORD too large to read: the name of the distribution or its folder says it
+        return _named_after(dist, package)
     return distribution_name(dist) == normalize_name(package)  # lists nothing: its name says it
 
 
@@ -234,10 +311,10 @@ def _hash_matches(dist: Distribution, package: str, init_file: str) -> bool:
     import base64
     import hashlib
     line = f"{package}/__init__.py,"
-    record = safe_read(dist, "RECORD") or ""
-    start = 0 if record.startswith(line) else record.find("\n" + line) + 1
-    if start == 0 and not record.startswith(line):
+    record = _record(dist)[0] or ""
+    if not _lists(record, line):
         return False
+    start = 0 if record.startswith(line) else record.find("\n" + line) + 1
     fields = record[start:].partition("\n")[0].split(",")
     algorithm, _, value = (fields[1] if len(fields) > 1 else "").partition("=")
     try:
@@ -246,6 +323,12 @@ def _hash_matches(dist: Distribution, package: str, init_file: str) -> bool:
     except (OSError, ValueError):  # no such hash on this Python, or the file went away
         return False
     return base64.urlsafe_b64encode(digest).rstrip(b"=").decode() == value
+
+
+def files_match(dist: Distribution, package: str, init_file: str) -> bool:
+    """Whether the installed ``package/__init__.py`` (``init_file``) is the one ``dist``'s ``RECORD`` lists,
+    by its hash (of two builds installed over each other, the one whose files are there)."""
+    return _hash_matches(dist, package, init_file)
 
 
 def owners_of(package: str, init_file: str, likely: tuple[str, ...] = ()) -> list[Distribution]:
@@ -329,7 +412,7 @@ def unusable(dist: Distribution, what: str, exc: Exception, ignored: str = "") -
 
 def _repair(dist: Distribution) -> str:
     """The repair of ``dist``'s metadata, from its folder's name ``NAME-VERSION.dist-info``."""
-    name, _, version = os.path.basename(folder_of(dist).rstrip("/\\")).rpartition(".")[0].partition("-")
+    name, version = folder_name_version(dist)
     if not name:
         return "Remove the folder"
-    return f"Reinstall it ({reinstall(name, version.partition('-')[0])}) or remove the folder"
+    return f"Reinstall it ({reinstall(name, version)}) or remove the folder"

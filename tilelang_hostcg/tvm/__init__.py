@@ -36,7 +36,7 @@ class TVMClient(Client):
         tvm, registry = prepared
         original = check(tvm)
         module = sys.modules[BUILD_MODULE]
-        state = State(None, requested=registry, module=module, original=original)
+        state = State(None, requested=registry, module=module, original=original, lock=self.lock)
         route = make_route(state)
         state.routes.append(Route(module, FUNCTION, original, route))
         setattr(module, FUNCTION, route)

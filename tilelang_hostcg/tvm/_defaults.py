@@ -29,17 +29,34 @@ def register_defaults(registry: Registry, held: dict[str, HostCodegen], kinds: t
 
 def routed(state: State, host_mod: Any, device_mod_dict: Any, target_host: Any) -> Any:
     """``tir_to_runtime`` through the registry: device modules by TVM's own ``codegen_build``,
-    in TVM's order; the registry's hooks; the host module by the host target's codegen."""
+    in TVM's order; the registry's hooks; the host module by the host target's codegen. ``None``
+    where ``state`` was uninstalled before its defaults were in: the caller builds with TVM's original."""
     host = parse_target(target_host)
     kind = host.kind.name
     registry = state.registry
     if registry is None or kind not in state.codegens:
-        with state.lock:
-            if state.registry is None:
-                from .._api import default_registry
-
-                state.registry = default_registry() if state.requested is None else state.requested
-                register_defaults(state.registry, state.codegens)
-            register_defaults(state.registry, state.codegens, (kind,))
-            registry = state.registry
+        registry = _defaults_in(state, kind)
+        if registry is None:
+            return None
     return build_split(registry, host_mod, device_mod_dict.items(), host, state.module.codegen_build)  # type: ignore[union-attr]
+
+
+def _defaults_in(state: State, kind: str) -> Registry | None:
+    """The registry of ``state`` with TVM's defaults (``kind``'s too) in it, registered under the
+    client's lock, which ``uninstall()`` holds to take them out; ``None`` once ``state`` is uninstalled
+    (defaults registered then would outlive it and collide with the next ``install()``'s)."""
+    requested = state.requested
+    if state.registry is None and requested is None:
+        from .._api import default_registry
+
+        requested = default_registry()  # outside the lock: it may load plugins
+    with state.lock:
+        if not state.active:
+            return None
+        registry = state.registry
+        if registry is None:
+            assert requested is not None
+            state.registry = registry = requested
+            register_defaults(registry, state.codegens)
+        register_defaults(registry, state.codegens, (kind,))
+        return registry

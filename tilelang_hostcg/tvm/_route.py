@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..clients._interface import ClientState, tilelang_takes_builds
+from ..core._errors import NoHostCodegenError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -23,12 +24,13 @@ _LOCAL = threading.local()  # .busy: this thread is inside a routed build
 @dataclass(eq=False)
 class State(ClientState):
     """One :func:`~tilelang_hostcg.tvm.install`; ``requested``: the registry asked for (``None``: the
-    default one, taken at the first build); ``registry``: the one TVM's defaults went into."""
+    default one, taken at the first build); ``registry``: the one TVM's defaults went into; ``lock``:
+    the client's, under which the defaults come in at a build and go out at ``uninstall()``."""
 
     requested: Registry | None = None
     module: ModuleType | None = None
     original: Callable[..., Any] | None = None
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    lock: threading.RLock = field(default_factory=threading.RLock)
 
 
 def make_route(state: State) -> Callable[..., Any]:
@@ -38,7 +40,8 @@ def make_route(state: State) -> Callable[..., Any]:
 
     def tir_to_runtime(host_mod: Any, device_mod_dict: Any, target_host: Any) -> Any:
         """TVM's ``tir_to_runtime`` with the host module built through tilelang-hostcg's
-        registry (TVM's original for a nested build and where TileLang is imported)."""
+        registry (TVM's original for a nested build, where TileLang is imported, and for a build
+        that ``uninstall()`` overtook)."""
         if not state.active or getattr(_LOCAL, "busy", False) or tilelang_takes_builds():
             return original(host_mod, device_mod_dict, target_host)
         state.called(state.routes[0])
@@ -46,12 +49,20 @@ def make_route(state: State) -> Callable[..., Any]:
         try:
             from ._defaults import routed
 
-            return routed(state, host_mod, device_mod_dict, target_host)
+            built = routed(state, host_mod, device_mod_dict, target_host)
+        except NoHostCodegenError as exc:
+            if state.active:
+                _carry_notes(exc)
+                raise
+            built = None  # uninstall() took TVM's defaults out during this build
         except Exception as exc:
             _carry_notes(exc)
             raise
         finally:
             _LOCAL.busy = False
+        if built is None:
+            return original(host_mod, device_mod_dict, target_host)
+        return built
 
     tir_to_runtime.__wrapped__ = original  # type: ignore[attr-defined]
     return tir_to_runtime

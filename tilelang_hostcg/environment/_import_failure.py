@@ -1,0 +1,88 @@
+"""What to say where ``import tilelang`` failed: in TileLang, or in a module it imports (a broken
+dependency, repaired alone). Used on the error path only."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TYPE_CHECKING
+
+from ..core._names import APACHE_TVM
+from ._advice import foreign_tvm, installed_version, reinstall, tilelang_repair
+from ._metadata import editable_source, owner
+
+if TYPE_CHECKING:
+    from ._compiler import Found
+
+
+def tilelang_failed(found: Found, exc: BaseException) -> str:
+    """What to say where ``import tilelang`` raised ``exc`` (in TileLang, or in a module it imports)."""
+    foreign = foreign_tvm()
+    beside = (f"; apache-tvm {foreign} is installed beside it, which does not belong there (TileLang bundles its "
+              "own TVM)") if foreign else ""
+    steps: list[str] = []
+    if found.owners:
+        info = owner(found.owners[0])
+        where = f"TileLang ({info.describe()}) is installed (at {found.tree})"
+        source = editable_source(found.owners[0])
+        named = (source, None) if source else (info.name, info.version)
+        steps = tilelang_repair(found.owners[0], named=named, editable=source is not None)
+    else:
+        where = f"TileLang from a source tree at {found.tree} (the `tilelang` that `import tilelang` gives)"
+    otherwise, cause = "Repair that tree (or take it off PYTHONPATH), then run again", ""
+    dependency = failed_dependency(os.path.dirname(found.init_file), exc)
+    if dependency is not None:
+        module, text, dependency_steps = dependency
+        cause = f" The failure is in the module {module!r} ({text}), which TileLang imports, not in TileLang itself."
+        uninstall = [f"pip uninstall -y {APACHE_TVM}"] if foreign else []
+        steps = [*uninstall, *dependency_steps] if dependency_steps else []
+        otherwise = f"Repair or reinstall what provides {module!r}, then run again"
+    repair = f"Repair it with: {' && '.join(steps)} (nothing else changes)" if steps else otherwise
+    return (f"{where} but cannot be imported ({type(exc).__name__}: {exc}), so its bundled TVM is not usable"
+            f"{beside}.{cause} {repair}")
+
+
+def failed_dependency(package_folder: str, exc: BaseException) -> tuple[str, str, list[str]] | None:
+    """Where ``exc`` of a package's import was raised in a module outside ``package_folder`` (a broken
+    dependency): the module, what provides it, and the commands that reinstall it alone; else ``None``."""
+    where = _raised_in(exc)
+    package = os.path.realpath(package_folder) + os.sep
+    if where is None or os.path.realpath(where[1]).startswith(package):
+        return None
+    module, filename = where
+    from importlib.metadata import packages_distributions
+    try:
+        names = packages_distributions().get(module.partition(".")[0], [])
+    except Exception:  # metadata that cannot be read: the module is named, not its distribution
+        names = []
+    for name in dict.fromkeys(names):
+        version = installed_version(name)
+        if version is not None:
+            return module, f"at {filename}, installed by {name} {version}", [reinstall(name, version)]
+    return module, f"at {filename}", []
+
+
+def _raised_in(exc: BaseException) -> tuple[str, str] | None:
+    """The module and file where ``exc`` was raised: a syntax error's file, else the innermost frame of
+    its traceback that is not the import system's."""
+    if isinstance(exc, SyntaxError) and exc.filename:
+        return _module_named_by(exc.filename), exc.filename
+    tb, found = exc.__traceback__, None
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if not code.co_filename.startswith("<"):  # <frozen importlib._bootstrap>
+            found = (str(tb.tb_frame.f_globals.get("__name__") or _module_named_by(code.co_filename)),
+                     code.co_filename)
+        tb = tb.tb_next
+    return found
+
+
+def _module_named_by(filename: str) -> str:
+    """The module name of ``filename`` by the ``sys.path`` folder that holds it (its path below it)."""
+    real = os.path.realpath(filename)
+    for entry in sys.path:
+        folder = os.path.realpath(entry or os.curdir) + os.sep
+        if isinstance(entry, str) and real.startswith(folder):
+            parts = os.path.splitext(real[len(folder):])[0].split(os.sep)
+            return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+    return os.path.splitext(os.path.basename(filename))[0]
