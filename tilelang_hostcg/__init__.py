@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # explicit re-exports, for type checkers
     from ._errors import DeviceAsHostError as DeviceAsHostError
     from ._errors import DuplicateRegistrationError as DuplicateRegistrationError
     from ._errors import HostCodegenError as HostCodegenError, MissingGlobalFuncError as MissingGlobalFuncError
+    from ._errors import NativeDefaultError as NativeDefaultError
     from ._errors import NoHostCodegenError as NoHostCodegenError, PluginCallbackError as PluginCallbackError
     from ._errors import PluginLoadError as PluginLoadError, PluginWarning as PluginWarning
     from ._errors import TargetParseError as TargetParseError, UnsupportedTileLangError as UnsupportedTileLangError
@@ -45,8 +46,9 @@ _WHERE = {
              "register_lazy_host_codegen_hooks", "resolve_host_codegen"),
     "discovery._controls": ("Controls",),
     "_errors": ("AmbiguousHostCodegenError", "DeviceAsHostError", "DuplicateRegistrationError",
-                "HostCodegenError", "MissingGlobalFuncError", "NoHostCodegenError", "PluginCallbackError",
-                "PluginLoadError", "PluginWarning", "TargetParseError", "UnsupportedTileLangError"),
+                "HostCodegenError", "MissingGlobalFuncError", "NativeDefaultError", "NoHostCodegenError",
+                "PluginCallbackError", "PluginLoadError", "PluginWarning", "TargetParseError",
+                "UnsupportedTileLangError"),
     "_registry": ("Registry",),
     "_resolution": ("Candidate", "Resolution"),
     "_plugin_sources": ("SourceInfo",),

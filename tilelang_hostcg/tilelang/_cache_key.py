@@ -21,11 +21,7 @@ _OFF = ("disabled", "incompatible")
 
 def fingerprint(registry: Registry, target: Any = None, target_host: Any = None) -> dict[str, Any]:
     """See :func:`tilelang_hostcg.tilelang.plugin_fingerprint`."""
-    # "on"/"off", not the loading state: the kinds used so far must not change the key.
-    plugins = sorted({(s.origin.distribution, s.origin.version or "",
-                       "off" if s.state in _OFF else "on")
-                      for s in registry.sources() if s.origin.distribution is not None})
-    doc: dict[str, Any] = {"plugins": [list(p) for p in plugins]}
+    doc: dict[str, Any] = {"plugins": plugin_set(registry)}
     try:
         device = parse_target(target) if target is not None and str(target) != "auto" else None
         if target_host is not None and str(target_host) != "":
@@ -40,6 +36,15 @@ def fingerprint(registry: Registry, target: Any = None, target_host: Any = None)
     except Exception as exc:  # the compile itself reports it; the key records the failure
         doc["error"] = f"{type(exc).__name__}: {exc}"
     return doc
+
+
+def plugin_set(registry: Registry) -> list[list[str]]:
+    """The plugin distributions of ``registry``, each ``[name, version, "on"|"off"]``, sorted."""
+    # "on"/"off", not the loading state: the kinds used so far must not change the key.
+    plugins = sorted({(s.origin.distribution, s.origin.version or "",
+                       "off" if s.state in _OFF else "on")
+                      for s in registry.sources() if s.origin.distribution is not None})
+    return [list(p) for p in plugins]
 
 
 def _describe(registry: Registry, group: str, obj: Any) -> list[str]:
