@@ -112,7 +112,7 @@ def _link(source: str, dest: str) -> None:
     os.link(source, dest)
 
 
-@pytest.fixture(scope="module", params=params("0.1.15"))
+@pytest.fixture(scope="module", params=params("0.1.15", "0.1.12", "0.1.11"))
 def layout(request: pytest.FixtureRequest, tilelang_envs: TileLangEnvs,
            tmp_path_factory: pytest.TempPathFactory) -> Patched:
     return Patched(tilelang_envs, request.param, tmp_path_factory.mktemp(f"native-{request.param}"))
@@ -198,3 +198,28 @@ def test_the_kernel_cache_follows_the_plugin_set(layout, tmp_path):
     assert hit == first  # served from the cache: no new entry
     assert removed["stamped"] == [False, False]  # never the stale stamped kernel
     assert removed["entries"] > first["entries"]
+
+
+@pytest.fixture(scope="module", params=params("0.1.11"))
+def hard_coded(request: pytest.FixtureRequest, tilelang_envs: TileLangEnvs,
+               tmp_path_factory: pytest.TempPathFactory) -> Patched:
+    return Patched(tilelang_envs, request.param, tmp_path_factory.mktemp(f"hard-coded-{request.param}"))
+
+
+def test_the_hard_coded_layout_refused_when_routed_gets_plugins_natively(hard_coded):
+    """A vendor's build of the hard-coded layout: stock, the stamp plugin installed, is refused with one
+    warning and builds stock host code; patched natively, the plugin builds its host code."""
+    wheel = str(hard_coded.wheels["tilelang-hostcg-stamp"])
+    refused_env = relabel(hard_coded.stock_env, hard_coded.folder / "vendor-stock", *VENDOR["0.1.11"])
+    for env in (refused_env, hard_coded.env):
+        env.pip("install", "-q", "--no-deps", wheel)
+    try:
+        refused = refused_env.run(SOURCES)
+        native = hard_coded.env.run_json(SOURCES)
+    finally:
+        hard_coded.env.pip("uninstall", "-q", "-y", "tilelang-hostcg-stamp")
+    assert refused.returncode == 0, refused.stderr
+    assert stamps(json.loads(refused.stdout.strip().splitlines()[-1])["sources"]) == [[False, False]] * 2
+    assert "lacks the integration point" in refused.stderr and "tilelang-vendor 0.1.11" in refused.stderr
+    assert stamps(native["sources"]) == [[True, True]] * 2
+    assert native["state"]["declared"] == {"tilelang.engine.lower": 1} and native["state"]["own"]
