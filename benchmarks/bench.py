@@ -46,6 +46,9 @@ before the clock starts, as a compiler driver has done before it asks for a code
    off and the entry point's own CPU; steady-state ``tvm.compile`` routed against stock;
    the first compile of a fresh process, with our own code's share
    (``--only tvm`` runs this section alone).
+10. apache-tvm patched natively (``patches/apache-tvm-0.27.diff``), a plugin installed:
+   steady-state ``tvm.compile`` per compile, stock, routed and native interleaved in one
+   process, as ratios to stock (``--only native`` runs this section alone).
 
 Figures are medians over repetitions (section 3: the best of its repeats). Every guard is
 judged by one rule, with its spread printed (the quartiles of the figure's samples: one
@@ -896,6 +899,88 @@ def bench_tvm(root: Path, rounds: int) -> None:
           f"{f_ours:.1f} ms")
 
 
+# ------------------------------------------------------------- 10. native apache-tvm
+_NATIVE_STEADY = _TVM_KERNEL + """
+import sys, time, statistics, json
+import tvm
+import tilelang_hostcg.native as native
+import tilelang_hostcg.tvm as integration
+build = sys.modules["tvm.tirx.build"]
+assert build.__tilelang_hostcg_native__ == 1 and build._hostcg is native, "TVM is not patched natively"
+own = build.tir_to_runtime
+from tilelang_hostcg import Registry
+# The routed path, made by hand (install() patches nothing where TVM is native), with a registry of
+# its own: its defaults and the native path's are each a client's own.
+route = integration.CLIENT._enter((tvm, Registry(discover=True))).routes[0].ours
+cases = {"stock": (own, None), "routed": (route, None), "native": (own, native)}
+times = {name: [] for name in cases}
+for name in cases:  # warm: each path's first use
+    build.tir_to_runtime, build._hostcg = cases[name]
+    for _ in range(3):
+        tvm.compile(vector_add, target="llvm")
+order = list(cases)
+for i in range(int(sys.argv[1])):
+    for name in order[i % 3:] + order[:i % 3]:
+        build.tir_to_runtime, build._hostcg = cases[name]
+        start = time.perf_counter()
+        tvm.compile(vector_add, target="llvm")
+        times[name].append((time.perf_counter() - start) * 1e3)
+# The API's own time per compile: one build_host and one apply_hooks (a cuda device), the defaults
+# trivial, against calling the default itself.
+import timeit
+from tvm.target import Target
+host, device, mod = Target("llvm"), Target({"kind": "cuda", "arch": "sm_90a"}), tvm.IRModule({})
+defaults = {"llvm": lambda m, t: m}
+api = min(timeit.repeat(lambda: (native.apply_hooks(mod, host, device, client="tvm"),
+                                 native.build_host(mod, host, defaults=defaults, client="tvm")),
+                        number=2000, repeat=5)) / 2000 * 1e6
+direct = min(timeit.repeat(lambda: defaults["llvm"](mod, host), number=2000, repeat=5)) / 2000 * 1e6
+print(json.dumps({name: statistics.median(t) for name, t in times.items()}
+                 | {"calls": native.calls(), "api_us": api, "direct_us": direct}))
+"""
+
+
+def bench_native(root: Path, rounds: int) -> None:
+    """apache-tvm patched natively (``patches/apache-tvm-0.27.diff`` applied to a hard-linked copy of
+    this environment) with a third-party plugin installed (a ``rocm`` hook: TVM's own codegens are
+    chosen): steady-state ``tvm.compile`` in one process, stock (the patch's fallback, as without
+    tilelang-hostcg), routed (our replacement of ``tir_to_runtime``) and native (TVM calling
+    ``tilelang_hostcg.native``) interleaved, each case's median wall time and its ratio to stock."""
+    import site as site_module
+
+    from tests.native_patches import PATCHES, apply_patch, standalone_copy
+    from tests.plugin_factory import Plugin, install, module
+    from tilelang_hostcg.testing import PluginEnvironment
+
+    source = next(Path(p) for p in site_module.getsitepackages() if (Path(p) / "tvm").is_dir())
+    _, site = standalone_copy(source, root / "native-env")
+    apply_patch(site, PATCHES / "apache-tvm-0.27.diff")
+    env = PluginEnvironment(root / "native-env")
+    install(env, root / "native-plugin", [Plugin(
+        "bench-rocm-hook", hooks={"rocm": "bench_rocm_hook:HOOKS"},
+        files={"bench_rocm_hook.py": module("HOOKS = (_hook('bench_rocm'),)\n")})])
+    cwd = root / "native-cwd"
+    cwd.mkdir(exist_ok=True)
+    script = cwd / "steady.py"
+    script.write_text(_NATIVE_STEADY)
+    proc = subprocess.run([env.python, str(script), str(rounds * 10)], capture_output=True, text=True,
+                          env=env.environ(), cwd=cwd)
+    if proc.returncode != 0:
+        raise RuntimeError(f"the native benchmark failed:\n{proc.stderr}")
+    out = json.loads(proc.stdout.splitlines()[-1])
+    assert out["calls"].get("tvm"), "the native path was not taken"
+    stock = out["stock"]
+    _table(f"10. tvm.compile(vector_add, 'llvm') with apache-tvm patched natively, a plugin installed, "
+           f"{rounds * 10} interleaved compiles each, wall ms", ["path", "median", "ratio to stock"],
+           [[name, _fmt_ms(out[name]), _ratio(out[name], stock)] for name in ("stock", "routed", "native")])
+    print(f"   the native API's own time per compile (one apply_hooks for a cuda device and one build_host, "
+          f"a plugin installed, the compiler's default chosen): {out['api_us']:.1f} us "
+          f"(calling the default directly: {out['direct_us']:.2f} us)")
+    _guard("steady-state tvm.compile native vs stock", out["native"] / stock, 1.02, [out["native"] / stock],
+           note="medians of interleaved compiles in one process")
+    _info("steady-state tvm.compile native vs routed", f"{out['native'] / out['routed']:.3f}x")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run every section and print the tables and the PASS/MISS summary."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -913,11 +998,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tilelang-python", default=None,
                         help="interpreter of a TileLang environment for section 7 (default: "
                              "the TileLang tests' 0.1.15 environment when it exists)")
-    parser.add_argument("--only", choices=["tvm"], default=None,
-                        help="run one section only (tvm: section 9, plain apache-tvm)")
+    parser.add_argument("--only", choices=["tvm", "native"], default=None,
+                        help="run one section only (tvm: section 9, plain apache-tvm; native: section 10)")
     args = parser.parse_args(argv)
     if args.only == "tvm":
         return _only(lambda root: bench_tvm(root, 5 if args.quick else 15))
+    if args.only == "native":
+        return _only(lambda root: bench_native(root, 5 if args.quick else 15))
     sizes = args.sizes or ([100, 1000] if args.quick else [100, 1000, 3000])
     reps = 3 if args.quick else 11
     stevedore = _have_stevedore()
@@ -940,6 +1027,7 @@ def main(argv: list[str] | None = None) -> int:
         bench_tilelang(_tilelang_python(args.tilelang_python), 3 if args.quick else 7)
         bench_activation(_tilelang_python(args.tilelang_python), 5 if args.quick else 25)
         bench_tvm(root, 5 if args.quick else 15)
+        bench_native(root, 5 if args.quick else 15)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     _print_targets()

@@ -121,8 +121,9 @@ def _graph() -> dict[str, set[str]]:
 # The layers, bottom first (docs/architecture.md): a module imports only from its own layer and
 # those below it. The package's own ``__init__`` sits at the bottom: its public names load on first
 # access, by name, and it imports nothing when it runs; so does the switches' module beside it.
-# The public face (``_api``, ``builtin``) sits on the registry; the clients on the face; the
-# command line, the pytest plugin and the start-up hook on top.
+# The public face (``_api``, ``builtin``) sits on the registry; the clients on the face (and the
+# API a compiler calls natively beside the compilers' integrations); the command line, the pytest
+# plugin and the start-up hook on top.
 LAYERS = (
     ("tilelang_hostcg", SWITCH.stem, "tilelang_hostcg.core"),
     ("tilelang_hostcg.environment",),
@@ -130,7 +131,7 @@ LAYERS = (
     ("tilelang_hostcg.registry",),
     ("tilelang_hostcg._api", "tilelang_hostcg.builtin"),
     ("tilelang_hostcg.clients",),
-    ("tilelang_hostcg.tilelang", "tilelang_hostcg.tvm"),
+    ("tilelang_hostcg.tilelang", "tilelang_hostcg.tvm", "tilelang_hostcg.native"),
     ("tilelang_hostcg.cli", "tilelang_hostcg.testing", "tilelang_hostcg.__main__", HOOK.stem),
 )
 

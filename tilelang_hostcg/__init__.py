@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # explicit re-exports, for type checkers
     from .core._errors import DeviceAsHostError as DeviceAsHostError
     from .core._errors import DuplicateRegistrationError as DuplicateRegistrationError
     from .core._errors import HostCodegenError as HostCodegenError, MissingGlobalFuncError as MissingGlobalFuncError
+    from .core._errors import NativeDefaultError as NativeDefaultError
     from .core._errors import NoHostCodegenError as NoHostCodegenError, PluginCallbackError as PluginCallbackError
     from .core._errors import PluginLoadError as PluginLoadError, PluginWarning as PluginWarning
     from .core._errors import TargetParseError as TargetParseError, UnsupportedTileLangError as UnsupportedTileLangError
@@ -45,9 +46,9 @@ _WHERE = {
              "register_lazy_host_codegen_hooks", "resolve_host_codegen"),
     "discovery._controls": ("Controls",),
     "core._errors": ("AmbiguousHostCodegenError", "DeviceAsHostError", "DuplicateRegistrationError",
-                "HostCodegenError", "MissingGlobalFuncError", "NoHostCodegenError", "PluginCallbackError",
-                "PluginLoadError", "PluginWarning", "TargetParseError", "TVMNotFoundError",
-                "UnsupportedTileLangError"),
+                     "HostCodegenError", "MissingGlobalFuncError", "NativeDefaultError", "NoHostCodegenError",
+                     "PluginCallbackError", "PluginLoadError", "PluginWarning", "TargetParseError",
+                     "TVMNotFoundError", "UnsupportedTileLangError"),
     "registry._registry": ("Registry",),
     "registry._resolution": ("Candidate", "Resolution"),
     "registry._sources": ("SourceInfo",),

@@ -33,7 +33,7 @@ def client_document(tvm: dict[str, Any]) -> dict[str, Any]:
                 "describe": f"none: {tvm.get('describe')}"}
     answer = routing(client, import_it=not predicted)
     state = "not known" if answer.routed is None else "none"
-    describe = client.title if answer.routed else f"{state}: {answer.reason}"
+    describe = answer.reason if answer.routed else f"{state}: {answer.reason}"
     return {"active": client.name if answer.routed else None, "client": client.name, "routed": answer.routed,
             "predicted": predicted, "problem": answer.blocker or (answer.reason if answer.pending else None),
             "describe": describe + (" (from installed metadata: nothing imported)" if predicted else "")}

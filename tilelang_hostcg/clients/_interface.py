@@ -12,8 +12,12 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple
 
-from ..core._errors import warn_activation_failed, warn_plugin
+from _tilelang_hostcg_switch import ENV_AUTO_INSTALL, activation_off
+
+from ..core._errors import warn_activation_failed, warn_once, warn_plugin
 from ..core._names import CODEGEN_GROUP, HOOK_GROUP
+from ..core._names import NATIVE_API_VERSION as API_VERSION
+from ..core._names import NATIVE_DECLARATION as DECLARATION
 from ..environment._tilelang_layout import holds_tilelang_layout
 
 if TYPE_CHECKING:
@@ -59,13 +63,49 @@ class ClientState:
             self.confirmed.add(id(now))
 
 
+class Native(NamedTuple):
+    """The compiler in use calls :mod:`tilelang_hostcg.native` itself: ``module`` declares it, for API
+    ``version``."""
+
+    module: str
+    version: object
+
+    def problem(self) -> str | None:
+        """Why this API cannot serve the declaration (written for a newer one), else ``None``."""
+        return newer_api_text(self.version, self.module)
+
+    def describe(self, compiler: str) -> str:
+        """``native: TileLang calls tilelang-hostcg itself (...)``, and whether a build confirmed it."""
+        api = sys.modules.get("tilelang_hostcg.native")  # not imported: no native call yet
+        made = sum(api.calls().values()) if api is not None else 0
+        confirmed = "confirmed by a build" if made else "not yet confirmed by a build in this process"
+        return (f"native: {compiler} calls tilelang-hostcg itself ({self.module} declares native API "
+                f"{self.version!r}; this tilelang-hostcg provides API {API_VERSION}); {confirmed}")
+
+
+def newer_api_text(declared: object, module: str) -> str | None:
+    """The message for a compiler's ``module`` written for a native API newer than this one (or not a
+    version at all), naming both; ``None`` where this one serves it (the same, or an older one)."""
+    if isinstance(declared, int) and not isinstance(declared, bool) and 1 <= declared <= API_VERSION:
+        return None
+    what = (f"native API {declared!r}, newer than the API {API_VERSION} this tilelang-hostcg provides"
+            if isinstance(declared, int) and not isinstance(declared, bool) and declared > API_VERSION
+            else f"{DECLARATION} = {declared!r}, which is no native API version (this tilelang-hostcg provides "
+                 f"API {API_VERSION})")
+    return (f"{module} was written for tilelang-hostcg's {what}; its builds may call what this tilelang-hostcg "
+            f"does not have. Upgrade tilelang-hostcg (pip install --upgrade tilelang-hostcg), or set "
+            f"{ENV_AUTO_INSTALL}=0 to have the compiler's own codegens decide alone")
+
+
 class Liveness(NamedTuple):
     """Whether a client's routes are on the compiler's path: ``routed`` (``None``: another package
-    wrapped a route and no build has shown yet whether it calls it), and ``who`` replaced or wrapped it."""
+    wrapped a route and no build has shown yet whether it calls it), and ``who`` replaced or wrapped it;
+    ``native``: the compiler calls the registry itself (nothing of it is replaced)."""
 
     routed: bool | None
     installed: bool
     who: str | None = None
+    native: Native | None = None
 
 
 _SEEN: list[tuple[object, bool]] = []  # the imported ``tilelang`` last judged, and whether it is TileLang
@@ -127,6 +167,7 @@ class Client(ABC):
     name: ClassVar[ClientName]
     title: ClassVar[str]  # "TileLang integration (tilelang_hostcg.tilelang)"
     compiler: ClassVar[str]  # "TileLang"
+    native_modules: ClassVar[tuple[str, ...]]  # where the compiler declares it calls tilelang_hostcg.native
 
     def __init__(self) -> None:
         self.lock = threading.RLock()
@@ -159,6 +200,11 @@ class Client(ABC):
         """Route the compiler's host builds through ``registry`` (default: the default registry).
         Idempotent; a failure changes nothing."""
         if self.state is not None:
+            return
+        native = self.native()
+        if native is not None:
+            warn_once(f"tilelang_hostcg.{self.name}.install() patches nothing: {native.describe(self.compiler)}, "
+                      "so its host builds go through the registry without it")
             return
         prepared = self._prepare(registry)
         with self.lock:
@@ -202,7 +248,10 @@ class Client(ABC):
                 "package)")
 
     def live(self) -> Liveness:
-        """Whether the compiler calls our routes now (see :class:`Liveness`)."""
+        """Whether the compiler calls our routes now, or the registry itself (see :class:`Liveness`)."""
+        native = self.native()
+        if native is not None:
+            return Liveness(native.problem() is None and not activation_off(), installed=False, native=native)
         state = self.state
         if state is None:
             return Liveness(False, installed=False)
@@ -218,8 +267,18 @@ class Client(ABC):
             return Liveness(None, installed=True, who=unconfirmed)
         return Liveness(True, installed=True)
 
+    def native(self) -> Native | None:
+        """The compiler in use calls the registry itself: which of its imported modules declares it."""
+        for name in self.native_modules:
+            module = sys.modules.get(name)
+            declared = getattr(module, "__dict__", {}).get(DECLARATION) if module is not None else None
+            if declared is not None:
+                return Native(name, declared)
+        return None
+
     def is_installed(self) -> bool:
-        """Whether :meth:`install` is in effect and the compiler's host builds go through the registry."""
+        """Whether :meth:`install` is in effect (or the compiler calls the registry itself) and the
+        compiler's host builds go through the registry."""
         return self.live().routed is True
 
     def activation_failed(self, exc: BaseException) -> None:

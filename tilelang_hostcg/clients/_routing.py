@@ -10,7 +10,7 @@ from typing import NamedTuple
 
 from _tilelang_hostcg_switch import ENV_AUTO_INSTALL, activation_off
 
-from ._interface import Client, ClientName
+from ._interface import Client, ClientName, Native
 
 NO_PLUGIN = ("no third-party plugin is installed (or the controls skip them all): the compiler runs stock; "
              "tilelang_hostcg.build() uses the core's codegens")
@@ -34,6 +34,8 @@ def routing(client: Client, *, import_it: bool = True, activating: bool = False)
     activation asks (an earlier activation's failure is no answer)."""
     name = client.name
     live = client.live()
+    if live.native is not None:
+        return _native(client, live.native)
     aside = client.stands_aside()
     if live.installed and aside is None:
         if live.routed is True:
@@ -65,3 +67,15 @@ def routing(client: Client, *, import_it: bool = True, activating: bool = False)
     return Routing(name, False, f"not installed in this process (activation did not run at import of "
                                 f"{client.compiler}, or uninstall() was called); call "
                                 f"tilelang_hostcg.{name}.install()", pending=True)
+
+
+def _native(client: Client, native: Native) -> Routing:
+    """The answer for a compiler that calls the registry itself: nothing to install."""
+    described = native.describe(client.compiler)
+    problem = native.problem()
+    if problem is not None:
+        return Routing(client.name, False, problem, problem)
+    if activation_off(os.environ):
+        return Routing(client.name, False, f"{described}; but {ENV_AUTO_INSTALL}=0: the compiler's own codegens "
+                                           "and hooks decide alone")
+    return Routing(client.name, True, described)

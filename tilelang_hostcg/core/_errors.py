@@ -70,6 +70,10 @@ class TargetParseError(HostCodegenError):
     """A target given as text is neither a known kind name nor TVM's JSON form."""
 
 
+class NativeDefaultError(HostCodegenError, TypeError):
+    """A compiler passed ``tilelang_hostcg.native`` a default codegen or hook it cannot call."""
+
+
 class MissingGlobalFuncError(HostCodegenError):
     """The TVM global function behind a codegen is not in the TVM in use."""
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 from typing import TYPE_CHECKING, Any
 
@@ -182,3 +183,13 @@ def required_global_funcs(codegen: object) -> tuple[str, ...]:
                 continue
         names += [v.global_func_name for v in held if isinstance(v, GlobalFuncBuild)]
     return tuple(dict.fromkeys(names))
+
+
+def closure_global_func(build: Any) -> str | None:
+    """The TVM global function a ``global_func_host_codegen`` closure calls (TileLang's own form of it, which
+    holds the name in a closure variable), else ``None``."""
+    try:
+        value = inspect.getclosurevars(build).nonlocals.get("global_func_name")
+    except TypeError:  # not a Python function
+        return None
+    return value if isinstance(value, str) else None

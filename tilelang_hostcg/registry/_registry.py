@@ -277,3 +277,13 @@ def _warn_skipped(problems: Sequence[Source], what: str, controls: Controls) -> 
 
         info = source.info()
         warn_plugin(f"{failure_text(info)}; it is skipped for {what}. {advice(info, controls)}")
+
+
+def plugin_set(registry: Registry) -> list[list[str]]:
+    """The plugin distributions of ``registry``, each ``[name, version, "on"|"off"]``, sorted: the one
+    account of the plugin set that cache keys and the native fingerprint hash."""
+    # "on"/"off", not the loading state: the kinds used so far must not change the key.
+    plugins = sorted({(s.origin.distribution, s.origin.version or "",
+                       "off" if s.state.skipped else "on")
+                      for s in registry.sources() if s.origin.distribution is not None})
+    return [list(p) for p in plugins]

@@ -57,6 +57,7 @@ class TileLangClient(Client):
     name = "tilelang"
     title = "TileLang integration (tilelang_hostcg.tilelang)"
     compiler = "TileLang"
+    native_modules = ("tilelang.backend.module", "tilelang.engine.lower")
 
     def _prepare(self, registry: Registry | None) -> State:
         # TileLang imported before the lock: a thread importing TileLang activates at the end of

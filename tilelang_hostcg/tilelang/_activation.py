@@ -79,6 +79,8 @@ def activate() -> None:
     the ``tilelang`` module just executed; never raises (but ``KeyboardInterrupt`` and ``SystemExit``)."""
     from . import CLIENT
     try:
+        if CLIENT.native() is not None:  # TileLang calls the registry itself: nothing to patch
+            return
         from ..clients._routing import routing
 
         # install() raises what blocks it, naming it; a stray `tilelang` with no integration point

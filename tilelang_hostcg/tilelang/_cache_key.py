@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core._names import CODEGEN_GROUP, HOOK_GROUP
 from ..environment._targets import default_host, host_of, is_host_target, parse_target
+from ..registry._registry import plugin_set
 from ._layouts import State, patch
 
 if TYPE_CHECKING:
@@ -18,11 +19,7 @@ if TYPE_CHECKING:
 
 def fingerprint(registry: Registry, target: Any = None, target_host: Any = None) -> dict[str, Any]:
     """See :func:`tilelang_hostcg.tilelang.plugin_fingerprint`."""
-    # "on"/"off", not the loading state: the kinds used so far must not change the key.
-    plugins = sorted({(s.origin.distribution, s.origin.version or "",
-                       "off" if s.state.skipped else "on")
-                      for s in registry.sources() if s.origin.distribution is not None})
-    doc: dict[str, Any] = {"plugins": [list(p) for p in plugins]}
+    doc: dict[str, Any] = {"plugins": plugin_set(registry)}
     try:
         device = parse_target(target) if target is not None and str(target) != "auto" else None
         if target_host is not None and str(target_host) != "":

@@ -6,13 +6,13 @@ codegens and hooks become registry defaults, and the functions that choose them 
 from __future__ import annotations
 
 import contextvars
-import inspect
 from dataclasses import dataclass, field
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from ..clients._interface import ClientState, Route, remove_defaults
 from ..core._types import HostCodegen, HostCodegenHook, Origin
+from ..environment._targets import closure_global_func
 from ._points import Mode
 
 if TYPE_CHECKING:
@@ -59,15 +59,6 @@ def patch(state: State, owner: Any, name: str, value: Any, *, carries_builds: bo
     state.routes.append(route)
     setattr(owner, name, value)
     return route
-
-
-def _closure_global_func(build: Any) -> str | None:
-    """The TVM global function a ``global_func_host_codegen`` closure of TileLang calls."""
-    try:
-        value = inspect.getclosurevars(build).nonlocals.get("global_func_name")
-    except TypeError:  # not a Python function
-        return None
-    return value if isinstance(value, str) else None
 
 
 def _add_default(state: State, kind: str, stock_build: Callable[..., Any], func_name: str | None) -> None:
@@ -126,7 +117,7 @@ def _enter_registry_mode(state: State, *, patch_tilelang: bool) -> None:
             return
         if kind not in hc._HOST_CODEGENS:  # imported as TileLang would; its _LOADED_HOST_CODEGENS stays its own
             import_module(hc._LAZY_HOST_CODEGENS[kind])
-        names = {_closure_global_func(c.build) for c in hc._HOST_CODEGENS.get(kind, ())}
+        names = {closure_global_func(c.build) for c in hc._HOST_CODEGENS.get(kind, ())}
         func_name = names.pop() if len(names) == 1 else None
 
         def build(mod: Any, target_host: Any) -> Any:
@@ -181,7 +172,7 @@ def _enter_backend_mode(state: State, *, patch_tilelang: bool) -> None:
 
     def sync(backend: Any) -> None:
         for kind, codegen in backend.host_codegens.items():
-            _add_default(state, kind, codegen.build, _closure_global_func(codegen.build))
+            _add_default(state, kind, codegen.build, closure_global_func(codegen.build))
         for kind in backend.host_codegen_hooks:
             _add_hook(state, kind, run_stock_hooks)
 

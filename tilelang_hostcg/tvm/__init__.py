@@ -27,6 +27,7 @@ class TVMClient(Client):
     name = "tvm"
     title = "TVM integration (tilelang_hostcg.tvm)"
     compiler = "TVM"
+    native_modules = (BUILD_MODULE,)
 
     def _prepare(self, registry: Registry | None) -> tuple[Any, Registry | None]:
         from ..environment._compiler import import_tvm

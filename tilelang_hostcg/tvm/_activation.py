@@ -30,6 +30,8 @@ def _activate() -> None:
     tvm = sys.modules.get("tvm")
     if tvm is None or getattr(tvm, "_RUNTIME_ONLY", False) or CLIENT.stands_aside() is not None:
         return
+    if CLIENT.native() is not None:  # TVM calls the registry itself: nothing to patch
+        return
     # The one answer (its Controls warn of each control problem once); install() raises what blocks it.
     answer = routing(CLIENT, activating=True)
     if answer.pending or answer.blocker is not None:

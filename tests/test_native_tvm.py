@@ -1,0 +1,150 @@
+"""The native patch of apache-tvm 0.27 (``patches/apache-tvm-0.27.diff``), applied to a real installed
+copy of the test environment's apache-tvm (its ``RECORD`` kept true), with unchanged programs: a
+third-party plugin's codegen and hooks build the host code and TVM's own ``tir_to_runtime`` stays;
+with the core and no third-party plugin, and without the core at all, the output is stock's byte
+for byte; the command line names the client native; ``check --strict`` judges the plugins."""
+
+from __future__ import annotations
+
+import json
+import site
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tilelang_hostcg.testing import PluginEnvironment
+
+from .native_patches import PATCHES, apply_patch, record_problems, standalone_copy
+from .plugin_factory import Plugin, install, module
+from .test_tvm import run, stamped
+
+pytestmark = pytest.mark.slow
+
+PATCH = PATCHES / "apache-tvm-0.27.diff"
+OURS = ("tilelang_hostcg", "_tilelang_hostcg_hook", "_editable_impl_tilelang_hostcg", "__editable__.tilelang_hostcg")
+OFF = {"TILELANG_HOSTCG_AUTO_INSTALL": "0"}
+
+STATE = """
+build = sys.modules["tvm.tirx.build"]
+def native_state():
+    from tvm.tirx.build import tir_to_runtime
+    return {"declared": getattr(build, "__tilelang_hostcg_native__", None),
+            "own": tir_to_runtime.__module__ == "tvm.tirx.build" and not hasattr(tir_to_runtime, "__wrapped__"),
+            "hostcg": "tilelang_hostcg" in sys.modules,
+            "calls": sys.modules["tilelang_hostcg.native"].calls() if "tilelang_hostcg.native" in sys.modules
+            else None}
+"""
+
+
+def _site() -> Path:
+    return Path(next(p for p in site.getsitepackages() if (Path(p) / "tvm").is_dir()))
+
+
+def _patched(dest: Path, *, without_core: bool = False) -> PluginEnvironment:
+    _, new_site = standalone_copy(_site(), dest, without=OURS if without_core else ())
+    changed = apply_patch(new_site, PATCH)
+    assert changed == ["tvm/tirx/build.py"]
+    assert record_problems(new_site, changed) == []
+    return PluginEnvironment(dest)
+
+
+@pytest.fixture(scope="module")
+def stock_env(environments: Any) -> PluginEnvironment:
+    """The running environment's stock apache-tvm, nothing of a plugin's installed."""
+    return environments.new("native-tvm-stock")  # type: ignore[no-any-return]
+
+
+@pytest.fixture(scope="module")
+def stock(stock_env: PluginEnvironment) -> dict[str, Any]:
+    out, _ = run(stock_env, "print(json.dumps(programs()))", env_vars=OFF)
+    return out  # type: ignore[no-any-return]
+
+
+@pytest.fixture(scope="module")
+def native_env(tmp_path_factory: pytest.TempPathFactory) -> PluginEnvironment:
+    """apache-tvm patched, the core installed, no third-party plugin yet."""
+    return _patched(tmp_path_factory.mktemp("native-tvm") / "env")
+
+
+def test_with_the_core_and_no_plugin_the_output_is_stocks_and_nothing_is_patched(native_env, stock):
+    out, err = run(native_env, STATE + "got = programs()\nprint(json.dumps({'got': got, 'state': native_state()}))")
+    assert out["got"] == stock  # LLVM IR, C source, Relax, CUDA host and device: byte for byte
+    assert out["state"] == {"declared": 1, "own": True, "hostcg": True, "calls": {"tvm": out["state"]["calls"]["tvm"]}}
+    assert out["state"]["calls"]["tvm"] > 0  # TVM called the registry's API itself
+    assert "Warning" not in err.replace("Unable to detect CUDA version", "")
+
+
+def test_without_the_core_the_patched_tvm_is_stock(tmp_path, stock):
+    env = _patched(tmp_path / "env", without_core=True)
+    out, _ = run(env, STATE + "got = programs()\nprint(json.dumps({'got': got, 'state': native_state()}))")
+    assert out["got"] == stock
+    assert out["state"] == {"declared": 1, "own": True, "hostcg": False, "calls": None}
+    probe = env.python_run("import tilelang_hostcg", cwd=tmp_path)
+    assert probe.returncode != 0 and "ModuleNotFoundError" in probe.stderr  # really not installed
+
+
+@pytest.fixture(scope="module")
+def stamp_env(tmp_path_factory: pytest.TempPathFactory, first_party_wheels: dict[str, Path]) -> PluginEnvironment:
+    """apache-tvm patched, the core and the stamp plugin (a third party's codegens and hooks) installed."""
+    env = _patched(tmp_path_factory.mktemp("native-tvm-stamp") / "env")
+    env.pip("install", "-q", "--no-deps", "--no-index", str(first_party_wheels["tilelang-hostcg-stamp"]))
+    return env
+
+
+def test_a_plugins_codegen_and_hooks_build_the_host_code_and_no_function_is_replaced(stamp_env, stock):
+    out, _ = run(stamp_env, STATE + textwrap.dedent("""
+        got = programs()
+        import tilelang_hostcg.tvm as integration
+        print(json.dumps({"got": got, "state": native_state(), "installed": integration.is_installed()}))
+    """))
+    got = out["got"]
+    assert got["llvm_runs"] and got["relax_runs"]
+    assert stamped(got["llvm"]) == [True, False]  # the plugin's llvm codegen; no device, no hook
+    assert stamped(got["c"]) == [True, False]
+    assert stamped(got["relax"]) == [True, False]
+    assert stamped(got["cuda_llvm"][:1]) == [True, True]  # the plugin's hook marked the host IR
+    assert got["cuda_llvm"][1:] == stock["cuda_llvm"][1:]  # device code: TVM's
+    assert stamped(got["cuda_host"][:1]) == [False, True]  # TVM's cuda_host default, the plugin's hook
+    assert stamped(got["global_func"]) == [True, False]
+    assert out["state"]["own"] and out["state"]["declared"] == 1 and out["installed"]
+
+
+def test_the_switches_leave_the_patched_tvm_stock(stamp_env, stock):
+    for switch in (OFF, {"TILELANG_HOSTCG_DISABLE": "tilelang-hostcg-stamp"}):
+        out, _ = run(stamp_env, "print(json.dumps(programs()))", env_vars=switch)
+        assert out == stock, switch
+
+
+def test_the_command_line_names_the_client_native(stamp_env):
+    listed = stamp_env.command("list", "--load", cwd=stamp_env.path)
+    assert listed.returncode == 0, listed.stderr
+    assert "Client: native: TVM calls tilelang-hostcg itself (tvm.tirx.build declares native API 1" in listed.stdout
+    checked = stamp_env.command("check", "--strict", "--json", "--require", "llvm",
+                                "--require-hook", "cuda", cwd=stamp_env.path)
+    doc = json.loads(checked.stdout)
+    assert checked.returncode == 0 and doc["ok"], checked.stdout
+    assert doc["client"]["routed"] is True and doc["client"]["describe"].startswith("native: TVM")
+
+
+def test_check_strict_fails_where_a_required_kind_has_no_usable_codegen(tmp_path, stock):
+    env = _patched(tmp_path / "env")
+    install(env, tmp_path / "plugins", [Plugin(
+        "hcgt-native-broken", codegens={"c": "hcgt_native_broken:CODEGEN"},
+        hooks={"rocm": "hcgt_native_broken:HOOKS"},
+        files={"hcgt_native_broken.py": module("raise RuntimeError('broken on purpose')\n")})])
+    checked = env.command("check", "--strict", "--json", "--require-hook", "rocm", cwd=env.path)
+    doc = json.loads(checked.stdout)
+    assert checked.returncode != 0 and not doc["ok"]
+    assert any("rocm" in p["message"] and p["severity"] == "error" for p in doc["problems"]), doc["problems"]
+    # A build still works where TVM's own codegen can build: the broken plugin is named in a warning.
+    out, _ = run(env, """
+        import warnings
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            c = tree(tvm.compile(vector_add, target="c").mod)
+        print(json.dumps({"c": c, "warnings": [str(w.message) for w in caught]}))
+    """)
+    assert out["c"] == stock["c"]
+    assert any("hcgt-native-broken" in w and "broken on purpose" in w for w in out["warnings"]), out["warnings"]
