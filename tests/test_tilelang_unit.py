@@ -293,8 +293,8 @@ def test_uninstall_leaves_another_packages_patch_and_ours_in_it_hands_calls_to_t
     import rival_patches
 
     backend = list_backends()["cuda"]
-    assert backend.get_host_codegen(Target("c")).name == "plugin-c"  # through the wrapper, ours routes
-    assert integration.is_installed()
+    assert _stand_in_build().name == "plugin-c"  # a build: through the wrapper, ours routes
+    assert integration.is_installed() and integration.CLIENT.live().by_build
     with pytest.warns(PluginWarning) as caught:
         integration.uninstall()
     texts = sorted(str(w.message) for w in caught)
@@ -412,9 +412,20 @@ def test_a_renamed_point_kept_as_an_alias_is_a_hint_not_a_refusal(stand_in_tilel
         integration.uninstall()
 
 
+def _stand_in_build(target_host: str = "c") -> object:
+    """What the stand-in's lowering does for a build: the hooks, then the codegen's choice."""
+    from tilelang.backend.module import BackendContext, list_backends
+
+    backend = list_backends()["cuda"]
+    BackendContext(backend, Target("cuda"), Target(target_host)).preprocess_host_codegen(None)
+    return backend.get_host_codegen(Target(target_host))
+
+
 @WITHOUT_TILELANG
-def test_a_rival_holding_the_route_without_calling_it_is_not_routed(routed_stand_in):
-    from tilelang.backend.module import BackendModule, list_backends
+def test_a_rival_holding_the_route_without_calling_it_is_not_routed_once_a_build_shows_it(routed_stand_in):
+    """Before a build, what can be known: the rival holds our route, so it may call it (routed, not
+    by a build). The build shows it calls TileLang's own: not routed, by that build."""
+    from tilelang.backend.module import BackendModule
 
     import tilelang_hostcg.tilelang as integration
     from tilelang_hostcg import PluginWarning
@@ -430,9 +441,15 @@ def test_a_rival_holding_the_route_without_calling_it_is_not_routed(routed_stand
 
     BackendModule.get_host_codegen = holding(ours)
     answer = routing(integration.CLIENT)
-    assert answer.routed is None and "first build" in answer.reason and not integration.is_installed()
-    assert list_backends()["cuda"].get_host_codegen(Target("c")) == "tilelang's own codegen"  # a build: stock
-    assert not integration.is_installed()  # never seen calling the route: not routed
+    assert answer.routed is True and not answer.by_build and integration.is_installed()
+    assert not integration.CLIENT.live().by_build
+    assert _stand_in_build() == "tilelang's own codegen"  # a build: stock
+    live = integration.CLIENT.live()
+    assert not integration.is_installed() and live.by_build and live.who is not None and __file__ in live.who
+    answer = routing(integration.CLIENT)
+    assert answer.routed is False and answer.by_build
+    route = "tilelang.backend.module.BackendModule.get_host_codegen"
+    assert f"the last build did not call the route {route}" in answer.reason
     with pytest.warns(PluginWarning, match="around tilelang_hostcg's replacement"):
         integration.uninstall()
 

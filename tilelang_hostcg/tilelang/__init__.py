@@ -79,6 +79,14 @@ class TileLangClient(Client):
             return str(exc)
         return None
 
+    def probe_build(self) -> None:
+        from ._probe_kernel import build_probe
+        build_probe()
+
+    def hints(self) -> list[str]:
+        from ._points import hints, layout
+        return hints(layout())
+
 
 CLIENT = TileLangClient()
 

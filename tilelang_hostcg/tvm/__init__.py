@@ -54,6 +54,14 @@ class TVMClient(Client):
             return "TileLang is imported: the TileLang integration applies"
         return None
 
+    def probe_build(self) -> None:
+        from ._probe import build_probe
+        build_probe()
+
+    def hints(self) -> list[str]:
+        from ._points import POINTS
+        return [h for h in (point.hint() for point in POINTS) if h is not None]
+
     def compiler_switch(self) -> str | None:
         if os.environ.get("TVM_DEVICE_BACKEND_AUTOLOAD", "1") == "0":
             return ("TVM's autoload is off (TVM_DEVICE_BACKEND_AUTOLOAD=0), so `import tvm` does not activate the "
