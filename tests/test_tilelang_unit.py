@@ -454,6 +454,98 @@ def test_a_rival_holding_the_route_without_calling_it_is_not_routed_once_a_build
         integration.uninstall()
 
 
+@WITHOUT_TILELANG
+@pytest.mark.parametrize("edit", ["dead branch", "another object's method"])
+def test_a_point_the_lowering_no_longer_reaches_is_installed_until_a_build_shows_it_unused(stand_in_tilelang, edit):
+    """Every point there and of its shape, and the code still names ``get_host_codegen``, but no build
+    calls ours: before a build, installed (what can be known); after it, not (what it did)."""
+    from tilelang.backend import module
+
+    import tilelang_hostcg.tilelang as integration
+    from tilelang_hostcg.tilelang._points import hints
+
+    class Selector:  # another object with a method of the same name
+        def get_host_codegen(self, target_host):
+            return "the selector's codegen"
+
+    _LEGACY = False
+
+    def dead_branch(self, mod, target_host):
+        if _LEGACY:
+            return self.get_host_codegen(target_host).lower(mod, target_host)
+        return "tilelang's own codegen"
+
+    def other_object(self, mod, target_host):
+        return Selector().get_host_codegen(target_host)
+
+    module.BackendModule.codegen_host = dead_branch if edit == "dead branch" else other_object
+    integration.install(registry=Registry())
+    try:
+        assert hints("backend") == []  # the code names it: reading it would confirm, wrongly
+        assert integration.is_installed() and not integration.CLIENT.live().by_build
+        context = module.BackendContext(module.list_backends()["cuda"], Target("cuda"), Target("c"))
+        context.preprocess_host_codegen(None)  # a build, as the lowering runs it
+        context.codegen_host(None)
+        live = integration.CLIENT.live()
+        assert not integration.is_installed() and live.by_build
+        assert live.unused == "tilelang.backend.module.BackendModule.get_host_codegen"
+    finally:
+        integration.uninstall()
+
+
+@WITHOUT_TILELANG
+def test_functools_wraps_on_the_lowering_and_on_codegen_host_are_accepted_and_routed(routed_stand_in):
+    from tilelang.backend import module
+    from tilelang.engine import lower
+
+    import tilelang_hostcg.tilelang as integration
+    from tilelang_hostcg.tilelang import _points
+
+    def traced(func):
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            return func(*args, **kwargs)
+        return wrapper
+
+    lower.host_codegen = traced(lower.host_codegen)
+    module.BackendModule.codegen_host = traced(module.BackendModule.codegen_host)
+    module.BackendContext.codegen_host = traced(module.BackendContext.codegen_host)
+    assert _points.problems("backend") == [] and _points.hints("backend") == []  # read through __wrapped__
+    assert _stand_in_build().name == "plugin-c"
+    assert integration.is_installed() and integration.CLIENT.live().by_build
+
+
+@WITHOUT_TILELANG
+def test_a_freed_wrapper_is_never_confused_with_a_new_function_at_its_address(routed_stand_in):
+    """A profiler wraps ``get_host_codegen`` (calling ours), a build goes through it, the profiler
+    unwraps and its wrapper is freed; a tool then pins TileLang's own codegen choice. Whatever address
+    the pinned function gets, it is not the route: not installed."""
+    import gc
+
+    from tilelang.backend.module import BackendModule
+
+    import tilelang_hostcg.tilelang as integration
+
+    ours = BackendModule.__dict__["get_host_codegen"]
+    stock = ours.__wrapped__
+
+    def profiled(self, target_host):
+        return ours(self, target_host)
+
+    BackendModule.get_host_codegen = profiled
+    assert _stand_in_build().name == "plugin-c" and integration.CLIENT.live().by_build
+    BackendModule.get_host_codegen = ours
+    del profiled
+    gc.collect()
+    for _ in range(64):  # new functions, some at the freed wrapper's address
+        BackendModule.get_host_codegen = lambda self, target_host: stock(self, target_host)
+        assert not integration.is_installed()
+    assert _stand_in_build() == "tilelang's own codegen"  # and a build shows the same
+    assert not integration.is_installed() and integration.CLIENT.live().by_build
+    BackendModule.get_host_codegen = ours
+    assert integration.is_installed()
+
+
 # ------------------------------------------------------------------ registry defaults
 def test_a_default_serves_only_when_nothing_else_matches():
     registry = Registry()
