@@ -546,6 +546,26 @@ def test_a_freed_wrapper_is_never_confused_with_a_new_function_at_its_address(ro
     assert integration.is_installed()
 
 
+@WITHOUT_TILELANG
+def test_builds_of_two_threads_interleaved_are_told_apart(routed_stand_in):
+    """Thread A runs its hooks, thread B runs its hooks, then each chooses its codegen: two builds that
+    each called both routes, never a build that missed one."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tilelang.backend.module import BackendContext, list_backends
+
+    import tilelang_hostcg.tilelang as integration
+
+    backend = list_backends()["cuda"]
+    context = BackendContext(backend, Target("cuda"), Target("c"))
+    with ThreadPoolExecutor(1) as a, ThreadPoolExecutor(1) as b:
+        for thread in (a, b):
+            thread.submit(context.preprocess_host_codegen, None).result()
+        for thread in (a, b):
+            assert thread.submit(backend.get_host_codegen, Target("c")).result().name == "plugin-c"
+            assert integration.is_installed() and integration.CLIENT.live().by_build
+
+
 # ------------------------------------------------------------------ registry defaults
 def test_a_default_serves_only_when_nothing_else_matches():
     registry = Registry()

@@ -28,8 +28,7 @@ ClientName = Literal["tilelang", "tvm"]
 class Route:
     """One attribute of the compiler replaced by ours: ``owner.name`` was ``original``, is ``ours``;
     ``held``: what held the attribute during the last build (the object itself, never its ``id``: a
-    freed wrapper is never confused with another at its address); ``last``: when a build last called
-    ours (the client state's count of calls; 0: never)."""
+    freed wrapper is never confused with another at its address)."""
 
     owner: Any
     name: str
@@ -37,7 +36,6 @@ class Route:
     ours: Any
     carries_builds: bool = True  # False: a cache key, not on the path host code is built by
     held: Any = None
-    last: int = 0
 
     def current(self) -> Any:
         """What ``owner.name`` is now (a class's own attribute, not an inherited one)."""
@@ -49,28 +47,32 @@ class Route:
 @dataclass(eq=False)
 class ClientState:
     """What one ``install()`` did: its ``routes``, the defaults it registered (by kind) in ``registry``,
-    and what the builds showed: ``calls`` counts calls of a route, and the last build began at call
-    ``build_start``."""
+    and what the builds showed: ``calls`` counts calls of a route; ``last_build``: the routes the
+    last build called, so far (each thread's builds are told apart)."""
 
     registry: Registry | None
     routes: list[Route] = field(default_factory=list)
     codegens: dict[str, HostCodegen] = field(default_factory=dict)
     hooks: dict[str, HostCodegenHook] = field(default_factory=dict)
     calls: int = 0
-    build_start: int = 0
+    last_build: list[Route] = field(default_factory=list)
     active: bool = True  # False: a route another package's wrapper still holds hands calls to the original
+    _thread: threading.local = field(default_factory=threading.local)
 
     def called(self, route: Route) -> None:
         """A build called our ``route``, held by what holds its attribute now (ours, or another
         package's wrapper that calls ours). A build calls the hooks' route first (the last route that
-        carries builds): it, or a route called again, begins the next build."""
-        self.calls += 1
+        carries builds): it, or a route called again in this thread, begins this thread's next build."""
         carrying = self.carrying()
-        if route is carrying[-1] or route.last >= self.build_start:
-            self.build_start = self.calls
-            for other in carrying:
+        window: list[Route] | None = getattr(self._thread, "window", None)
+        if window is None or route is carrying[-1] or route in window:
+            window = self._thread.window = []
+            for other in carrying:  # what holds each attribute during this build
                 other.held = other.current()
-        route.held, route.last = route.current(), self.calls
+        window.append(route)
+        route.held = route.current()
+        self.last_build = window  # the list itself: the rest of this build is added to it
+        self.calls += 1
 
     def carrying(self) -> list[Route]:
         """The routes host code is built through, in the order they were put in place."""
@@ -240,10 +242,10 @@ class Client(ABC):
         judged_by_build = []
         for route in state.carrying():
             now = route.current()
-            seen = state.calls > 0 and now is route.held  # the object itself, never an id
+            seen = bool(state.last_build) and now is route.held  # the object itself, never an id
             judged_by_build.append(seen)
             who = None if now is route.ours else owner_of(now)
-            if seen and route.last < state.build_start:
+            if seen and route not in state.last_build:
                 return Liveness(False, installed=True, who=who, by_build=True, unused=_path(route))
             if not seen and now is not route.ours and not reaches(now, route.ours, route.original):
                 return Liveness(False, installed=True, who=who)
