@@ -353,8 +353,12 @@ def _callable_shapes() -> dict[str, tuple[str, object]]:
     def positional_only(self, target_host, /):
         return "tilelang's own codegen"
 
+    def renamed(self, host):  # TileLang passes it by position
+        return "tilelang's own codegen"
+
     return {"keyword-only purpose": ("get_host_codegen", purpose), "fifth parameter": ("preprocess_host_codegen", five),
-            "positional-only": ("get_host_codegen", positional_only)}
+            "positional-only": ("get_host_codegen", positional_only),
+            "renamed parameter": ("get_host_codegen", renamed)}
 
 
 @WITHOUT_TILELANG
@@ -564,6 +568,27 @@ def test_builds_of_two_threads_interleaved_are_told_apart(routed_stand_in):
         for thread in (a, b):
             assert thread.submit(backend.get_host_codegen, Target("c")).result().name == "plugin-c"
             assert integration.is_installed() and integration.CLIENT.live().by_build
+
+
+@WITHOUT_TILELANG
+def test_a_tracer_keeping_the_route_in_its_module_dict_is_routed_before_and_after_a_build(routed_stand_in):
+    """The ``_orig = B.f`` idiom: reachable from the tracer's globals before a build; the build shows it."""
+    import types
+
+    import tilelang_hostcg.tilelang as integration
+    from tilelang_hostcg._routing import routing
+
+    tracer = types.ModuleType("codegen_tracer")
+    exec("from tilelang.backend.module import BackendModule as B\n_orig = B.__dict__['get_host_codegen']\n"
+         "calls = []\ndef traced(self, target_host):\n    calls.append(1)\n    return _orig(self, target_host)\n"
+         "B.get_host_codegen = traced\n", tracer.__dict__)
+    try:
+        assert routing(integration.CLIENT).routed is True and not integration.CLIENT.live().by_build
+        assert _stand_in_build().name == "plugin-c" and tracer.calls == [1]
+        assert routing(integration.CLIENT).routed is True and integration.CLIENT.live().by_build
+    finally:
+        from tilelang.backend.module import BackendModule
+        BackendModule.get_host_codegen = tracer._orig
 
 
 # ------------------------------------------------------------------ registry defaults
