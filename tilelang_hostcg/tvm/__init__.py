@@ -73,8 +73,9 @@ CLIENT = TVMClient()
 
 
 def is_installed() -> bool:
-    """Whether :func:`install` is in effect and TVM's builds call the route (a route another package
-    wrapped counts once a build has gone through it)."""
+    """Whether :func:`install` is in effect and TVM's builds go through the route: by what the
+    last build did while the same objects hold the routes, else by what can be known (each route, or
+    another package's function in its place, reaches ours)."""
     return CLIENT.is_installed()
 
 
