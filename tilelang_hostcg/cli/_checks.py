@@ -267,27 +267,40 @@ def _check_compiler_metadata(c: _Checked) -> list[Doc]:
             for site in dict.fromkeys(sites) for text in folder_problems(site)]
 
 
+def _plugins_installed(c: _Checked) -> bool:
+    """Whether a third-party plugin is installed and not turned off by the controls."""
+    return not all(is_core(s.origin.distribution) or s.state == "disabled" for s in c.sources)
+
+
 def _check_client(c: _Checked) -> list[Doc]:
     """``client``: a third-party plugin is installed and the compiler in use will not use it (a
-    warning; the user's own switch: information). ``route-unused``: the probe build did not call
-    the route, so the installed plugins are not used (a warning)."""
+    warning; the user's own switch: information)."""
     client = c.client
-    if client is None or client["routed"] is not False or all(is_core(s.origin.distribution)
-                                                              or s.state == "disabled" for s in c.sources):
+    if client is None or client["routed"] is not False or not _plugins_installed(c) or _probe_not_called(c):
         return []
-    if (client.get("probe") or {}).get("called") is False:
-        return [_problem("route-unused", f"the installed plugins are not used by the compiler in use "
-                         f"({client['client']}): {client['problem']}. The compiler builds its host code stock; a "
-                         "release of tilelang-hostcg that knows where this compiler builds host code is needed",
-                         severity="warning")]
     return [_problem("client", f"the installed plugins are not used by the compiler in use ({client['client']}): "
                      f"{client['problem'] or client['describe']}", severity="warning" if client["problem"] else "info")]
+
+
+def _probe_not_called(c: _Checked) -> bool:
+    return c.client is not None and (c.client.get("probe") or {}).get("called") is False
+
+
+def _check_probe(c: _Checked) -> list[Doc]:
+    """``route-unused``: every integration point is there, but ``check``'s probe build did not call
+    the route, so the installed plugins are not used (a warning)."""
+    if c.client is None or not _probe_not_called(c) or not _plugins_installed(c):
+        return []
+    return [_problem("route-unused", f"the installed plugins are not used by the compiler in use "
+                     f"({c.client['client']}): {c.client['problem']}. The compiler builds its host code stock; a "
+                     "release of tilelang-hostcg that knows where this compiler builds host code is needed",
+                     severity="warning")]
 
 
 _CHECKS: tuple[Callable[[_Checked], list[Doc]], ...] = (
     _check_sources, _check_required, _check_kinds, _check_ambiguous, _check_build_functions, _check_duplicates,
     _check_controls, _check_lock, _check_declarations, _check_tilelang_builds, _check_tilelang_requirements,
-    _check_tilelang_environment, _check_compiler_metadata, _check_client)
+    _check_tilelang_environment, _check_compiler_metadata, _check_client, _check_probe)
 
 
 def probed_client(*, probe: bool = True) -> Doc:
