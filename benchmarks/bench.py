@@ -629,6 +629,45 @@ def bench_startup(root: Path, runs: int, editable: bool) -> None:
               f"{_median(cpu['pip install -e']) - base_cpu:+.2f} ms")
 
 
+# ----------------------------------------------------------------------- check's probe build
+_CHECK_PROBE = """
+import json, sys, time
+import tilelang_hostcg.clients._probe as probe_module
+if sys.argv[1] == "without":
+    probe_module.probe = lambda client: None  # check as it was before it built a probe
+from tilelang_hostcg.cli._checks import check_document
+start = time.perf_counter()
+doc = check_document()
+print(json.dumps([time.perf_counter() - start, (doc["client"].get("probe") or {}).get("seconds"),
+                  (doc["client"].get("probe") or {}).get("called")]))
+"""
+
+
+def bench_check_probe(section: str, python: str, env: dict[str, str], cwd: Path, rounds: int) -> None:
+    """``check`` (its document, in fresh processes, after the imports) with its probe build and
+    without, interleaved: wall time, side by side; the probe build's own time (guard: 1 s)."""
+    script = cwd / "check_probe.py"
+    script.write_text(_CHECK_PROBE)
+    runs: dict[str, list[list[Any]]] = {"without": [], "with": []}
+    for i in range(rounds):
+        for name in (("without", "with") if i % 2 else ("with", "without")):
+            out = subprocess.run([python, str(script), name], capture_output=True, text=True, env=env, cwd=cwd,
+                                 check=True)
+            runs[name].append(json.loads(out.stdout.splitlines()[-1]))
+    called = {r[2] for r in runs["with"]}
+    without, with_probe = (_median(r[0] * 1e3 for r in runs[name]) for name in ("without", "with"))
+    probe_ms = [r[1] * 1e3 for r in runs["with"] if r[1] is not None]
+    _table(f"{section}. check with and without its probe build, fresh processes, {rounds} interleaved runs "
+           f"each, wall ms (probe called the route: {called})", ["case", "wall median", "ratio"],
+           [["check without the probe", _fmt_ms(without), _ratio(without, without)],
+            ["check with the probe", _fmt_ms(with_probe), _ratio(with_probe, without)]])
+    _guard(f"check's probe build ({section}), its own wall time", _median(probe_ms) if probe_ms else float("inf"),
+           1000.0, probe_ms or [float("inf")], unit=" ms", holds=called == {True},
+           broken="the probe build did not confirm the route")
+    _info(f"check with its probe build vs without ({section})",
+          f"{_fmt_ms(with_probe)} vs {_fmt_ms(without)} ms, {with_probe - without:+.1f} ms")
+
+
 # ----------------------------------------------------------------------- 7. TileLang
 def _tilelang_python(given: str | None) -> str | None:
     if given:
@@ -726,6 +765,7 @@ def bench_activation(python: str | None, rounds: int) -> None:
         own = [float(subprocess.run([python, "-c", _ACTIVATION_COST], capture_output=True,
                                     text=True, env=cases["stock (activation off)"], cwd=cwd,
                                     check=True).stdout.split()[0]) for _ in range(7)]
+        bench_check_probe("8b", python, env, cwd, max(3, rounds // 5))
     stock, on = (_median(cpu[name]) for name in cases)
     cost = _median(own)
     _table(f"8. import tilelang with the example plugin installed, fresh processes, {rounds} "
@@ -870,6 +910,7 @@ def bench_tvm(root: Path, rounds: int) -> None:
     _info("import tvm with a plugin installed vs stock (median CPU of fresh processes)",
           f"{active / stock:.3f}x")
 
+    bench_check_probe("9c", env.python, on, cwd, max(3, rounds // 3))
     script = cwd / "steady.py"
     script.write_text(_TVM_STEADY)
     ours, base = json.loads(subprocess.run([env.python, str(script), str(rounds * 10)], capture_output=True,

@@ -4,7 +4,11 @@ distribution's name or version, and the command line tells the truth about it.
 Real TileLang wheels (0.1.15's and 0.1.12's installed files) relabelled as an installer
 writes metadata (:func:`~tests.tilelang_env.relabel`): the next releases (0.1.16, 0.2.0),
 vendors' builds on both layouts (0.1.15's files as ``tilelang-musa``, 0.1.12's as
-``tilelang-hygon``), an editable install, and a build with an integration point renamed.
+``tilelang-hygon``), an editable install, a build with an integration point renamed, builds
+whose lowering no longer calls a point (its code edited away, or kept under a dead branch:
+installed, and a build shows it is not used), and builds edited in ways that keep every point
+working (a ``functools.wraps`` decorator on the lowering's ``host_codegen`` or on
+``BackendModule.codegen_host``, a positional-only ``get_host_codegen``).
 Each runs an unchanged program with the stamp plugin pip-installed. A contract test runs
 the check of the integration points in every real TileLang environment CI builds.
 """
@@ -25,6 +29,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.tilelang]
 
 STAMPS = ("tilelang_hostcg_stamp_codegen", "tilelang_hostcg_stamp_hook")
 OFF = {"TILELANG_HOSTCG_AUTO_INSTALL": "0"}
+DECORATOR = "@(lambda f: __import__('functools').wraps(f)(lambda *a, **k: f(*a, **k)))"
 CASES = {  # id: the real environment whose files are relabelled, the name and version, options
     "as-0.1.16": ("0.1.15", "tilelang", "0.1.16", {}),
     "as-0.2.0": ("0.1.15", "tilelang", "0.2.0", {}),
@@ -38,20 +43,44 @@ CASES = {  # id: the real environment whose files are relabelled, the name and v
                        {"rename": ("tilelang/backend/module.py",
                                    "return self.get_host_codegen(target_host).lower(mod, target_host)",
                                    "return self.host_codegens[target_host.kind.name].lower(mod, target_host)")}),
+    # The call kept only under a dead branch: the code still names the point, no build calls it.
+    "dead-branch": ("0.1.15", "tilelang", "0.1.16",
+                    {"rename": ("tilelang/backend/module.py",
+                                "return self.get_host_codegen(target_host).lower(mod, target_host)",
+                                "if globals().get('_LEGACY'):\n"
+                                "            return self.get_host_codegen(target_host).lower(mod, target_host)\n"
+                                "        return self.host_codegens[target_host.kind.name].lower(mod, target_host)")}),
+    # Edits that keep every point working: a functools.wraps decorator on the lowering's host_codegen
+    # and on BackendModule.codegen_host, a positional-only get_host_codegen.
+    "decorated-lowering": ("0.1.15", "tilelang", "0.1.16",
+                           {"rename": ("tilelang/engine/lower.py", "\ndef host_codegen(", "\n" + DECORATOR
+                                       + "\ndef host_codegen(")}),
+    "decorated-codegen-host": ("0.1.15", "tilelang", "0.1.16",
+                               {"rename": ("tilelang/backend/module.py", "    def codegen_host(self, mod",
+                                           f"    {DECORATOR}\n    def codegen_host(self, mod")}),
+    "positional-only": ("0.1.15", "tilelang", "0.1.16",
+                        {"rename": ("tilelang/backend/module.py", "def get_host_codegen(self, target_host: Target)",
+                                    "def get_host_codegen(self, target_host: Target, /)")}),
 }
 REFUSED = {  # the refused cases: the point named, and why
     "renamed-point": "tilelang.backend.module.BackendModule.get_host_codegen (missing)",
-    "leftover-point": ("tilelang.backend.module.BackendModule.get_host_codegen (not called by "
-                       "tilelang.backend.module.BackendModule.codegen_host: a leftover or renamed point)"),
+}
+UNUSED = {  # every point there and of its shape, but builds do not call one: what reading the code hints
+    "leftover-point": ["tilelang.backend.module.BackendModule.get_host_codegen: the code of "
+                       "tilelang.backend.module.BackendModule.codegen_host does not name it (a renamed or leftover "
+                       "point?)"],
+    "dead-branch": [],  # the code names it: no hint, and the build still decides
 }
 PROGRAM = KERNELS + """
 import json, os
 import tilelang_hostcg.tilelang as integration  # KERNELS imported TileLang: activation alone
 if os.environ.get("HOSTCG_TEST_INSTALL"):
     integration.install()  # by hand, where activation has nothing to activate
+before = integration.is_installed()  # before a build: what can be known
 source = host_source(elementwise())
 from tilelang_hostcg.environment._compiler import tvm_info
 print(json.dumps({"stamps": [s in source for s in STAMPS], "installed": integration.is_installed(),
+                  "before": before, "by_build": integration.CLIENT.live().by_build,
                   "source": source, "describe": tvm_info().describe()}))
 """.replace("STAMPS", repr(STAMPS))
 
@@ -91,9 +120,22 @@ def test_an_unchanged_program_gets_the_plugin_where_the_points_are(case: tuple[s
                                                       ("check", "--strict"), ("explain", "cuda", "--json"))
     assert json.loads(listed.stdout)["client"]["routed"] is None  # plain list cannot know, and says so
     client = json.loads(checked.stdout)["client"]
+    probe = client.pop("probe")
+    if key in UNUSED:  # installed; the program's first build and check's probe build show it is not used
+        assert out["before"] and not out["installed"] and out["by_build"] and out["warnings"] == []
+        assert out["stamps"] == [False, True]  # the hooks' route is still called; the codegen's is not
+        assert probe["called"] is False and probe["hints"] == UNUSED[key] and probe["seconds"] < 1
+        assert client["routed"] is False and client["active"] is None
+        (problem,) = [p for p in json.loads(checked.stdout)["problems"] if p["code"] == "route-unused"]
+        assert problem["severity"] == "warning" and "did not call the route" in problem["message"]
+        assert checked.returncode == 0 and strict.returncode == 1 and "error [route-unused]" in strict.stdout
+        return
+    explained_client = json.loads(explained.stdout)["client"]
+    assert explained_client.pop("probe") is None  # only check builds a probe
     if key not in REFUSED:
-        assert out["stamps"] == [True, True] and out["installed"] and out["warnings"] == []
+        assert out["stamps"] == [True, True] and out["installed"] and out["by_build"] and out["warnings"] == []
         assert client["active"] == "tilelang" and client["routed"] and strict.returncode == 0, strict.stdout
+        assert probe["called"] is True and probe["text"] == "confirmed by a probe build" and probe["seconds"] < 1
         # TileLang's own codegen as the default (the plugin disabled): byte-identical to stock.
         plain = _run(env, {"TILELANG_HOSTCG_DISABLE": "tilelang-hostcg-stamp", "HOSTCG_TEST_INSTALL": "1"})
         assert plain["installed"] and plain["source"] == stock["source"]
@@ -107,7 +149,7 @@ def test_an_unchanged_program_gets_the_plugin_where_the_points_are(case: tuple[s
         assert problem["severity"] == "warning" and point in problem["message"] and checked.returncode == 0
         assert strict.returncode == 1 and "error [client]" in strict.stdout
         assert client["active"] is None and client["routed"] is False and point in client["problem"]
-    assert json.loads(explained.stdout)["client"] == client  # the same answer from every command
+    assert explained_client == client  # the same answer from every command
     # From a folder holding a stray `tilelang` (a package, a module) the answer is the same.
     for stray in ("tilelang/__init__.py", "tilelang.py") if key in ("as-musa", "renamed-point") else ():
         cwd = tmp_path / stray.replace("/", "-")
@@ -116,7 +158,7 @@ def test_an_unchanged_program_gets_the_plugin_where_the_points_are(case: tuple[s
         proc = subprocess.run([env.python, "-m", "tilelang_hostcg", "explain", "cuda", "--json"], capture_output=True,
                               text=True, env=env.environ(), cwd=cwd, timeout=300)
         assert proc.returncode == 0, proc.stderr
-        assert json.loads(proc.stdout)["client"] == client, stray
+        assert {k: v for k, v in json.loads(proc.stdout)["client"].items() if k != "probe"} == client, stray
 
 
 @pytest.mark.xdist_group("tilelang-0.1.15")
@@ -156,7 +198,8 @@ def real(request: pytest.FixtureRequest, tilelang_envs: TileLangEnvs) -> TileLan
 
 
 def test_the_points_of_every_real_tilelang(real: TileLangEnv) -> None:
-    """The contract: the check of the integration points in each real TileLang CI builds."""
+    """The contract: the check of the integration points in each real TileLang CI builds, and where
+    they are there, check's probe build goes through the route in well under a second."""
     out = real.run_json("""
         import json, tilelang
         from tilelang_hostcg.environment._compiler import find
@@ -165,13 +208,21 @@ def test_the_points_of_every_real_tilelang(real: TileLangEnv) -> None:
             mode, error = check(find("tilelang")), None
         except UnsupportedTileLangError as exc:
             mode, error = None, str(exc)
-        print(json.dumps({"mode": mode, "error": error,
+        found = None
+        if mode is not None:
+            import tilelang_hostcg.tilelang as integration
+            from tilelang_hostcg import Registry
+            from tilelang_hostcg.clients._probe import probe
+            integration.install(registry=Registry())
+            found = probe(integration.CLIENT)._asdict()
+        print(json.dumps({"mode": mode, "error": error, "probe": found,
                           "problems": {m: [p.problem() for p in points] for m, points in POINTS.items()}}))
     """)
     expected = {"0.1.15": "backend", "0.1.12": "registry", "paddle-0.1.13": "registry", "0.1.11": None}[real.key]
     assert out["mode"] == expected, out
     if expected is not None:
         assert out["problems"][expected] == [None] * len(out["problems"][expected])
+        assert out["probe"]["called"] is True and out["probe"]["seconds"] < 1, out["probe"]
     else:  # 0.1.11 hard-codes its host codegen: neither layout
         assert out["error"].startswith("TileLang (tilelang 0.1.11) lacks the integration point "
                                        "tilelang.backend.module.BackendModule.get_host_codegen (or "

@@ -5,6 +5,7 @@ The shape checks are unit tests of an internal (``tilelang_hostcg.clients._routi
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import sys
@@ -44,28 +45,29 @@ def llvm_codegen(name: str, **kwargs) -> HostCodegen:
 
 # ------------------------------------------------------------------ integration points, by shape
 # The checker on real modules (apache-tvm's and ours); TileLang's own tables are checked
-# against every real TileLang environment in tests/test_tilelang_open_world.py.
+# against every real TileLang environment in tests/test_tilelang_open_world.py. A point's shape is
+# what its callers can call, as they call it; reading the callers' code is a hint, never a verdict.
 @pytest.mark.parametrize(("point", "problem"), [
     (Point("tvm.tirx.build", "tir_to_runtime", ("host_mod", "device_mod_dict", "target_host")), None),
-    (Point("tvm.tirx.build", "codegen_build", ("mod",), exact=False), None),
+    (Point("tvm.tirx.build", "codegen_build", ("mod", "target")), None),
     (Point("tvm.tirx.build", "tir_to_runtime", ("host_mod", "device_mod_dict", "target_host"),
            ("tvm.tirx.build:build",)), None),
     (Point("tilelang_hostcg.registry._registry", "Registry.resolve_host_codegen", ("self", "target_host")), None),
     (Point("tilelang_hostcg.core._types", "HostCodegen.supports_target", "field"), None),
     (Point("tilelang_hostcg.tilelang._points", "POINTS", "dict"), None),
+    # Names passed by position are not compared: a parameter renamed is the same shape.
+    (Point("tvm.tirx.build", "tir_to_runtime", ("mod", "devices", "host")), None),
+    (Point("tvm.tirx.build", "tir_to_runtime", ("host_mod", "device_mod_dict"), keywords=("target_host",)), None),
     (Point("tvm.tirx.build", "tir_to_runtime", ("mod", "target")),
      "tvm.tirx.build.tir_to_runtime (parameters (host_mod: tvm.ir.module.IRModule, device_mod_dict: "
      "dict[tvm.target.target.Target, tvm.ir.module.IRModule], target_host: tvm.target.target.Target) where "
-     "exactly (mod, target) are called)"),
-    # An extra parameter, even optional, is another shape: TileLang's caller would not pass it.
-    (Point("tvm.tirx.build", "codegen_build", ("mod",)), "codegen_build (parameters (mod: "),
-    # A point its caller no longer calls is a leftover (or renamed): refused, naming the caller.
-    (Point("tvm.tirx.build", "codegen_build", ("mod", "target"), ("tvm.tirx.build:build",)),
-     "tvm.tirx.build.codegen_build (not called by tvm.tirx.build.build: a leftover or renamed point)"),
-    (Point("tvm.tirx.build", "codegen_build", ("mod", "target"), ("tvm.tirx.build:no_such_caller",)),
-     "(its caller tvm.tirx.build.no_such_caller is missing)"),
+     "its callers pass (mod, target): missing a required argument: 'target_host')"),
+    (Point("tvm.tirx.build", "codegen_build", ("mod", "target", "options")), "codegen_build (parameters (mod: "),
+    (Point("tvm.tirx.build", "codegen_build", ("mod",), keywords=("target_host",)),
+     "where its callers pass (mod, target_host=): "),
+    # A point its caller's code does not name still has its shape: a build shows whether it is called.
+    (Point("tvm.tirx.build", "codegen_build", ("mod", "target"), ("tvm.tirx.build:build",)), None),
     (Point("tilelang_hostcg.core._names", "GROUPS", "mapping"), "GROUPS (not a function: tuple)"),
-    (Point("tvm.tirx.build", "codegen_build", ("mod", "target_host")), "codegen_build (parameters"),
     (Point("tvm.tirx.build", "tir_to_runtime_v2", ("host_mod",)), "tvm.tirx.build.tir_to_runtime_v2 (missing)"),
     (Point("tvm.no_such_module", "f", ()),
      "tvm.no_such_module.f (ModuleNotFoundError: No module named 'tvm.no_such_module')"),
@@ -77,6 +79,58 @@ def llvm_codegen(name: str, **kwargs) -> HostCodegen:
 def test_an_integration_point_is_checked_by_its_shape(point, problem):
     found = point.problem()
     assert found == problem if problem is None else problem in found
+
+
+def test_reading_the_callers_code_is_a_hint_only():
+    named = Point("tvm.tirx.build", "tir_to_runtime", ("a", "b", "c"), ("tvm.tirx.build:build",))
+    unnamed = Point("tvm.tirx.build", "codegen_build", ("mod", "target"), ("tvm.tirx.build:build",))
+    gone = Point("tvm.tirx.build", "codegen_build", ("mod", "target"), ("tvm.tirx.build:no_such_caller",))
+    assert named.hint() is None and unnamed.problem() is None and gone.problem() is None
+    assert unnamed.hint() == ("tvm.tirx.build.codegen_build: the code of tvm.tirx.build.build does not name it "
+                              "(a renamed or leftover point?)")
+    assert gone.hint() == "tvm.tirx.build.codegen_build: its caller tvm.tirx.build.no_such_caller is missing"
+
+
+def _positional_only(self, target_host, /):
+    return target_host
+
+
+def _renamed(self, host):
+    return host
+
+
+def _plain(self, target_host):
+    return target_host
+
+
+@functools.wraps(_plain)
+def _decorated(*args, **kwargs):  # what it accepts is read from what it wraps
+    return _plain(*args, **kwargs)
+
+
+@pytest.mark.parametrize("func", [_positional_only, _renamed, _decorated], ids=["positional-only", "renamed",
+                                                                               "decorated"])
+def test_a_point_its_callers_can_call_as_they_call_it_has_its_shape(monkeypatch, func):
+    """Positional-only, renamed (callers pass it by position), or behind a ``functools.wraps``
+    decorator (followed through ``__wrapped__``)."""
+    import tilelang_hostcg.registry._registry as registry_module
+
+    monkeypatch.setattr(registry_module.Registry, "resolve_host_codegen", func)
+    point = Point("tilelang_hostcg.registry._registry", "Registry.resolve_host_codegen", ("self", "target_host"))
+    assert point.problem() is None
+    keyword = Point("tilelang_hostcg.registry._registry", "Registry.resolve_host_codegen", ("self",),
+                    keywords=("target_host",))
+    assert (keyword.problem() is None) is (func is not _positional_only and func is not _renamed)
+
+
+def test_an_ffi_function_called_by_position_has_its_shape(monkeypatch):
+    """TVM's ``codegen_build`` as a compiled (FFI) function: its parameters cannot be read, and its
+    callers call it by position."""
+    module = sys.modules["tvm.tirx.build"]
+    ffi = tvm.get_global_func("target.build.llvm")
+    monkeypatch.setattr(module, "codegen_build", ffi)
+    assert Point("tvm.tirx.build", "codegen_build", ("mod", "target")).problem() is None
+    assert "not a function" in Point("tvm.tirx.build", "codegen_build", ("mod",), keywords=("target",)).problem()
 
 
 @WITHOUT_TILELANG
@@ -161,7 +215,7 @@ class KernelCache:
     "tilelang/autotuner/__init__.py": "",
     "tilelang/autotuner/tuner.py": """
 class AutoTuner:
-    def generate_cache_key(self):
+    def generate_cache_key(self, parameters, extra_parameters):
         return "tilelang's own tuner key"
 """,
     # Another package: it wraps our get_host_codegen (and calls it), and replaces our
@@ -240,8 +294,8 @@ def test_uninstall_leaves_another_packages_patch_and_ours_in_it_hands_calls_to_t
     import rival_patches
 
     backend = list_backends()["cuda"]
-    assert backend.get_host_codegen(Target("c")).name == "plugin-c"  # through the wrapper, ours routes
-    assert integration.is_installed()
+    assert _stand_in_build().name == "plugin-c"  # a build: through the wrapper, ours routes
+    assert integration.is_installed() and integration.CLIENT.live().by_build
     with pytest.warns(PluginWarning) as caught:
         integration.uninstall()
     texts = sorted(str(w.message) for w in caught)
@@ -267,24 +321,61 @@ def test_uninstall_leaves_another_packages_patch_and_ours_in_it_hands_calls_to_t
 
 
 def _shapes() -> dict[str, tuple[str, object]]:
-    """Points of another shape than TileLang's callers use: the attribute, its new value, the problem."""
+    """Points TileLang's callers cannot call as they call them: the attribute, its new value, the problem."""
 
-    def purpose(self, target_host, *, purpose="build"):  # TileLang would pass purpose=: another shape
+    def purpose(self, target_host, purpose):  # a third argument TileLang does not pass
         return "tilelang's own codegen"
 
-    def five(self, mod, target_host, target, options=None):  # an optional fifth parameter
+    def keyword_target(self, mod, target_host, *, target):  # TileLang passes target by position
         return mod
 
     def generator():
         yield from ()
 
-    return {"keyword-only purpose": ("get_host_codegen", purpose,
-                                     "BackendModule.get_host_codegen (parameters (self, target_host, *, "
-                                     "purpose='build') where exactly (self, target_host) are called)"),
-            "fifth parameter": ("preprocess_host_codegen", five,
-                                "BackendModule.preprocess_host_codegen (parameters (self, mod, target_host, target, "
-                                "options=None) where exactly (self, mod, target_host, target) are called)"),
+    return {"required purpose": ("get_host_codegen", purpose,
+                                 "BackendModule.get_host_codegen (parameters (self, target_host, purpose) where its "
+                                 "callers pass (self, target_host): missing a required argument: 'purpose')"),
+            "keyword-only target": ("preprocess_host_codegen", keyword_target,
+                                    "BackendModule.preprocess_host_codegen (parameters (self, mod, target_host, *, "
+                                    "target) where its callers pass (self, mod, target_host, target): too many "
+                                    "positional arguments)"),
             "generator": ("list_backends", generator, "list_backends (returns a generator, not a mapping)")}
+
+
+def _callable_shapes() -> dict[str, tuple[str, object]]:
+    """Points of another parameter list that TileLang's callers can still call as they call them."""
+
+    def purpose(self, target_host, *, purpose="build"):
+        return "tilelang's own codegen"
+
+    def five(self, mod, target_host, target, options=None):
+        return mod
+
+    def positional_only(self, target_host, /):
+        return "tilelang's own codegen"
+
+    def renamed(self, host):  # TileLang passes it by position
+        return "tilelang's own codegen"
+
+    return {"keyword-only purpose": ("get_host_codegen", purpose), "fifth parameter": ("preprocess_host_codegen", five),
+            "positional-only": ("get_host_codegen", positional_only),
+            "renamed parameter": ("get_host_codegen", renamed)}
+
+
+@WITHOUT_TILELANG
+@pytest.mark.parametrize("case", sorted(_callable_shapes()))
+def test_a_point_its_callers_can_still_call_is_accepted(stand_in_tilelang, monkeypatch, case):
+    from tilelang.backend import module
+
+    import tilelang_hostcg.tilelang as integration
+
+    name, value = _callable_shapes()[case]
+    monkeypatch.setattr(module.BackendModule, name, value)
+    integration.install(registry=Registry())
+    try:
+        assert integration.is_installed()
+    finally:
+        integration.uninstall()
 
 
 @WITHOUT_TILELANG
@@ -304,25 +395,42 @@ def test_a_point_of_another_shape_is_refused_naming_it(stand_in_tilelang, monkey
 
 
 @WITHOUT_TILELANG
-def test_a_renamed_point_kept_as_an_alias_is_refused(stand_in_tilelang):
-    """``get_host_codegen`` renamed, the old name an alias the backend's own code no longer calls."""
+def test_a_renamed_point_kept_as_an_alias_is_a_hint_not_a_refusal(stand_in_tilelang):
+    """``get_host_codegen`` renamed, the old name an alias the backend's own code no longer calls:
+    its shape is fine, so it is installed; reading the code only hints that a build may not call it."""
     from tilelang.backend.module import BackendModule
 
     import tilelang_hostcg.tilelang as integration
+    from tilelang_hostcg.tilelang._points import hints
 
     def codegen_host(self, mod, target_host):
         return self.select_host_codegen(target_host).lower(mod, target_host)
 
     BackendModule.select_host_codegen = BackendModule.get_host_codegen
     BackendModule.codegen_host = codegen_host
-    with pytest.raises(integration.UnsupportedTileLangError, match=r"get_host_codegen \(not called by "
-                       r"tilelang\.backend\.module\.BackendModule\.codegen_host: a leftover or renamed point\)"):
-        integration.install(registry=Registry())
+    integration.install(registry=Registry())
+    try:
+        assert hints("backend") == ["tilelang.backend.module.BackendModule.get_host_codegen: the code of "
+                                    "tilelang.backend.module.BackendModule.codegen_host does not name it (a "
+                                    "renamed or leftover point?)"]
+    finally:
+        integration.uninstall()
+
+
+def _stand_in_build(target_host: str = "c") -> object:
+    """What the stand-in's lowering does for a build: the hooks, then the codegen's choice."""
+    from tilelang.backend.module import BackendContext, list_backends
+
+    backend = list_backends()["cuda"]
+    BackendContext(backend, Target("cuda"), Target(target_host)).preprocess_host_codegen(None)
+    return backend.get_host_codegen(Target(target_host))
 
 
 @WITHOUT_TILELANG
-def test_a_rival_holding_the_route_without_calling_it_is_not_routed(routed_stand_in):
-    from tilelang.backend.module import BackendModule, list_backends
+def test_a_rival_holding_the_route_without_calling_it_is_not_routed_once_a_build_shows_it(routed_stand_in):
+    """Before a build, what can be known: the rival holds our route, so it may call it (routed, not
+    by a build). The build shows it calls TileLang's own: not routed, by that build."""
+    from tilelang.backend.module import BackendModule
 
     import tilelang_hostcg.tilelang as integration
     from tilelang_hostcg import PluginWarning
@@ -338,11 +446,150 @@ def test_a_rival_holding_the_route_without_calling_it_is_not_routed(routed_stand
 
     BackendModule.get_host_codegen = holding(ours)
     answer = routing(integration.CLIENT)
-    assert answer.routed is None and "first build" in answer.reason and not integration.is_installed()
-    assert list_backends()["cuda"].get_host_codegen(Target("c")) == "tilelang's own codegen"  # a build: stock
-    assert not integration.is_installed()  # never seen calling the route: not routed
+    assert answer.routed is True and not answer.by_build and integration.is_installed()
+    assert not integration.CLIENT.live().by_build
+    assert _stand_in_build() == "tilelang's own codegen"  # a build: stock
+    live = integration.CLIENT.live()
+    assert not integration.is_installed() and live.by_build and live.who is not None and __file__ in live.who
+    answer = routing(integration.CLIENT)
+    assert answer.routed is False and answer.by_build
+    route = "tilelang.backend.module.BackendModule.get_host_codegen"
+    assert f"the last build did not call the route {route}" in answer.reason
     with pytest.warns(PluginWarning, match="around tilelang_hostcg's replacement"):
         integration.uninstall()
+
+
+@WITHOUT_TILELANG
+@pytest.mark.parametrize("edit", ["dead branch", "another object's method"])
+def test_a_point_the_lowering_no_longer_reaches_is_installed_until_a_build_shows_it_unused(stand_in_tilelang, edit):
+    """Every point there and of its shape, and the code still names ``get_host_codegen``, but no build
+    calls ours: before a build, installed (what can be known); after it, not (what it did)."""
+    from tilelang.backend import module
+
+    import tilelang_hostcg.tilelang as integration
+    from tilelang_hostcg.tilelang._points import hints
+
+    class Selector:  # another object with a method of the same name
+        def get_host_codegen(self, target_host):
+            return "the selector's codegen"
+
+    _LEGACY = False
+
+    def dead_branch(self, mod, target_host):
+        if _LEGACY:
+            return self.get_host_codegen(target_host).lower(mod, target_host)
+        return "tilelang's own codegen"
+
+    def other_object(self, mod, target_host):
+        return Selector().get_host_codegen(target_host)
+
+    module.BackendModule.codegen_host = dead_branch if edit == "dead branch" else other_object
+    integration.install(registry=Registry())
+    try:
+        assert hints("backend") == []  # the code names it: reading it would confirm, wrongly
+        assert integration.is_installed() and not integration.CLIENT.live().by_build
+        context = module.BackendContext(module.list_backends()["cuda"], Target("cuda"), Target("c"))
+        context.preprocess_host_codegen(None)  # a build, as the lowering runs it
+        context.codegen_host(None)
+        live = integration.CLIENT.live()
+        assert not integration.is_installed() and live.by_build
+        assert live.unused == "tilelang.backend.module.BackendModule.get_host_codegen"
+    finally:
+        integration.uninstall()
+
+
+@WITHOUT_TILELANG
+def test_functools_wraps_on_the_lowering_and_on_codegen_host_are_accepted_and_routed(routed_stand_in):
+    from tilelang.backend import module
+    from tilelang.engine import lower
+
+    import tilelang_hostcg.tilelang as integration
+    from tilelang_hostcg.tilelang import _points
+
+    def traced(func):
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            return func(*args, **kwargs)
+        return wrapper
+
+    lower.host_codegen = traced(lower.host_codegen)
+    module.BackendModule.codegen_host = traced(module.BackendModule.codegen_host)
+    module.BackendContext.codegen_host = traced(module.BackendContext.codegen_host)
+    assert _points.problems("backend") == [] and _points.hints("backend") == []  # read through __wrapped__
+    assert _stand_in_build().name == "plugin-c"
+    assert integration.is_installed() and integration.CLIENT.live().by_build
+
+
+@WITHOUT_TILELANG
+def test_a_freed_wrapper_is_never_confused_with_a_new_function_at_its_address(routed_stand_in):
+    """A profiler wraps ``get_host_codegen`` (calling ours), a build goes through it, the profiler
+    unwraps and its wrapper is freed; a tool then pins TileLang's own codegen choice. Whatever address
+    the pinned function gets, it is not the route: not installed."""
+    import gc
+
+    from tilelang.backend.module import BackendModule
+
+    import tilelang_hostcg.tilelang as integration
+
+    ours = BackendModule.__dict__["get_host_codegen"]
+    stock = ours.__wrapped__
+
+    def profiled(self, target_host):
+        return ours(self, target_host)
+
+    BackendModule.get_host_codegen = profiled
+    assert _stand_in_build().name == "plugin-c" and integration.CLIENT.live().by_build
+    BackendModule.get_host_codegen = ours
+    del profiled
+    gc.collect()
+    for _ in range(64):  # new functions, some at the freed wrapper's address
+        BackendModule.get_host_codegen = lambda self, target_host: stock(self, target_host)
+        assert not integration.is_installed()
+    assert _stand_in_build() == "tilelang's own codegen"  # and a build shows the same
+    assert not integration.is_installed() and integration.CLIENT.live().by_build
+    BackendModule.get_host_codegen = ours
+    assert integration.is_installed()
+
+
+@WITHOUT_TILELANG
+def test_builds_of_two_threads_interleaved_are_told_apart(routed_stand_in):
+    """Thread A runs its hooks, thread B runs its hooks, then each chooses its codegen: two builds that
+    each called both routes, never a build that missed one."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tilelang.backend.module import BackendContext, list_backends
+
+    import tilelang_hostcg.tilelang as integration
+
+    backend = list_backends()["cuda"]
+    context = BackendContext(backend, Target("cuda"), Target("c"))
+    with ThreadPoolExecutor(1) as a, ThreadPoolExecutor(1) as b:
+        for thread in (a, b):
+            thread.submit(context.preprocess_host_codegen, None).result()
+        for thread in (a, b):
+            assert thread.submit(backend.get_host_codegen, Target("c")).result().name == "plugin-c"
+            assert integration.is_installed() and integration.CLIENT.live().by_build
+
+
+@WITHOUT_TILELANG
+def test_a_tracer_keeping_the_route_in_its_module_dict_is_routed_before_and_after_a_build(routed_stand_in):
+    """The ``_orig = B.f`` idiom: reachable from the tracer's globals before a build; the build shows it."""
+    import types
+
+    import tilelang_hostcg.tilelang as integration
+    from tilelang_hostcg.clients._routing import routing
+
+    tracer = types.ModuleType("codegen_tracer")
+    exec("from tilelang.backend.module import BackendModule as B\n_orig = B.__dict__['get_host_codegen']\n"
+         "calls = []\ndef traced(self, target_host):\n    calls.append(1)\n    return _orig(self, target_host)\n"
+         "B.get_host_codegen = traced\n", tracer.__dict__)
+    try:
+        assert routing(integration.CLIENT).routed is True and not integration.CLIENT.live().by_build
+        assert _stand_in_build().name == "plugin-c" and tracer.calls == [1]
+        assert routing(integration.CLIENT).routed is True and integration.CLIENT.live().by_build
+    finally:
+        from tilelang.backend.module import BackendModule
+        BackendModule.get_host_codegen = tracer._orig
 
 
 # ------------------------------------------------------------------ registry defaults

@@ -412,14 +412,17 @@ def test_the_cli_says_which_client_is_active(stamp_env, defaults_env):
     assert listed["client"]["client"] == "tvm" and listed["client"]["routed"] is None
     assert listed["client"]["active"] is None and listed["client"]["predicted"]
     checked = _cli(stamp_env, "check", "--json")
+    probe = checked["client"].pop("probe")
     assert checked["client"] == {"active": "tvm", "client": "tvm", "routed": True, "predicted": False,
                                  "problem": None, "describe": "TVM integration (tilelang_hostcg.tvm)"}
+    assert probe["called"] is True and probe["text"] == "confirmed by a probe build" and probe["seconds"] < 1
     assert checked["ok"], checked["problems"]
     explained = _cli(stamp_env, "explain", "llvm", "--json")
+    assert explained["client"].pop("probe") is None  # only check builds a probe
     assert explained["client"] == checked["client"] and explained["codegen"]["name"] == "stamp_llvm"
     text = _cli(defaults_env, "explain", "llvm")
     assert "client:   TVM integration (tilelang_hostcg.tvm)" in text
-    assert "Client: TVM integration" in _cli(defaults_env, "check")
+    assert "Client: TVM integration (tilelang_hostcg.tvm) (confirmed by a probe build)" in _cli(defaults_env, "check")
     off = _cli(stamp_env, "check", "--json", env_vars=OFF)
     assert off["client"]["active"] is None and "TILELANG_HOSTCG_AUTO_INSTALL=0" in off["client"]["describe"]
     assert [p["severity"] for p in off["problems"] if p["code"] == "client"] == ["info"]  # the user's switch

@@ -140,9 +140,9 @@ def test_a_wrapped_route_still_routes_and_uninstall_hands_it_to_tvm(monkeypatch,
         return route(*args)
 
     build_module.tir_to_runtime = wrapper
-    # Holding the route is not calling it: the first build settles it.
+    # Before a build, what can be known: the wrapper reaches the route. The first build shows it.
     answer = routing(integration.CLIENT)
-    assert not integration.is_installed() and answer.routed is None and "first build" in answer.reason
+    assert integration.is_installed() and answer.routed is True and not answer.by_build
     import tvm
     from tvm.script import tirx as T
 
@@ -152,7 +152,7 @@ def test_a_wrapped_route_still_routes_and_uninstall_hands_it_to_tvm(monkeypatch,
             A[i] = T.float32(0)
 
     tvm.compile(zero, target="llvm")
-    assert integration.is_installed() and routing(integration.CLIENT).routed
+    assert integration.is_installed() and routing(integration.CLIENT).routed and integration.CLIENT.live().by_build
     with pytest.warns(PluginWarning, match=r"left tvm\.tirx\.build\.tir_to_runtime as it is: .*test_tvm_unit.* around"):
         integration.uninstall()  # its wrapper stays; the route in it hands every build to TVM's original
     assert build_module.tir_to_runtime is wrapper and not integration.is_installed()
@@ -218,3 +218,57 @@ def test_runtime_only_and_tilelang_processes_are_left_alone(monkeypatch, build_m
     monkeypatch.setitem(sys.modules, "tilelang", tilelang)
     activation.autoload()
     assert not integration.is_installed()
+
+
+# ------------------------------------------------------------------ used is shown by a build
+def _zero():
+    """A tiny TIR function (built for a ``c`` or ``llvm`` host: no device needed)."""
+    from tvm import te
+
+    a = te.placeholder((4,), "float32", name="A")
+    b = te.compute((4,), lambda i: a[i] + 1.0, name="B")
+    return te.create_prim_func([a, b])
+
+
+def test_a_wrapper_seen_in_a_build_is_held_not_remembered_by_its_address(build_module):
+    """A profiler wraps the route (and calls it), a build goes through it, the profiler unwraps and
+    its wrapper is freed; then a tool pins TVM's own function. No address of a freed wrapper can
+    confirm the new one: not routed, whatever ``id()`` the new function gets."""
+    import gc
+
+    import tvm
+
+    integration.install()
+    route = build_module.tir_to_runtime
+
+    def profile(*args):
+        return route(*args)
+
+    build_module.tir_to_runtime = profile
+    tvm.tirx.build(_zero(), target="c")
+    assert integration.is_installed() and integration.CLIENT.live().by_build
+    build_module.tir_to_runtime = route
+    del profile
+    gc.collect()
+    pinned = [lambda *args, original=route.__wrapped__: original(*args) for _ in range(64)]  # many new addresses
+    for pin in pinned:
+        build_module.tir_to_runtime = pin
+        assert not integration.is_installed()
+    build_module.tir_to_runtime = route
+
+
+def test_a_tracer_keeping_the_route_in_its_module_dict_is_routed_before_and_after_a_build(build_module):
+    """The ``_orig = B.f`` idiom: the route is reachable from the tracer's globals, and the build shows it."""
+    import tvm
+
+    integration.install()
+    tracer = types.ModuleType("route_tracer")
+    exec("import sys\nB = sys.modules['tvm.tirx.build']\n_orig = B.tir_to_runtime\ncalls = []\n"
+         "def traced(*args):\n    calls.append(1)\n    return _orig(*args)\n"
+         "B.tir_to_runtime = traced\n", tracer.__dict__)
+    live = integration.CLIENT.live()
+    assert live.routed and not live.by_build
+    tvm.tirx.build(_zero(), target="c")
+    live = integration.CLIENT.live()
+    assert live.routed and live.by_build and tracer.calls == [1]
+    build_module.tir_to_runtime = tracer._orig

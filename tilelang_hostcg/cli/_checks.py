@@ -42,6 +42,7 @@ class _Checked:
     locked: Doc | None
     lock_path: str | None
     resolutions: dict[str, Resolution | None] = field(default_factory=dict)
+    client: Doc | None = None  # the client document, after the probe build
 
 
 def _problem(code: str, message: str, *, severity: str = "error", kind: str | None = None,
@@ -258,22 +259,49 @@ def _check_compiler_metadata(c: _Checked) -> list[Doc]:
             for site in dict.fromkeys(sites) for text in folder_problems(site)]
 
 
+def _plugins_installed(c: _Checked) -> bool:
+    """Whether a third-party plugin is installed and not turned off by the controls."""
+    return not all(is_core(s.origin.distribution) or s.state == SourceState.DISABLED for s in c.sources)
+
+
 def _check_client(c: _Checked) -> list[Doc]:
     """``client``: a third-party plugin is installed and the compiler in use will not use it (a
     warning; the user's own switch: information)."""
-    from ._client import client_document
-    client = client_document(tvm_document())
-    if client["routed"] is not False or all(is_core(s.origin.distribution) or s.state == SourceState.DISABLED
-                                            for s in c.sources):
+    client = c.client
+    if client is None or client["routed"] is not False or not _plugins_installed(c) or _probe_not_called(c):
         return []
     return [_problem("client", f"the installed plugins are not used by the compiler in use ({client['client']}): "
                      f"{client['problem'] or client['describe']}", severity="warning" if client["problem"] else "info")]
 
 
+def _probe_not_called(c: _Checked) -> bool:
+    return c.client is not None and (c.client.get("probe") or {}).get("called") is False
+
+
+def _check_probe(c: _Checked) -> list[Doc]:
+    """``route-unused``: every integration point is there, but ``check``'s probe build did not call
+    the route, so the installed plugins are not used (a warning)."""
+    if c.client is None or not _probe_not_called(c) or not _plugins_installed(c):
+        return []
+    return [_problem("route-unused", f"the installed plugins are not used by the compiler in use "
+                     f"({c.client['client']}): {c.client['problem']}. The compiler builds its host code stock; a "
+                     "release of tilelang-hostcg that knows where this compiler builds host code is needed",
+                     severity="warning")]
+
+
 _CHECKS: tuple[Callable[[_Checked], list[Doc]], ...] = (
     _check_sources, _check_required, _check_kinds, _check_ambiguous, _check_build_functions, _check_duplicates,
     _check_controls, _check_lock, _check_declarations, _check_tilelang_builds, _check_tilelang_requirements,
-    _check_tilelang_environment, _check_compiler_metadata, _check_client)
+    _check_tilelang_environment, _check_compiler_metadata, _check_client, _check_probe)
+
+
+def probed_client(*, probe: bool = True) -> Doc:
+    """The client document, after the client's probe build (``probe=False``: without one)."""
+    from ..clients._probe import probe as probe_build
+    from ._client import client_document, client_for
+    tvm = tvm_document()
+    client = client_for(tvm.get("provider")) if probe else None
+    return client_document(tvm, probe_build(client) if client is not None else None)
 
 
 def split_kinds(kinds: Iterable[str]) -> list[str]:
@@ -323,7 +351,7 @@ def check_document(*, require: Sequence[str] = (), require_hooks: Sequence[str] 
         validate_required(kinds, hook_kinds, known, {(s.group, canonical_kind(s.kind)) for s in sources})
         checked = _Checked(registry, session.index, sources, registry.registrations(CODEGEN_GROUP),
                            registry.registrations(HOOK_GROUP), known, kinds, hook_kinds, locked,
-                           str(lock) if lock is not None else None)
+                           str(lock) if lock is not None else None, client=probed_client())
         problems = [p for check in _CHECKS for p in check(checked)]
     # ``plugin-warning``: captured warnings (escaped, as warnings are) that no other problem reports
     reported = {shown(p["message"]) for p in problems}
@@ -337,7 +365,8 @@ def check_document(*, require: Sequence[str] = (), require_hooks: Sequence[str] 
     infos = sum(p["severity"] == "info" for p in problems)
     dists = sorted({(normalize_name(s.origin.distribution), s.origin.version or "?")
                     for s in sources if s.origin.distribution is not None})
-    return document("check", tvm_document(), ok=errors == 0, strict=strict, lock=checked.lock_path,
+    return document("check", tvm_document(), client=checked.client, ok=errors == 0, strict=strict,
+                    lock=checked.lock_path,
                     required={"codegens": kinds, "hooks": hook_kinds}, controls=controls_doc(registry.controls),
                     distributions=[{"name": n, "version": v} for n, v in dists],
                     kinds={"codegens": sorted({r.kind for r in checked.codegens}),

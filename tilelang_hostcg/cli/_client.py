@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..clients._interface import Client
+    from ..clients._probe import Probe
 
 
-def _client_for(provider: object) -> Client | None:
+def client_for(provider: object) -> Client | None:
     """The client of a TVM document's ``provider``."""
     if provider == "tilelang":
         from ..tilelang import CLIENT as TILELANG_CLIENT
@@ -21,24 +22,38 @@ def _client_for(provider: object) -> Client | None:
     return None
 
 
-def client_document(tvm: dict[str, Any]) -> dict[str, Any]:
-    """``{"active", "client", "routed", "predicted", "problem", "describe"}`` for the TVM document ``tvm``."""
+def client_document(tvm: dict[str, Any], probe: Probe | None = None) -> dict[str, Any]:
+    """``{"active", "client", "routed", "predicted", "problem", "describe", "probe"}`` for the TVM document
+    ``tvm``; ``probe``: what ``check``'s probe build showed (it decides over what can be known before)."""
     from ..clients._routing import routing
-    client = _client_for(tvm.get("provider"))
+    client = client_for(tvm.get("provider"))
     predicted = "tvm" not in sys.modules
+    shown = probe and {"called": probe.called, "text": probe.text, "seconds": round(probe.seconds, 3),
+                       "hints": list(probe.hints)}
     if client is None:
         # Nothing imported: a TVM an import hook serves may still be routed (not known, never false).
         return {"active": None, "client": None, "routed": None if predicted else False, "predicted": predicted,
-                "problem": None,
-                "describe": f"none: {tvm.get('describe')}"}
+                "problem": None, "describe": f"none: {tvm.get('describe')}", "probe": shown}
     answer = routing(client, import_it=not predicted)
-    state = "not known" if answer.routed is None else "none"
-    describe = answer.reason if answer.routed else f"{state}: {answer.reason}"
-    return {"active": client.name if answer.routed else None, "client": client.name, "routed": answer.routed,
-            "predicted": predicted, "problem": answer.blocker or (answer.reason if answer.pending else None),
+    routed, problem = answer.routed, answer.blocker or (answer.reason if answer.pending else None)
+    state = "not known" if routed is None else "none"
+    describe = answer.reason if routed else f"{state}: {answer.reason}"
+    if probe is not None and probe.called is False:
+        routed, problem = False, probe_text(probe)
+        describe = f"none: {problem}"
+    return {"active": client.name if routed else None, "client": client.name, "routed": routed,
+            "predicted": predicted, "problem": problem, "probe": shown,
             "describe": describe + (" (from installed metadata: nothing imported)" if predicted else "")}
 
 
+def probe_text(probe: Probe) -> str:
+    """What a probe build that did not call the route says, with what reading the code suggests."""
+    return probe.text + (f" (reading the compiler's code: {'; '.join(probe.hints)})" if probe.hints else "")
+
+
 def client_text(doc: dict[str, Any]) -> str:
-    """The ``client:`` line of the text output."""
-    return f"Client: {(doc.get('client') or {}).get('describe', 'none')}"
+    """The ``client:`` line of the text output (``check``'s: with what its probe build showed)."""
+    client = doc.get("client") or {}
+    probe = client.get("probe") or {}
+    shown = f" ({probe['text']})" if probe.get("called") else ""
+    return f"Client: {client.get('describe', 'none')}{shown}"

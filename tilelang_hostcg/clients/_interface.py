@@ -29,13 +29,16 @@ ClientName = Literal["tilelang", "tvm"]
 
 @dataclass(eq=False)
 class Route:
-    """One attribute of the compiler replaced by ours: ``owner.name`` was ``original``, is ``ours``."""
+    """One attribute of the compiler replaced by ours: ``owner.name`` was ``original``, is ``ours``;
+    ``held``: what held the attribute during the last build (the object itself, never its ``id``: a
+    freed wrapper is never confused with another at its address)."""
 
     owner: Any
     name: str
     original: Any
     ours: Any
     carries_builds: bool = True  # False: a cache key, not on the path host code is built by
+    held: Any = None
 
     def current(self) -> Any:
         """What ``owner.name`` is now (a class's own attribute, not an inherited one)."""
@@ -47,20 +50,36 @@ class Route:
 @dataclass(eq=False)
 class ClientState:
     """What one ``install()`` did: its ``routes``, the defaults it registered (by kind) in ``registry``,
-    and the other packages' wrappers seen calling a route (``confirmed``, by ``id``)."""
+    and what the builds showed: ``calls`` counts calls of a route; ``last_build``: the routes the
+    last build called, so far (each thread's builds are told apart)."""
 
     registry: Registry | None
     routes: list[Route] = field(default_factory=list)
     codegens: dict[str, HostCodegen] = field(default_factory=dict)
     hooks: dict[str, HostCodegenHook] = field(default_factory=dict)
-    confirmed: set[int] = field(default_factory=set)
+    calls: int = 0
+    last_build: list[Route] = field(default_factory=list)
     active: bool = True  # False: a route another package's wrapper still holds hands calls to the original
+    _thread: threading.local = field(default_factory=threading.local)
 
     def called(self, route: Route) -> None:
-        """Our ``route`` was called: where another package's wrapper holds it now, that wrapper calls it."""
-        now = route.current()
-        if now is not route.ours and now is not None:
-            self.confirmed.add(id(now))
+        """A build called our ``route``, held by what holds its attribute now (ours, or another
+        package's wrapper that calls ours). A build calls the hooks' route first (the last route that
+        carries builds): it, or a route called again in this thread, begins this thread's next build."""
+        carrying = self.carrying()
+        window: list[Route] | None = getattr(self._thread, "window", None)
+        if window is None or route is carrying[-1] or route in window:
+            window = self._thread.window = []
+            for other in carrying:  # what holds each attribute during this build
+                other.held = other.current()
+        window.append(route)
+        route.held = route.current()
+        self.last_build = window  # the list itself: the rest of this build is added to it
+        self.calls += 1
+
+    def carrying(self) -> list[Route]:
+        """The routes host code is built through, in the order they were put in place."""
+        return [r for r in self.routes if r.carries_builds]
 
 
 class Native(NamedTuple):
@@ -98,13 +117,17 @@ def newer_api_text(declared: object, module: str) -> str | None:
 
 
 class Liveness(NamedTuple):
-    """Whether a client's routes are on the compiler's path: ``routed`` (``None``: another package
-    wrapped a route and no build has shown yet whether it calls it), and ``who`` replaced or wrapped it;
-    ``native``: the compiler calls the registry itself (nothing of it is replaced)."""
+    """Whether the compiler's builds go through a client's routes: ``routed``, ``installed``; ``by_build``:
+    the answer rests on what the last build did (else on what can be known before: each route, or
+    what holds its attribute, reaches ours); ``who`` holds a route that is not used; ``unused``: the
+    route the last build did not call; ``native``: the compiler calls the registry itself (nothing of
+    it is replaced)."""
 
-    routed: bool | None
+    routed: bool
     installed: bool
     who: str | None = None
+    by_build: bool = False
+    unused: str | None = None
     native: Native | None = None
 
 
@@ -126,19 +149,30 @@ def tilelang_takes_builds() -> bool:
     return answer
 
 
-def reaches(func: Any, target: Any) -> bool:
-    """Whether ``func`` is ``target`` or wraps it (``__wrapped__``, its closure; a few levels)."""
+def reaches(func: Any, target: Any, stop: Any = None) -> bool:
+    """Whether ``func`` is ``target`` or can call it: wraps it (``__wrapped__``), holds it in its
+    closure or names it among its module's globals (``_orig = B.f``); a few levels, never through
+    ``stop`` (the compiler's original: what it calls is not another package's)."""
     todo, seen = [func], 0
-    while todo and seen < 32:
+    while todo and seen < 64:
         func, seen = todo.pop(), seen + 1
         if func is target:
             return True
-        if callable(func):
+        if callable(func) and func is not stop:
             todo.append(getattr(func, "__wrapped__", None))
             for cell in getattr(func, "__closure__", None) or ():
                 with suppress(ValueError):  # an empty cell
                     todo.append(cell.cell_contents)
+            todo.extend(_named_globals(func))
     return False
+
+
+def _named_globals(func: Any) -> list[Any]:
+    """The values of the module globals ``func``'s code names (a plain function's only)."""
+    code, names = getattr(func, "__code__", None), getattr(func, "__globals__", None)
+    if not isinstance(names, dict) or code is None:
+        return []
+    return [names[n] for n in getattr(code, "co_names", ()) if n in names and callable(names[n])]
 
 
 def owner_of(func: Any) -> str:
@@ -195,6 +229,14 @@ class Client(ABC):
         """Why the compiler's own switch keeps activation from running at its import, else ``None``."""
         return None
 
+    @abstractmethod
+    def probe_build(self) -> None:
+        """Build a tiny kernel with the compiler, as a program would, where no device is needed."""
+
+    def hints(self) -> list[str]:
+        """What reading the compiler's code suggests where a build did not call the route."""
+        return []
+
     # -- written once ---------------------------------------------------------------------
     def install(self, *, registry: Registry | None = None) -> None:
         """Route the compiler's host builds through ``registry`` (default: the default registry).
@@ -237,7 +279,7 @@ class Client(ABC):
 
     def _left_text(self, route: Route, now: Any) -> str:
         """Why :meth:`uninstall` leaves ``route``'s attribute (``now``, another package's) as it is."""
-        if reaches(now, route.ours):
+        if reaches(now, route.ours, route.original):
             held = (f"around tilelang_hostcg's replacement, which from now on hands every call to "
                     f"{self.compiler}'s original")
         else:
@@ -248,24 +290,26 @@ class Client(ABC):
                 "package)")
 
     def live(self) -> Liveness:
-        """Whether the compiler calls our routes now, or the registry itself (see :class:`Liveness`)."""
+        """Whether the compiler's builds go through our routes (see :class:`Liveness`), or it calls the
+        registry itself: for each route, what the last build did while the same object held its
+        attribute, else whether what holds it reaches ours."""
         native = self.native()
         if native is not None:
             return Liveness(native.problem() is None and not activation_off(), installed=False, native=native)
         state = self.state
         if state is None:
             return Liveness(False, installed=False)
-        unconfirmed = None
-        for route in (r for r in state.routes if r.carries_builds):
+        judged_by_build = []
+        for route in state.carrying():
             now = route.current()
-            if now is route.ours or id(now) in state.confirmed:
-                continue
-            if not reaches(now, route.ours):
-                return Liveness(False, installed=True, who=owner_of(now))
-            unconfirmed = unconfirmed or owner_of(now)
-        if unconfirmed is not None:
-            return Liveness(None, installed=True, who=unconfirmed)
-        return Liveness(True, installed=True)
+            seen = bool(state.last_build) and now is route.held  # the object itself, never an id
+            judged_by_build.append(seen)
+            who = None if now is route.ours else owner_of(now)
+            if seen and route not in state.last_build:
+                return Liveness(False, installed=True, who=who, by_build=True, unused=_path(route))
+            if not seen and now is not route.ours and not reaches(now, route.ours, route.original):
+                return Liveness(False, installed=True, who=who)
+        return Liveness(True, installed=True, by_build=bool(judged_by_build) and all(judged_by_build))
 
     def native(self) -> Native | None:
         """The compiler in use calls the registry itself: which of its imported modules declares it."""

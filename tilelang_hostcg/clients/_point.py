@@ -1,30 +1,35 @@
 """An integration point of a compiler (:class:`Point`): a function, dict or field that a client of
-ours replaces or reads, checked in the compiler the program imported by its exact shape and by use:
-the functions of the compiler that must call it still do. Cheap to import."""
+ours replaces or reads, checked in the compiler the program imported by its shape: what its callers
+can call, as they call it (so many arguments by position, these by keyword), decorators followed
+through ``__wrapped__``. Whether the point is on the compiler's path is shown by a build, never by
+reading code: reading the callers' code only gives a :meth:`Point.hint`. Cheap to import."""
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Mapping
+from contextlib import suppress
 from importlib import import_module
 from types import CodeType
 from typing import Literal, NamedTuple
 
 Shape = tuple[str, ...] | Literal["dict", "field", "mapping", "callable"]
-"""A function's parameters (exactly, unless the point is not ``exact``: then its leading ones);
-``dict`` (a module's dict); ``field`` (a class's); ``mapping`` (a function of no parameters that
-returns a mapping); ``callable`` (any function: a link in the chain of callers)."""
+"""A function's arguments as its callers pass them by position (their names only say what they are:
+a parameter renamed is the same shape); ``dict`` (a module's dict); ``field`` (a class's);
+``mapping`` (a function of no parameters that returns a mapping); ``callable`` (any function: a link
+in the chain of callers)."""
 
 
 class Point(NamedTuple):
-    """``module``'s ``path`` (through a class for a method), of ``shape``, called (by name) from each
-    function of ``called_by`` (``module:qualname``): the compiler's own code that must reach it."""
+    """``module``'s ``path`` (through a class for a method), of ``shape``, called with ``keywords`` by
+    name too; ``called_by`` (``module:qualname``): the compiler's own functions that call it, read for
+    a hint only."""
 
     module: str
     path: str
     shape: Shape
     called_by: tuple[str, ...] = ()
-    exact: bool = True
+    keywords: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         return f"{self.module}.{self.path}"
@@ -38,9 +43,16 @@ class Point(NamedTuple):
             return owner, vars(owner).get(name)
         return owner, getattr(owner, name, None)
 
+    def value(self) -> object:
+        """The point's object in the imported compiler (``None``: missing or not importable)."""
+        try:
+            return self._owner_and_value()[1]
+        except Exception:  # no such module, or the compiler's own module fails
+            return None
+
     def problem(self) -> str | None:
-        """What is wrong with this point in the imported compiler (missing, of another shape, or no
-        longer called where the compiler must call it), else ``None``."""
+        """What is wrong with this point in the imported compiler (missing, or its callers' call
+        would not bind to it), else ``None``."""
         try:
             owner, value = self._owner_and_value()
         except Exception as exc:  # no such module, or the compiler's own module fails: not usable
@@ -53,24 +65,31 @@ class Point(NamedTuple):
             return f"{self} (missing)"
         if self.shape == "dict":
             return None if isinstance(value, dict) else f"{self} (not a dict)"
-        return self._function_problem(value) or self._caller_problem()
+        return self._function_problem(value)
 
     def _function_problem(self, value: object) -> str | None:
         try:
-            params = list(inspect.signature(value).parameters.values())  # type: ignore[arg-type]
+            signature = inspect.signature(value, follow_wrapped=True)  # type: ignore[arg-type]
         except (TypeError, ValueError):
+            if callable(value) and isinstance(self.shape, tuple) and not self.keywords:
+                return None  # a compiled function (an FFI one): its callers call it by position
             return f"{self} (not a function: {type(value).__name__})"
         if self.shape == "callable":
             return None
+        params = list(signature.parameters.values())
         if self.shape == "mapping":
             return self._mapping_problem(value) if not params else f"{self} (takes parameters: {_listed(params)})"
-        if self.exact and [p.name for p in params] == list(self.shape) and all(_plain(p) for p in params):
-            return None
-        named = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-        if not self.exact and named[:len(self.shape)] == list(self.shape):
-            return None
-        wanted = "exactly " if self.exact else ""
-        return f"{self} (parameters ({_listed(params)}) where {wanted}({', '.join(self.shape)}) are called)"
+        assert isinstance(self.shape, tuple)
+        try:
+            signature.bind(*self.shape, **{name: name for name in self.keywords})
+        except TypeError as exc:
+            return f"{self} (parameters ({_listed(params)}) where its callers pass {self.calls()}: {exc})"
+        return None
+
+    def calls(self) -> str:
+        """How the compiler's callers call the point: ``(self, target_host)``, keywords as ``name=``."""
+        assert isinstance(self.shape, tuple)
+        return f"({', '.join([*self.shape, *(f'{k}=' for k in self.keywords)])})"
 
     def _mapping_problem(self, value: object) -> str | None:
         try:
@@ -79,7 +98,9 @@ class Point(NamedTuple):
             return f"{self} (raised {type(exc).__name__}: {exc})"
         return None if isinstance(result, Mapping) else f"{self} (returns a {type(result).__name__}, not a mapping)"
 
-    def _caller_problem(self) -> str | None:
+    def hint(self) -> str | None:
+        """Where reading the callers' code (decorators followed) does not find the point's name: a
+        hint for a build that did not call it; never a verdict."""
         name = self.path.rpartition(".")[2]
         for caller in self.called_by:
             module, _, qualname = caller.partition(":")
@@ -87,17 +108,29 @@ class Point(NamedTuple):
                 func: object = import_module(module)
                 for part in qualname.split("."):
                     func = inspect.getattr_static(func, part)
-            except Exception:  # the caller itself is gone: the point is not on the compiler's path
-                return f"{self} (its caller {module}.{qualname} is missing)"
-            code = getattr(func, "__code__", None)
-            if not isinstance(code, CodeType) or not _names(code, name):
-                return f"{self} (not called by {module}.{qualname}: a leftover or renamed point)"
+            except Exception:  # the caller itself is gone
+                return f"{self}: its caller {module}.{qualname} is missing"
+            codes = _codes(func)
+            if codes and not any(_names(code, name) for code in codes):
+                return f"{self}: the code of {module}.{qualname} does not name it (a renamed or leftover point?)"
         return None
 
 
-def _plain(param: inspect.Parameter) -> bool:
-    """Whether ``param`` is an ordinary positional-or-keyword parameter."""
-    return param.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+def _codes(func: object) -> list[CodeType]:
+    """The code of ``func`` and of each function it wraps (``__wrapped__``, a few levels)."""
+    out = []
+    for _ in range(8):
+        func = getattr(func, "__func__", func)  # a staticmethod or classmethod
+        code = getattr(func, "__code__", None)
+        if isinstance(code, CodeType):
+            out.append(code)
+        inner = None
+        with suppress(Exception):
+            inner = getattr(func, "__wrapped__", None)
+        if inner is None:
+            break
+        func = inner
+    return out
 
 
 def _listed(params: list[inspect.Parameter]) -> str:

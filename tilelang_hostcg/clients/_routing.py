@@ -17,15 +17,16 @@ NO_PLUGIN = ("no third-party plugin is installed (or the controls skip them all)
 
 
 class Routing(NamedTuple):
-    """``routed`` (``None``: not known yet — nothing imported, or a wrapper not yet seen calling the
-    route), ``reason``, ``blocker`` (what keeps an installed plugin from being used; not the user's
-    switch), ``pending`` (activation installs)."""
+    """``routed`` (``None``: not known yet — nothing imported), ``reason``, ``blocker`` (what keeps an
+    installed plugin from being used; not the user's switch), ``pending`` (activation installs);
+    ``by_build``: ``routed`` is what the last build did (else what can be known before one)."""
 
     client: ClientName
     routed: bool | None
     reason: str
     blocker: str | None = None
     pending: bool = False
+    by_build: bool = False
 
 
 def routing(client: Client, *, import_it: bool = True, activating: bool = False) -> Routing:
@@ -38,11 +39,13 @@ def routing(client: Client, *, import_it: bool = True, activating: bool = False)
         return _native(client, live.native)
     aside = client.stands_aside()
     if live.installed and aside is None:
-        if live.routed is True:
-            return Routing(name, True, client.title)
-        if live.routed is None:
-            return Routing(name, None, f"another package wrapped the route ({live.who}); whether it calls it "
-                                       "shows at the first build")
+        if live.routed:
+            return Routing(name, True, client.title, by_build=live.by_build)
+        if live.unused is not None:
+            held = f" (held by {live.who})" if live.who is not None else ""
+            unused = (f"the last build did not call the route {live.unused}{held}: the compiler's code no longer "
+                      "reaches it, so plugins are not used")
+            return Routing(name, False, unused, unused, by_build=True)
         replaced = f"another package replaced the route ({live.who}) and does not call it"
         return Routing(name, False, replaced, replaced)
     if not activating and activation_off(os.environ):

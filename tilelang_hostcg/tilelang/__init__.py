@@ -80,13 +80,22 @@ class TileLangClient(Client):
             return str(exc)
         return None
 
+    def probe_build(self) -> None:
+        from ._probe_kernel import build_probe
+        build_probe()
+
+    def hints(self) -> list[str]:
+        from ._points import hints, layout
+        return hints(layout())
+
 
 CLIENT = TileLangClient()
 
 
 def is_installed() -> bool:
-    """Whether :func:`install` is in effect and TileLang's host builds go through the registry (a
-    route another package wrapped counts once a build has gone through it)."""
+    """Whether :func:`install` is in effect and TileLang's host builds go through the route: by what the
+    last build did while the same objects hold the routes, else by what can be known (each route, or
+    another package's function in its place, reaches ours)."""
     return CLIENT.is_installed()
 
 

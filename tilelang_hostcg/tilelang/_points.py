@@ -1,6 +1,7 @@
 """TileLang's integration points (:data:`POINTS`, the table of ``docs/tilelang.md``), checked in the
-TileLang the program imports by exact shape and by use (who calls each), never by distribution or
-version: one that lacks a point, or whose lowering no longer calls it, is refused, naming it."""
+TileLang the program imports by their shape (what TileLang's callers can call, as they call it), never
+by distribution or version: one that lacks a point is refused, naming it. Whether the lowering still
+calls them is shown by a build (:mod:`tilelang_hostcg.clients._probe`); reading its code gives a hint only."""
 
 from __future__ import annotations
 
@@ -14,10 +15,11 @@ Mode = Literal["registry", "backend"]  # TileLang's layouts (see ._layouts)
 
 _LOWER, _HC, _BACKEND = "tilelang.engine.lower", "tilelang.backend.host_codegen", "tilelang.backend.module"
 _HOST_CODEGEN = f"{_LOWER}:host_codegen"  # the function of TileLang's lowering that builds host code
-# The cache-key wrappers hand every argument on: their points are the leading parameters TileLang passes.
-_CACHE_KEYS = (Point("tilelang.cache.kernel_cache", "KernelCache._generate_key",
-                     ("self", "func", "out_idx", "execution_backend", "args", "target", "target_host"), exact=False),
-               Point("tilelang.autotuner.tuner", "AutoTuner.generate_cache_key", ("self",), exact=False))
+# The cache-key wrappers hand every argument on; TileLang passes the kernel cache's by keyword.
+_CACHE_KEYS = (Point("tilelang.cache.kernel_cache", "KernelCache._generate_key", ("self",),
+                     keywords=("func", "out_idx", "execution_backend", "args", "target", "target_host")),
+               Point("tilelang.autotuner.tuner", "AutoTuner.generate_cache_key",
+                     ("self", "parameters", "extra_parameters")))
 POINTS: dict[Mode, tuple[Point, ...]] = {
     # 0.1.14 on: each backend module chooses its host codegen and runs its hooks; the lowering's
     # host_codegen reaches them through the backend context.
@@ -60,8 +62,8 @@ def layout() -> Mode:
 
 
 def problems(mode: Mode) -> list[str]:
-    """Every point of ``mode`` that is missing, of another shape or not called (with neither layout,
-    each layout's first point)."""
+    """Every point of ``mode`` that is missing or of another shape (with neither layout, each
+    layout's first point)."""
     missing = [p for p in (point.problem() for point in POINTS[mode]) if p is not None]
     first = POINTS[mode][0]
     if mode == "registry" and missing and missing[0].startswith(f"{first} "):  # neither layout
@@ -78,7 +80,7 @@ def has_points() -> bool:
 
 def check(found: Found) -> Mode:
     """The imported TileLang's layout; :class:`UnsupportedTileLangError` naming every point of it
-    that is missing, of another shape or no longer called."""
+    that is missing or of another shape."""
     mode = layout()
     missing = problems(mode)
     if missing:
@@ -87,3 +89,8 @@ def check(found: Found) -> Mode:
             f"{'; '.join(missing)}, which tilelang_hostcg.tilelang relies on (docs/tilelang.md lists them); "
             "tilelang_hostcg.build() still works with its TVM")
     return mode
+
+
+def hints(mode: Mode) -> list[str]:
+    """What reading TileLang's code suggests about a point a build did not call (never a verdict)."""
+    return [h for h in (point.hint() for point in POINTS[mode]) if h is not None]

@@ -56,6 +56,14 @@ class TVMClient(Client):
             return "TileLang is imported: the TileLang integration applies"
         return None
 
+    def probe_build(self) -> None:
+        from ._probe import build_probe
+        build_probe()
+
+    def hints(self) -> list[str]:
+        from ._points import POINTS
+        return [h for h in (point.hint() for point in POINTS) if h is not None]
+
     def compiler_switch(self) -> str | None:
         if os.environ.get("TVM_DEVICE_BACKEND_AUTOLOAD", "1") == "0":
             return ("TVM's autoload is off (TVM_DEVICE_BACKEND_AUTOLOAD=0), so `import tvm` does not activate the "
@@ -67,8 +75,9 @@ CLIENT = TVMClient()
 
 
 def is_installed() -> bool:
-    """Whether :func:`install` is in effect and TVM's builds call the route (a route another package
-    wrapped counts once a build has gone through it)."""
+    """Whether :func:`install` is in effect and TVM's builds go through the route: by what the
+    last build did while the same objects hold the routes, else by what can be known (each route, or
+    another package's function in its place, reaches ours)."""
     return CLIENT.is_installed()
 
 

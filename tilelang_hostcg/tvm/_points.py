@@ -1,5 +1,7 @@
 """apache-tvm's integration points (:data:`POINTS`, the table of ``docs/tvm.md``), checked by shape
-whatever the version. Nothing here imports ``packaging``: it runs at the end of ``import tvm``."""
+(what TVM's callers can call, as they call it) whatever the version; whether TVM's build still calls
+the route is shown by a build (:mod:`tilelang_hostcg.clients._probe`). Nothing here imports ``packaging``:
+it runs at the end of ``import tvm``."""
 
 from __future__ import annotations
 
