@@ -61,21 +61,24 @@ def layout() -> Mode:
     return "backend" if has_module(_BACKEND) else "registry"
 
 
+def _neither_layout(mode: Mode) -> bool:
+    """Whether the imported ``tilelang`` lacks both layouts' first points (``mode`` is what
+    :func:`layout` says: ``registry`` wherever the ``backend`` layout's module is missing)."""
+    return mode == "registry" and POINTS["registry"][0].problem() is not None
+
+
 def problems(mode: Mode) -> list[str]:
     """Every point of ``mode`` that is missing or of another shape (with neither layout, each
     layout's first point)."""
-    missing = [p for p in (point.problem() for point in POINTS[mode]) if p is not None]
-    first = POINTS[mode][0]
-    if mode == "registry" and missing and missing[0].startswith(f"{first} "):  # neither layout
-        missing = [f"{POINTS['backend'][0]} (or {first})"]
-    return missing
+    if _neither_layout(mode):
+        return [f"{POINTS['backend'][0]} (or {POINTS['registry'][0]})"]
+    return [p for p in (point.problem() for point in POINTS[mode]) if p is not None]
 
 
 def has_points() -> bool:
     """Whether the imported ``tilelang`` has one layout's first point at all (a stray module of that
     name has neither, and is not TileLang)."""
-    found = problems(layout())
-    return not (found and "(or " in found[0])
+    return not _neither_layout(layout())
 
 
 def check(found: Found) -> Mode:
