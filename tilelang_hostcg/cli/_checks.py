@@ -17,7 +17,7 @@ from ..environment._compiler import describe_tvm, find, tilelang_overlap, tvm_do
 from ..environment._metadata import distribution_name, distribution_version
 from ..environment._requirements import other_build_requirements
 from ..environment._targets import DEVICE_KIND, UNKNOWN_KIND, canonical_kind, is_host_target, kind_misfit, parse_target
-from ..registry._failures import advice, capture, failure_site, failure_text, plugin_traceback, state_text
+from ..registry._failures import advice, failure_site, failure_text, plugin_traceback, state_text
 from ..registry._registry import Registry
 from ..registry._resolution import Resolution, cannot_build_text, missing_build
 from ..registry._sources import SourceInfo, module_of
@@ -342,7 +342,7 @@ def check_document(*, require: Sequence[str] = (), require_hooks: Sequence[str] 
     session = Session()
     session.add_client_defaults()  # imports TVM
     registry = session.registry
-    with capture(session.warnings):
+    with session.capture():
         registry.load_all()
         sources = registry.sources()
         from tvm.target import Target
@@ -354,10 +354,9 @@ def check_document(*, require: Sequence[str] = (), require_hooks: Sequence[str] 
                            str(lock) if lock is not None else None, client=probed_client())
         problems = [p for check in _CHECKS for p in check(checked)]
     # ``plugin-warning``: captured warnings (escaped, as warnings are) that no other problem reports
-    reported = {shown(p["message"]) for p in problems}
-    failed = tuple(shown(f"plugin {s.origin.describe()} ") for s in sources if s.state.failed)
+    reported = {shown(p["message"]) for p in problems} | session.failed_plugin_warnings
     problems += [_problem("plugin-warning", text, severity="warning") for text in session.warnings
-                 if text not in reported and not text.startswith(failed)]
+                 if text not in reported]
     for problem in problems:
         if strict and problem["severity"] == "warning":
             problem["severity"] = "error"

@@ -15,7 +15,6 @@ from ..core._types import SourceState
 from ..discovery._planning import ENV_PREFER, Controls
 from ..environment._compiler import tvm_document
 from ..environment._targets import canonical_kind, host_of, is_host_target, parse_target
-from ..registry._failures import capture
 from ..registry._resolution import Candidate, Resolution, Tier, Why, top_matches, verdict_text
 from ._report import Doc, Session, describe_state, document, error_doc, registration_doc, source_doc
 
@@ -46,7 +45,7 @@ def explain_document(target: str, host: str | None = None) -> Doc:
     session = Session()
     session.add_client_defaults()
     registry = session.registry
-    with capture(session.warnings):
+    with session.capture():
         resolution = registry.resolution(target_host)
         controls = registry.controls
         hooks = _hook_docs(registry, parsed) if device else []

@@ -33,6 +33,8 @@ from ._lockfile import LOCK_SCHEMA
 from ._output import printed_while
 
 if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
     from ..registry._table import Registration
 
 SCHEMA = 1  # the version of the ``--json`` documents
@@ -54,8 +56,13 @@ class Session:
         self.index = DiscoveryIndex()
         self.printed: list[tuple[Origin, bytes, bytes]] = []
         self.warnings: list[str] = []  # captured by the commands while plugins load
+        self.failed_plugin_warnings: set[str] = set()  # those of them about a failed plugin skipped
         self.registry = Registry(discover=True, index_loader=self._plan, watch=lambda origin: printed_while(
             lambda out, err: self.printed.append((origin, out, err))))
+
+    def capture(self) -> AbstractContextManager[None]:
+        """Collect the plugin warnings of the block into :attr:`warnings` (see :func:`capture`)."""
+        return capture(self.warnings, self.failed_plugin_warnings)
 
     def _plan(self, controls: Controls) -> Sequence[PlannedSource]:
         self.index = discover(controls)
@@ -180,7 +187,7 @@ def list_document(*, load: bool = False) -> Doc:
     ``registrations`` lists each kind's codegens or hooks in resolution order."""
     session = Session()
     registry = session.registry
-    with capture(session.warnings):
+    with session.capture():
         if load:
             with suppress(TVMNotFoundError):  # the document says what is wrong
                 session.add_client_defaults()
@@ -219,7 +226,7 @@ def lock_document() -> tuple[Doc, list[str]]:
     incompatible entry points (locked, registering nothing) and captured plugin warnings."""
     session = Session()
     registry = session.registry
-    with capture(session.warnings):
+    with session.capture():
         registry.load_all()
         sources = registry.sources()
     notes = [failure_text(info) for info in sources if info.state.failed]

@@ -103,6 +103,11 @@ class PluginWarning(UserWarning):
     """A plugin was skipped (broken, incompatible, duplicated) while something else served."""
 
 
+class FailedPluginWarning(PluginWarning):
+    """A plugin that failed to load, or is incompatible, was skipped because something else served its
+    kind (``check`` reports the plugin itself, so it leaves this warning out of ``plugin-warning``)."""
+
+
 _PACKAGE = __name__.partition(".")[0]
 # A warning looks past our frames, TileLang's and TVM's (they call us from their compilers and
 # at import), the import system's and contextlib's, to reach the user's line.

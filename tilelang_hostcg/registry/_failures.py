@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from ..core._errors import PluginWarning, text_of
+from ..core._errors import FailedPluginWarning, PluginWarning, text_of
 from ..core._types import SourceState
 from ._sources import module_of
 
@@ -25,16 +25,21 @@ def _hidden(module: object) -> bool:
 
 
 @contextmanager
-def capture(into: list[str]) -> Iterator[None]:
-    """Collect plugin warnings as text (each once); other warnings are shown afterwards."""
+def capture(into: list[str], failed: set[str] | None = None) -> Iterator[None]:
+    """Collect plugin warnings as text (each once) into ``into``, and into ``failed`` too those of a
+    failed plugin skipped (:class:`FailedPluginWarning`); other warnings are shown afterwards."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PluginWarning)
         yield
     for item in caught:
         if not issubclass(item.category, PluginWarning):
             warnings.showwarning(item.message, item.category, item.filename, item.lineno)
-        elif str(item.message) not in into:
-            into.append(str(item.message))
+            continue
+        text = str(item.message)
+        if text not in into:
+            into.append(text)
+        if failed is not None and issubclass(item.category, FailedPluginWarning):
+            failed.add(text)
 
 
 def failure_site(exc: BaseException | None, module: str | None = None) -> tuple[str, int] | None:
