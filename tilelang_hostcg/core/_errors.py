@@ -102,10 +102,9 @@ class UnsupportedTVMError(HostCodegenError):
 class PluginWarning(UserWarning):
     """A plugin was skipped (broken, incompatible, duplicated) while something else served."""
 
-
-class FailedPluginWarning(PluginWarning):
-    """A plugin that failed to load, or is incompatible, was skipped because something else served its
-    kind (``check`` reports the plugin itself, so it leaves this warning out of ``plugin-warning``)."""
+    failed_plugin = False
+    """Whether it says that a plugin which failed to load, or is incompatible, was skipped because
+    something else served its kind (``check`` reports that plugin itself, and leaves the warning out)."""
 
 
 _PACKAGE = __name__.partition(".")[0]
@@ -141,11 +140,15 @@ def at_import() -> Iterator[None]:
         _IMPORTING.on = before
 
 
-def warn_plugin(message: str, category: type[Warning] = PluginWarning) -> None:
-    """Warn at the user's line with ``message`` :func:`shown`; the filters apply, but under :func:`at_import`."""
+def warn_plugin(message: str, category: type[Warning] = PluginWarning, *, failed_plugin: bool = False) -> None:
+    """Warn at the user's line with ``message`` :func:`shown`; the filters apply, but under :func:`at_import`.
+    ``failed_plugin``: the warning says a failed plugin was skipped (:attr:`PluginWarning.failed_plugin`)."""
     level, frame = _outside(sys._getframe(1))
+    warning = category(shown(message))
+    if failed_plugin:
+        warning.failed_plugin = True  # type: ignore[attr-defined]
     try:
-        warnings.warn(shown(message), category, stacklevel=level)
+        warnings.warn(warning, stacklevel=level)
     except category as raised:
         if not getattr(_IMPORTING, "on", False):
             raise

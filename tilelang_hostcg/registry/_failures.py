@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from ..core._errors import FailedPluginWarning, PluginWarning, text_of
+from ..core._errors import PluginWarning, text_of
 from ..core._types import SourceState
 from ._sources import module_of
 
@@ -27,7 +27,7 @@ def _hidden(module: object) -> bool:
 @contextmanager
 def capture(into: list[str], failed: set[str] | None = None) -> Iterator[None]:
     """Collect plugin warnings as text (each once) into ``into``, and into ``failed`` too those of a
-    failed plugin skipped (:class:`FailedPluginWarning`); other warnings are shown afterwards."""
+    failed plugin skipped (:attr:`PluginWarning.failed_plugin`); other warnings are shown afterwards."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PluginWarning)
         yield
@@ -38,7 +38,7 @@ def capture(into: list[str], failed: set[str] | None = None) -> Iterator[None]:
         text = str(item.message)
         if text not in into:
             into.append(text)
-        if failed is not None and issubclass(item.category, FailedPluginWarning):
+        if failed is not None and getattr(item.message, "failed_plugin", False):
             failed.add(text)
 
 

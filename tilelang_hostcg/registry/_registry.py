@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from ..core._errors import FailedPluginWarning, add_note, warn_once, warn_plugin
+from ..core._errors import add_note, warn_once, warn_plugin
 from ..core._names import CODEGEN_GROUP, HOOK_GROUP
 from ..core._types import CODE_ORIGIN, HostCodegen, HostCodegenHook, Origin
 from ..discovery._planning import Controls
@@ -276,7 +276,7 @@ def _warn_skipped(problems: Sequence[Source], what: str, controls: Controls) -> 
         from ._failures import advice, failure_text  # on failure only
 
         info = source.info()
-        warn_plugin(f"{failure_text(info)}; it is skipped for {what}. {advice(info, controls)}", FailedPluginWarning)
+        warn_plugin(f"{failure_text(info)}; it is skipped for {what}. {advice(info, controls)}", failed_plugin=True)
 
 
 def plugin_set(registry: Registry) -> list[list[str]]:
