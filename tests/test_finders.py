@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tilelang_hostcg.environment._compiler import find
+from tilelang_hostcg.environment._finding import find
 
 pytestmark = pytest.mark.skipif(find("tilelang") is not None,
                                 reason="this environment has a TileLang build of its own")
@@ -111,7 +111,7 @@ def test_a_tilelang_only_another_finder_serves_is_imported_where_tvm_alone_is_no
 
 
         sys.meta_path.insert(0, Bundled())
-        from tilelang_hostcg.environment._compiler import find, import_tvm
+        from tilelang_hostcg.environment._finding import find, import_tvm
         tvm = import_tvm()
         found = find("tilelang")
         print(json.dumps({"asked": asked, "tvm": tvm.__name__,

@@ -22,7 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from tilelang_hostcg.environment._compiler import find, tilelang_builds, tilelang_overlap
+from tilelang_hostcg.environment._builds import tilelang_builds, tilelang_overlap
+from tilelang_hostcg.environment._finding import find
 from tilelang_hostcg.environment._metadata import distribution_name
 from tilelang_hostcg.environment._requirements import check_requirements, other_build_requirements
 from tilelang_hostcg.testing import PluginEnvironment

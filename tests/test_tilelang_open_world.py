@@ -202,7 +202,7 @@ def test_the_points_of_every_real_tilelang(real: TileLangEnv) -> None:
     they are there, check's probe build goes through the route in well under a second."""
     out = real.run_json("""
         import json, tilelang
-        from tilelang_hostcg.environment._compiler import find
+        from tilelang_hostcg.environment._finding import find
         from tilelang_hostcg.tilelang._points import POINTS, UnsupportedTileLangError, check
         try:
             mode, error = check(find("tilelang")), None

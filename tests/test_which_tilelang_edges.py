@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tilelang_hostcg.environment._compiler import find
+from tilelang_hostcg.environment._finding import find
 
 pytestmark = pytest.mark.skipif(find("tilelang") is not None,
                                 reason="this environment has a TileLang build of its own")

@@ -149,7 +149,7 @@ def check_plugin(distribution: str, registry: Registry | None = None) -> list[st
     from .core._names import CODEGEN_GROUP, HOOK_GROUP, normalize_name
     from .core._types import SourceState
     from .discovery._planning import Controls, discover, plan_sources
-    from .environment._compiler import import_tvm
+    from .environment._finding import import_tvm
     from .environment._targets import DEVICE_KIND, UNKNOWN_KIND, kind_misfit
     from .registry._failures import capture
     from .registry._registry import Registry
@@ -219,7 +219,7 @@ else:
     def hostcg_registry() -> Registry:
         """A fresh registry reading no entry points; TVM is imported first, as the library
         imports it, so the test and its plugins can ``import tvm``."""
-        from .environment._compiler import import_tvm
+        from .environment._finding import import_tvm
         from .registry._registry import Registry
         import_tvm()
         return Registry()

@@ -13,7 +13,9 @@ from ..core._names import APACHE_TVM, CODEGEN_GROUP, HOOK_GROUP, TILELANG, norma
 from ..core._types import Origin, SourceState
 from ..discovery._planning import ControlProblem, DiscoveryIndex, declaration_problems
 from ..environment._advice import reinstall
-from ..environment._compiler import describe_tvm, find, tilelang_overlap, tvm_document
+from ..environment._builds import tilelang_overlap
+from ..environment._compiler import describe_tvm, tvm_document
+from ..environment._finding import find
 from ..environment._metadata import distribution_name, distribution_version
 from ..environment._requirements import other_build_requirements
 from ..environment._targets import DEVICE_KIND, UNKNOWN_KIND, canonical_kind, is_host_target, kind_misfit, parse_target

@@ -22,7 +22,8 @@ from ..discovery._planning import (
     normalize_name,
     plan_sources,
 )
-from ..environment._compiler import import_tvm, tvm_document
+from ..environment._compiler import tvm_document
+from ..environment._finding import import_tvm
 from ..environment._targets import canonical_kind, required_global_funcs
 from ..registry._failures import capture, error_message, failure_site, failure_text, plugin_traceback, wrong_entry_point
 from ..registry._registry import Registry

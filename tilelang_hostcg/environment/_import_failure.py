@@ -12,7 +12,7 @@ from ._advice import foreign_tvm, installed_version, reinstall, tilelang_repair
 from ._metadata import editable_source, owner
 
 if TYPE_CHECKING:
-    from ._compiler import Found
+    from ._finding import Found
 
 
 def tilelang_failed(found: Found, exc: BaseException) -> str:

@@ -2,7 +2,7 @@
 built on them alone (a distribution's name, whether it is editable, which distribution's files hold
 a module). A metadata file is opened without waiting: a FIFO, a device or a folder where a file
 belongs is a problem named (:func:`file_problem`), never a read that blocks. Metadata names
-what the program imported; it never decides what that is (``_tvm`` finds the compiler)."""
+what the program imported; it never decides what that is (:mod:`._finding` finds the compiler)."""
 
 from __future__ import annotations
 

@@ -7,7 +7,8 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from ..core._errors import MissingGlobalFuncError, TargetParseError, cut
-from ._compiler import describe_tvm, get_global_func, import_tvm
+from ._compiler import describe_tvm, get_global_func
+from ._finding import import_tvm
 
 if TYPE_CHECKING:
     from collections.abc import Collection

@@ -12,7 +12,8 @@ from ..clients._interface import Client, ClientState
 from ..core._errors import UnsupportedTileLangError, warn_plugin
 from ..core._names import TILELANG
 from ..core._types import Origin
-from ..environment._compiler import Found, find, import_tilelang, tilelang_builds, tilelang_overlap
+from ..environment._builds import tilelang_builds, tilelang_overlap
+from ..environment._finding import Found, find, import_tilelang
 from ._cache_key import fingerprint, patch_cache_key
 from ._layouts import DEFAULT_PREFIX, State, enter, rollback
 from ._points import build_name, check

@@ -96,7 +96,7 @@ def _is_tilelang() -> bool:
     """Whether the imported ``tilelang`` is TileLang: it has a layout's first point, or an installed
     distribution ships it."""
     from ..core._names import TILELANG
-    from ..environment._compiler import find
+    from ..environment._finding import find
     from ._points import has_points
     found = find(TILELANG)
     return found is not None and (bool(found.owners) or has_points())

@@ -9,7 +9,7 @@ from typing import Literal
 
 from ..clients._point import Point
 from ..core._errors import UnsupportedTileLangError
-from ..environment._compiler import Found, has_module
+from ..environment._finding import Found, has_module
 
 Mode = Literal["registry", "backend"]  # TileLang's layouts (see ._layouts)
 

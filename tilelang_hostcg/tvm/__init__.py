@@ -30,7 +30,7 @@ class TVMClient(Client):
     native_modules = (BUILD_MODULE,)
 
     def _prepare(self, registry: Registry | None) -> tuple[Any, Registry | None]:
-        from ..environment._compiler import import_tvm
+        from ..environment._finding import import_tvm
         return sys.modules.get("tvm") or import_tvm(), registry  # importing TVM may activate: it installs first
 
     def _enter(self, prepared: tuple[Any, Registry | None]) -> ClientState:
@@ -44,7 +44,7 @@ class TVMClient(Client):
         return state
 
     def blocker(self) -> str | None:
-        from ..environment._compiler import import_tvm
+        from ..environment._finding import import_tvm
         try:
             check(sys.modules.get("tvm") or import_tvm(), activation=True)  # at ``import tvm``: in the making
         except Exception as exc:  # UnsupportedTVMError, TVMNotFoundError

@@ -6,7 +6,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..core._names import APACHE_TVM
 from ..core._types import HostCodegen, Origin
-from ..environment._compiler import import_tvm, tvm_info
+from ..environment._compiler import tvm_info
+from ..environment._finding import import_tvm
 from ..environment._targets import GlobalFuncBuild, parse_target
 from ..registry._build import build_split
 from ._points import DEFAULT_PREFIX, KINDS
