@@ -43,10 +43,12 @@ class PluginLoadError(HostCodegenError):
 
 
 class DuplicateRegistrationError(HostCodegenError):
-    """A different codegen or hook with the same name is already registered for the kind."""
+    """A different codegen or hook with the same name is already registered for the kind
+    (``existing``: that registration's ``Origin``)."""
 
     kind: str
     name: str
+    existing: object = None
 
 
 class PluginCallbackError(HostCodegenError, TypeError):

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+from ._clash import clash_advice
 from ._errors import PluginWarning, text_of
 from ._plugin_sources import module_of
 
@@ -127,6 +128,9 @@ def advice(info: SourceInfo, controls: Controls | None = None) -> str:
     skip = f", or skip it with {(controls or Controls()).suggest(ENV_DISABLE, dist)}"
     if info.state == "incompatible":
         return f"install a release of {dist!r} that supports the installed versions{skip}"
+    clash = clash_advice(info, skip)
+    if clash is not None:
+        return clash
     if wrong_entry_point(info) is not None:
         return (f"fix the value of entry point '{info.origin.entry_point}' in {dist!r}'s metadata "
                 f"(the [project.entry-points.\"{info.group}\"] table of its pyproject.toml), then "
