@@ -14,8 +14,9 @@ def _installed_at(distribution: str) -> float:
     """When ``distribution``'s metadata was written (its install); 0 where it cannot be read."""
     from importlib.metadata import PackageNotFoundError
     from importlib.metadata import distribution as find
+    from pathlib import Path
     try:
-        path = find(distribution).locate_file("")
+        path = Path(str(find(distribution).locate_file("")))
         found = [p for p in path.glob("*.dist-info") if p.name.split("-")[0].lower().replace("_", "-")
                  == distribution.lower().replace("_", "-")] if path.is_dir() else []
         return max((p.stat().st_mtime for p in found), default=0.0)

@@ -96,6 +96,25 @@ def reinstall_command(distribution: str, location: str | None = None) -> str:
     return reinstall(source, editable=is_editable(info))
 
 
+def reinstall_advice(distribution: str, version: str) -> str:
+    """How to put back ``distribution`` at ``version``, as it was installed: from its folder, wheel
+    or VCS where ``direct_url.json`` names one (editable stays editable), else from an index; where
+    it is not installed, how it was installed is not known, and the advice says so."""
+    from importlib.metadata import Distribution, PackageNotFoundError
+
+    from ._advice import reinstall
+    from ._metadata import direct_url
+    try:
+        installed = Distribution.from_name(distribution)
+    except (PackageNotFoundError, OSError, ValueError):
+        return (f"`{reinstall(distribution, version)}` if it came from an index; if it came from a "
+                f"source folder or a wheel, the same with that folder or file in place of "
+                f"'{distribution}=={version}' (it is not installed, so how it was installed is not known)")
+    if direct_url(installed).get("url"):
+        return f"`{reinstall_command(distribution)}` (as it was installed)"
+    return f"`{reinstall(distribution, version)}`"
+
+
 def failure_text(info: SourceInfo) -> str:
     """One phrase on what is wrong with a source: ``plugin <origin> <what>``."""
     err = info.error
@@ -123,8 +142,11 @@ def advice(info: SourceInfo, controls: Controls | None = None) -> str:
     from .discovery._controls import ENV_DISABLE
     from .discovery._planning import Controls
     dist = info.origin.distribution
-    if dist is None:
+    if dist is None and (info.error is None or wrong_entry_point(info) is not None):
         return f"fix the import path {info.value!r} passed to register_lazy_*()"
+    if dist is None:
+        return (f"the module raised while {info.value!r} was imported: fix the module (the import path "
+                f"passed to register_lazy_*() is right; the traceback shows where it raised)")
     skip = f", or skip it with {(controls or Controls()).suggest(ENV_DISABLE, dist)}"
     if info.state == "incompatible":
         return f"install a release of {dist!r} that supports the installed versions{skip}"
@@ -174,6 +196,8 @@ def _modules_of(info: SourceInfo, module: str) -> list[str]:
         files = None
     found = [".".join(path.with_suffix("").parts).removesuffix(".__init__") for path in files or ()
              if path.suffix == ".py" and not any(part.endswith(".dist-info") for part in path.parts)]
+    # An editable install's RECORD lists its finder or .pth, not the user's modules: never suggested.
+    found = [name for name in found if not name.startswith("__editable__")]
     parent = module.rpartition(".")[0]
     package = sys.modules.get(parent) if parent else None
     if not found and package is not None:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from ._errors import AmbiguousHostCodegenError, NoHostCodegenError, PluginCallbackError, PluginLoadError, text_of
 from ._names import CORE_DISTRIBUTION
+from ._skipped import skipped_text
 from ._targets import required_global_funcs
 from ._tvm import describe_tvm, get_global_func
 from ._types import HostCodegenHook, Verdict
@@ -210,14 +211,14 @@ def _nothing_matches_error(kind: str, host: Target, candidates: Sequence[Candida
     """The error when no candidate matches: the first failed plugin's, else "no host codegen"."""
     if failed:
         return load_error(f"No host codegen for target host {kind!r}", kind, failed[0], controls)
-    return _no_codegen_error(kind, host, candidates, disabled)
+    return _no_codegen_error(kind, host, candidates, disabled, controls)
 
 
 _FIRST_PARTY = {"cuda_host": "tilelang-hostcg-cuda"}
 
 
 def _no_codegen_error(kind: str, host: Target, candidates: Sequence[Candidate],
-                      disabled: Sequence[SourceInfo]) -> NoHostCodegenError:
+                      disabled: Sequence[SourceInfo], controls: Controls) -> NoHostCodegenError:
     """TileLang's sentence, what is registered, what was skipped and what to do."""
     names = [c.registration.name for c in candidates]
     message = (f"No host codegen registered for target host '{kind}'. "
@@ -229,8 +230,10 @@ def _no_codegen_error(kind: str, host: Target, candidates: Sequence[Candidate],
                     "install a plugin for this variant")
     else:
         hint = _FIRST_PARTY.get(kind)
+        skipped = skipped_text(hint, kind, controls) if hint else None
         install = f"`pip install {hint}`" if hint else "a plugin that provides it"
-        message += f"Install {install} (see `tilelang-hostcg list`), or register one with register_host_codegen()"
+        message += skipped if skipped else (
+            f"Install {install} (see `tilelang-hostcg list`), or register one with register_host_codegen()")
     for info in disabled:
         message += f". Distribution {info.origin.distribution!r} provides it but {info.reason}"
     message += "".join(f". {c.registration.name!r} {cannot_build_text(str(c.detail))}"

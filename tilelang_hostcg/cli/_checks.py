@@ -16,6 +16,7 @@ from .._names import APACHE_TVM, CODEGEN_GROUP, HOOK_GROUP, TILELANG
 from .._plugin_sources import SourceInfo, module_of
 from .._registry import Registry
 from .._resolution import Resolution, cannot_build_text, missing_build
+from .._skipped import AUTOLOAD_OFF_TEXT
 from .._table import Registration
 from .._targets import canonical_kind, is_host_target, parse_target
 from .._tvm import describe_tvm, find, tilelang_overlap, tvm_document
@@ -94,6 +95,8 @@ def _check_required(c: _Checked) -> list[Doc]:
         notes = [f"{info.origin.distribution!r} provides it but {_not_loaded_text(info)}"
                  for info in c.sources if info.group == HOOK_GROUP and canonical_kind(info.kind) == canon
                  and info.state in ("disabled", "incompatible", "broken")]
+        if not notes and not c.registry.controls.autoload:
+            notes = [AUTOLOAD_OFF_TEXT]
         fix = ": " + "; ".join(notes) if notes else "; install a plugin distribution that provides it"
         out.append(_problem("missing-hook", f"required kind {kind!r} (--require-hook) has no host codegen hook{fix}",
                             kind=canon, group=HOOK_GROUP))

@@ -15,6 +15,7 @@ from .._names import CODEGEN_GROUP, HOOK_GROUP
 from .._resolution import Candidate, Resolution, Why, cannot_build_text
 from .._targets import canonical_kind, host_of, is_host_target, parse_target
 from .._tvm import tvm_document
+from ..discovery._controls import ENV_AUTOLOAD_OFF
 from ..discovery._planning import ENV_PREFER, Controls
 from ._report import Doc, Session, describe_state, document, error_doc, registration_doc, source_doc
 
@@ -182,6 +183,10 @@ def _applied_controls(controls: Controls, resolution: Resolution, entries: Seque
         out.append({"variable": ENV_AUTO_INSTALL, "item": os.environ[ENV_AUTO_INSTALL],
                     "effect": "activation is off: TVM and TileLang build stock host code; this is "
                     "tilelang_hostcg.build()'s answer"})
+    if not controls.autoload:
+        out.append({"variable": ENV_AUTOLOAD_OFF, "item": "1",
+                    "effect": "no plugin's entry point was read: only the core's codegens and those "
+                    "registered in code take part"})
     kind, prefer = resolution.kind, resolution.preferred
     if prefer is not None:
         names = [c.registration.name for c in resolution.candidates]

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from .._advice import reinstall
 from .._errors import LockFileError
+from .._failures import reinstall_advice
 from ..discovery._planning import normalize_name
 
 LOCK_SCHEMA = 1
@@ -173,9 +173,9 @@ def _distribution_drift(old: Mapping[str, str], new: Mapping[str, str], path: st
                       f"{path!r}; uninstall it, or {fix}", None, name, new[name]))
     for name in sorted(old.keys() - new.keys()):
         found.append(("lock-removed", f"distribution {name!r} {old[name]} is in the lock file {path!r} but not "
-                      f"installed; `{reinstall(name, old[name])}`, or {fix}", None, name, old[name]))
+                      f"installed; {reinstall_advice(name, old[name])}, or {fix}", None, name, old[name]))
     for name in sorted(old.keys() & new.keys()):
         if old[name] != new[name]:
             found.append(("lock-changed", f"distribution {name!r} is {new[name]} but the lock file {path!r} has "
-                          f"{old[name]}; `{reinstall(name, old[name])}`, or {fix}", None, name, new[name]))
+                          f"{old[name]}; {reinstall_advice(name, old[name])}, or {fix}", None, name, new[name]))
     return found
