@@ -241,9 +241,24 @@ def write_traceback(item: Doc, wanted: bool, indent: str) -> None:
 
 
 def quietly(build: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
-    """``build(*args, **kwargs)`` inside :func:`held_output`."""
-    with held_output():
-        return build(*args, **kwargs)
+    """``build(*args, **kwargs)`` inside :func:`held_output`. A plugin warning raised meanwhile (a
+    misspelt control warned as TVM is imported, before the command's own capture) goes in the
+    document: its ``warnings``, or a ``check`` problem of the same text; else it is shown as before."""
+    import warnings
+
+    from .._failures import capture
+    caught: list[str] = []
+    with held_output(), capture(caught):
+        result = build(*args, **kwargs)
+    if isinstance(result, dict) and isinstance(result.get("warnings"), list):
+        result["warnings"] += [text for text in caught if text not in result["warnings"]]
+        return result
+    told = {str(p.get("message")) for p in result.get("problems", ())} if isinstance(result, dict) else set()
+    for text in caught:
+        if text not in told:
+            from .._errors import PluginWarning
+            warnings.warn_explicit(text, PluginWarning, PROG, 0)
+    return result
 
 
 def warn_all(texts: Sequence[str]) -> None:
