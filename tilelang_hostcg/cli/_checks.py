@@ -21,7 +21,8 @@ from .._table import Registration
 from .._targets import canonical_kind, is_host_target, parse_target
 from .._tvm import describe_tvm, find, tilelang_overlap, tvm_document
 from .._types import Origin
-from ..discovery._planning import ControlProblem, DiscoveryIndex, declaration_problems, normalize_name
+from ..discovery._controls import ENV_DISABLE
+from ..discovery._planning import ControlProblem, Controls, DiscoveryIndex, declaration_problems, normalize_name
 from ..discovery._requirements import other_build_requirements
 from ._lockfile import lock_drift, read_lock
 from ._report import Doc, Session, controls_doc, document, duplicate_text, is_core, lock_from
@@ -164,9 +165,20 @@ def _check_build_functions(c: _Checked) -> list[Doc]:
             "missing-build-function", f"host codegen {reg.name!r} for kind {reg.kind!r} ({reg.origin.describe()}) "
             f"{cannot_build_text(missing)}; " + (
                 "it is not used with this TVM (a capability of the TVM, not a problem of the installation)" if info
-                else "install a TVM build with it, or a release of the plugin built for this TVM"),
+                else _plugin_cannot_build_fix(reg.origin.distribution, c.registry.controls)),
             severity="info" if info else "error", kind=reg.kind, group=CODEGEN_GROUP, origin=reg.origin))
     return out
+
+
+def _plugin_cannot_build_fix(distribution: str | None, controls: Controls) -> str:
+    """What to do about a plugin's codegen the TVM in use cannot build: where TileLang provides the
+    TVM, never another TVM (apache-tvm beside TileLang breaks ``import tilelang``)."""
+    if tvm_document().get("provider") != TILELANG:
+        return "install a TVM build with it, or a release of the plugin built for this TVM"
+    skip = controls.suggest(ENV_DISABLE, distribution) if distribution else ENV_DISABLE
+    return (f"TileLang's bundled TVM is built without it, and no other TVM belongs beside TileLang: use the "
+            f"plugin where a TVM with it is installed, and here uninstall it (`pip uninstall -y "
+            f"{distribution}`) or skip it with {skip}")
 
 
 def _check_duplicates(c: _Checked) -> list[Doc]:

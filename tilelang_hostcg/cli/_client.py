@@ -32,9 +32,12 @@ def client_document(tvm: dict[str, Any]) -> dict[str, Any]:
     answer = routing(client, import_it=not predicted)
     state = "not known" if answer.routed is None else "none"
     describe = client.title if answer.routed else f"{state}: {answer.reason}"
+    if predicted and answer.routed is None:  # one line: what will happen, and how to see it for sure
+        describe = f"{client.title}, expected: {answer.reason}"
     return {"active": client.name if answer.routed else None, "client": client.name, "routed": answer.routed,
             "predicted": predicted, "problem": answer.blocker or (answer.reason if answer.pending else None),
-            "describe": describe + (" (from installed metadata: nothing imported)" if predicted else "")}
+            "describe": describe + (" (from installed metadata: nothing imported)"
+                                    if predicted and answer.routed is not None else "")}
 
 
 def client_text(doc: dict[str, Any]) -> str:

@@ -124,7 +124,7 @@ def describe_distribution(item: Doc) -> str:
 def describe_flags(item: Doc) -> str:
     """How an entry or registration stands to the core, as a bracketed suffix."""
     flags = {"default": "default", "core": "core", "replaces_core": "replaces core",
-             "extends_core": "overrides/extends core"}
+             "extends_core": "adds to core kind: wins only where it matches"}
     return next((f"  [{label}]" for key, label in flags.items() if item.get(key)), "")
 
 
