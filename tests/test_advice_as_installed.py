@@ -130,3 +130,21 @@ def test_lock_advice_fits_how_the_distribution_was_installed(installed: Env, tmp
     assert "'hcgx-folder==0.9'" not in messages["hcgx-folder"]  # no index has it
     gone = messages["hcgx-gone"]
     assert "'hcgx-gone==2.0'` if it came from an index" in gone and "is not known" in gone, gone
+
+
+def test_files_gone_from_a_folder_install_are_reinstalled_from_the_folder(installed: Env) -> None:
+    """A plugin whose files another uninstall removed: its entry point is right, so no "did you mean"
+    names the missing module itself; the advice reinstalls it from its folder, and following it works."""
+    import shlex
+    import shutil
+
+    shutil.rmtree(installed.env.site_packages / "hcgx_folder")
+    only = {"TILELANG_HOSTCG_ONLY": "hcgx-folder"}
+    doc = installed.json("check", expect=1, extra=only)
+    (problem,) = [p for p in doc["problems"] if p["distribution"] == "hcgx-folder"]
+    message = problem["message"]
+    assert "did you mean" not in message and "does not exist" not in message, message
+    advice = f"pip install --force-reinstall --no-deps '{installed.folder}'"
+    assert f"fix or reinstall 'hcgx-folder' ({advice})" in message, message
+    installed.env.pip(*shlex.split(advice)[1:], "--no-build-isolation", "--no-index")  # as written, offline
+    assert installed.json("check", expect=0, extra=only)["ok"] is True

@@ -173,8 +173,11 @@ def wrong_entry_point(info: SourceInfo) -> str | None:
     name = getattr(err, "name", None)
     if isinstance(err, ModuleNotFoundError) and isinstance(name, str) and (
             module == name or module.startswith(name + ".")):
+        installed = _modules_of(info, module)
+        if module in installed:  # the value is right; the files are gone (another's uninstall): reinstall
+            return None
         return (f"{info.value!r} names module {module!r}, which does not exist"
-                f"{nearest(module, _modules_of(info, module))}")
+                f"{nearest(module, installed)}")
     if (isinstance(err, AttributeError) and attr is not None and name in attr.split(".")
             and failure_site(err, module) is None):  # raised by the lookup, not by the plugin
         owner = getattr(err, "obj", None)
