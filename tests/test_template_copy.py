@@ -175,3 +175,29 @@ def test_a_copy_renamed_in_part_clashes_and_the_error_says_which_to_rename(
             assert "fix or reinstall" not in message, message
     finally:
         walked.env.uninstall("tilelang-hostcg-half")
+
+
+def test_the_templates_tests_pass_in_a_fresh_venv(tmp_path: Path,
+                                                  tmp_path_factory: pytest.TempPathFactory) -> None:
+    """A fresh ``python3 -m venv`` (its own pip and setuptools, no hatchling): the template's README
+    commands of "Test it", from a copy of the template, and its own tests pass, ``plugin_environment``
+    included (it builds with hatchling from the index there)."""
+    import venv
+    from importlib.metadata import version
+
+    from .test_docs import GuideEnv, own_environ
+    from .tilelang_env import session_wheels
+
+    path = tmp_path / "venv"
+    venv.EnvBuilder(with_pip=True).create(path)
+    env = GuideEnv(path, own_environ(path))
+    folder = tmp_path / TEMPLATE
+    shutil.copytree(ROOT / "plugins" / TEMPLATE, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    project = session_wheels(tmp_path_factory).project
+    env.pip("install", "-q", f"apache-tvm=={version('apache-tvm')}", str(project), "pytest")
+    assert "hatchling" not in env.installed()
+    env.pip("install", "-q", "-e", str(folder))
+    proc = env.run("-m", "pytest", "-q", "-p", "no:cacheprovider", "tests", cwd=folder)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert re.search(r"\b5 passed\b", proc.stdout), proc.stdout[-2000:]
+    assert _leftovers(folder) == []
