@@ -94,5 +94,4 @@ def test_installed_distribution_is_discovered(plugin_environment):
         print(json.dumps([tilelang_hostcg.resolve_host_codegen(acme).name,
                           tilelang_hostcg.resolve_host_codegen(Target("llvm")).name]))
     """)
-    # Installed, the plugin turns TVM's integration on: TVM's own codegen serves other llvm targets.
-    assert result == ["acme_llvm", "apache-tvm-llvm"]
+    assert result == ["acme_llvm", "llvm"]
