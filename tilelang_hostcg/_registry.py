@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any
 from ._errors import add_note, warn_once, warn_plugin
 from ._loading import IndexLoader, Loader, Watch
 from ._names import CODEGEN_GROUP, HOOK_GROUP
-from ._planners import PLANNERS
 from ._plugin_sources import Source, SourceInfo
 from ._resolution import (
     Candidate,
@@ -148,8 +147,6 @@ class Registry:
     def _decide(self, target: Target) -> tuple[Resolution, list[Source]]:
         host = host_of(target)
         kind = canonical_kind(host.kind.name)
-        for planner in tuple(PLANNERS):
-            planner(self, kind)
         settled = self._loader.settled(CODEGEN_GROUP, kind)
         resolution = decide(kind, host, settled.registrations, [s.info() for s in settled.problems], settled.disabled,
                             settled.controls)

@@ -11,7 +11,7 @@ from _tilelang_hostcg_hook import ENV_AUTO_INSTALL, activation_off
 
 from .._errors import DeviceAsHostError
 from .._failures import capture
-from .._names import CODEGEN_GROUP, HOOK_GROUP
+from .._names import APACHE_TVM, CODEGEN_GROUP, HOOK_GROUP
 from .._resolution import Candidate, Resolution, Why, cannot_build_text
 from .._targets import canonical_kind, host_of, is_host_target, parse_target
 from .._tvm import tvm_document
@@ -134,6 +134,10 @@ def _codegen_docs(resolution: Resolution, sources: Sequence[SourceInfo], control
         doc.update(matches=c.matches, verdict=c.verdict, buildable=c.buildable, selected=c is resolution.choice,
                    state="loaded")
         why = _codegen_reason(resolution, c, controls)
+        if reg.default and reg.origin.distribution == APACHE_TVM:
+            why += ("; TVM's defaults join a program's registry at its first build through TVM, so there "
+                    "resolve_host_codegen() answers without them until then (for llvm and c: the core's codegen, "
+                    "which calls the same TVM function)")
         if doc["replaces_core"]:
             why += f"; replaces the core's {reg.name!r} codegen"
         elif doc["extends_core"] and not doc["default"]:

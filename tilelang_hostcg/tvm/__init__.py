@@ -10,7 +10,6 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from .._clients import Client, ClientState, Route, tilelang_takes_builds
-from .._planners import add_planner, remove_planner
 from ._points import BUILD_MODULE, DEFAULT_PREFIX, FUNCTION, KINDS, UnsupportedTVMError, check
 from ._route import State, make_route
 
@@ -40,14 +39,7 @@ class TVMClient(Client):
         route = make_route(state)
         state.routes.append(Route(module, FUNCTION, original, route))
         setattr(module, FUNCTION, route)
-        add_planner(state.plan, registry)  # TVM's defaults join before any answer, not at the first build
         return state
-
-    def uninstall(self) -> list[str]:
-        state = self.state
-        if isinstance(state, State):
-            remove_planner(state.plan)
-        return super().uninstall()
 
     def blocker(self) -> str | None:
         from .._tvm import import_tvm

@@ -43,23 +43,3 @@ def routed(state: State, host_mod: Any, device_mod_dict: Any, target_host: Any) 
             register_defaults(state.registry, state.codegens, (kind,))
             registry = state.registry
     return build_split(registry, host_mod, device_mod_dict.items(), host, state.module.codegen_build)  # type: ignore[union-attr]
-
-
-def plan_defaults(state: State, registry: Registry, kind: str) -> None:
-    """Before ``registry`` decides ``kind``: where this integration routes TVM's builds into it, TVM's
-    defaults join it as the first routed build would add them, so that ``resolve_host_codegen`` answers
-    alike before and after the first ``tvm.compile``."""
-    from .. import _api
-    from .._clients import tilelang_takes_builds
-    if not state.active or (state.registry is registry and kind in state.planned):
-        return
-    wanted = state.requested if state.requested is not None else next(iter(_api._default), None)
-    if registry is not wanted or tilelang_takes_builds():
-        return
-    with state.lock:
-        if state.registry is None:
-            state.registry = registry
-            register_defaults(registry, state.codegens)
-        if state.registry is registry and kind not in state.planned:
-            register_defaults(registry, state.codegens, (kind,))
-            state.planned.add(kind)

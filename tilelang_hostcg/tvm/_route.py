@@ -29,13 +29,6 @@ class State(ClientState):
     module: ModuleType | None = None
     original: Callable[..., Any] | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
-    planned: set[str] = field(default_factory=set)  # kinds whose defaults a resolution asked for
-
-    def plan(self, registry: Registry, kind: str) -> None:
-        """Before ``registry`` decides ``kind``: TVM's defaults join it where this install routes into it."""
-        if self.active and not (self.registry is registry and kind in self.planned):
-            from ._defaults import plan_defaults
-            plan_defaults(self, registry, kind)
 
 
 def make_route(state: State) -> Callable[..., Any]:
