@@ -104,13 +104,18 @@ class Plugin:
 
 
 _BUILD_WHEELS = """\
-import contextlib, io, os, sys
-from setuptools import build_meta
+import contextlib, importlib, io, os, sys
+try:
+    import tomllib
+except ImportError:
+    import tomli as tomllib
 out = sys.argv[1]
 for folder in sys.argv[2:]:
     os.chdir(folder)
+    with open("pyproject.toml", "rb") as stream:
+        backend = tomllib.load(stream)["build-system"]["build-backend"]
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        build_meta.build_wheel(out)
+        importlib.import_module(backend).build_wheel(out)
 """
 
 
@@ -123,10 +128,12 @@ def build_wheels(root: Path, plugins: Iterable[Plugin]) -> list[Path]:
 
 
 def build_source_wheels(wheels_dir: Path, folders: Sequence[Path]) -> list[Path]:
-    """Build the wheels of the source trees ``folders`` (setuptools projects) into the
-    new folder ``wheels_dir``, all in one interpreter; returns the wheels, sorted.
+    """Build the wheels of the source trees ``folders`` into the new folder ``wheels_dir``,
+    all in one interpreter, each with the build backend its ``pyproject.toml`` names
+    (setuptools or hatchling, from the running environment); returns the wheels, sorted.
 
-    The trees get setuptools' ``build/`` and ``*.egg-info`` folders, as with ``pip``."""
+    Setuptools trees get setuptools' ``build/`` and ``*.egg-info`` folders, as with
+    ``pip``; hatchling trees (the first-party plugins) get nothing."""
     wheels_dir.mkdir(parents=True)
     proc = subprocess.run([sys.executable, "-c", _BUILD_WHEELS, str(wheels_dir),
                            *map(str, folders)], capture_output=True, text=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import shlex
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -75,3 +76,60 @@ def test_auto_install_typo_speaks_of_both_integrations() -> None:
     assert problem is not None
     assert "activation at `import tilelang` and `import tvm` stays on" in problem.message
     assert "TILELANG_HOSTCG_AUTO_INSTALL=0" in problem.message
+
+
+def test_reinstall_advice_of_what_is_not_installed_says_how_it_was_installed_is_not_known() -> None:
+    from tilelang_hostcg.registry._failures import reinstall_advice
+
+    text = reinstall_advice("hcg-never-installed", "1.0")
+    assert "`pip install --force-reinstall --no-deps 'hcg-never-installed==1.0'` if it came from an index" in text
+    assert "how it was installed is not known" in text and "folder or file" in text
+
+
+def test_reinstall_advice_of_an_editable_install_is_editable() -> None:
+    from importlib.metadata import distribution
+
+    from tilelang_hostcg.environment._metadata import editable_source
+    from tilelang_hostcg.registry._failures import reinstall_advice
+
+    source = editable_source(distribution("tilelang-hostcg"))
+    if source is None:
+        pytest.skip("tilelang-hostcg is not installed editable here (the test set-up installs it with -e)")
+    text = reinstall_advice("tilelang-hostcg", "0.0.1")
+    assert text.startswith(f"`{reinstall(source, editable=True)}`"), text
+    assert "0.0.1" not in text  # the folder holds what it holds: no version pinned
+
+
+def test_reinstall_advice_of_an_index_install_pins_the_version() -> None:
+    from importlib.metadata import distribution
+
+    from tilelang_hostcg.environment._metadata import direct_url
+    from tilelang_hostcg.registry._failures import reinstall_advice
+
+    assert not direct_url(distribution("packaging")).get("url")  # from an index
+    assert reinstall_advice("packaging", "23.0") == f"`{reinstall('packaging', '23.0')}`"
+
+
+@pytest.fixture
+def raising_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    (tmp_path / "hcg_raises_at_import.py").write_text("raise RuntimeError('the acme SDK is missing')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield "hcg_raises_at_import"
+    import sys
+    sys.modules.pop("hcg_raises_at_import", None)
+
+
+def test_a_lazy_module_that_raises_is_said_to_raise_not_to_be_misnamed(hostcg_registry, raising_module) -> None:
+    hostcg_registry.register_lazy_host_codegen("c", raising_module)
+    with pytest.raises(tilelang_hostcg.PluginLoadError) as caught:
+        hostcg_registry.resolve_host_codegen("c")
+    message = str(caught.value)
+    assert "RuntimeError: the acme SDK is missing" in message
+    assert "the module raised while 'hcg_raises_at_import' was imported" in message
+    assert "fix the import path" not in message
+
+
+def test_a_lazy_module_that_does_not_exist_is_said_to_be_misnamed(hostcg_registry) -> None:
+    hostcg_registry.register_lazy_host_codegen("c", "hcg_no_such_module_here")
+    with pytest.raises(tilelang_hostcg.PluginLoadError, match="fix the import path 'hcg_no_such_module_here'"):
+        hostcg_registry.resolve_host_codegen("c")

@@ -202,7 +202,7 @@ def test_list_text_marks_core_extensions_and_disabled(installed: Installed) -> N
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     extra = next(line for line in lines if "hcg-llvm-extra" in line)
-    assert "overrides/extends core" in extra
+    assert "[adds to core kind: wins only where it matches]" in extra
     amb_b = next(line for line in lines if "hcg-amb-b" in line)
     assert "disabled" in amb_b and "TILELANG_HOSTCG_DISABLE=hcg-amb-b" in amb_b
     assert "Host codegen hooks" in proc.stdout
@@ -381,7 +381,8 @@ def test_explain_device_target(installed: Installed) -> None:
 
     proc = installed.run("explain", "cuda", "--host", "llvm", only=GOOD, extra=STOCK)
     assert proc.returncode == 0, proc.stderr
-    assert "1. 'prep-high'" in proc.stdout and "extends the core's 'llvm' kind" in proc.stdout
+    assert "1. 'prep-high'" in proc.stdout
+    assert "an addition to the core's 'llvm' kind: it wins only where" in proc.stdout
 
 
 def test_explain_target_json_selects_core_extension(installed: Installed) -> None:

@@ -156,14 +156,19 @@ def write_the_guides_plugin(root: Path) -> Path:
 def plugin(tmp_path_factory: pytest.TempPathFactory) -> Plugin:
     """The guide's plugin and a fresh venv whose TVM is apache-tvm's (the release the
     tests run with), with the project installed as in the TileLang environments (its
-    wheel): the guide's first blocks run before its install commands."""
+    wheel) and the first-party plugins the README's main job installs (so the guide's
+    blocks hold beside them): the guide's first blocks run before its install commands."""
     root = tmp_path_factory.mktemp("guide")
     path = root / "venv"
     venv.EnvBuilder(with_pip=True).create(path)
     env = GuideEnv(path, own_environ(path))
-    env.pip("install", "-q", f"apache-tvm=={version('apache-tvm')}",
-            str(session_wheels(tmp_path_factory).project))
+    wheels = session_wheels(tmp_path_factory)
+    env.pip("install", "-q", f"apache-tvm=={version('apache-tvm')}", str(wheels.project),
+            *(str(wheels[name]) for name in MAIN_JOB_PLUGINS))
     return Plugin(env, write_the_guides_plugin(root))
+
+
+MAIN_JOB_PLUGINS = ("tilelang-hostcg-cuda", "tilelang-hostcg-rocm", "tilelang-hostcg-template")
 
 
 def _run_shell_line(plugin: Plugin, line: str) -> subprocess.CompletedProcess[str]:

@@ -5,7 +5,8 @@ commands run as written there (the core from its checkout, then ``pip install -e
 dependencies resolved from the index), its Python blocks run in fresh interpreters that
 never ``import tilelang`` themselves, and its tests run under pytest with the project's
 pytest plugin. Afterwards ``pip check`` is clean, nothing but the plugin and the core
-changed (torch, TileLang, ``apache-tvm-ffi`` stay), and ``import tilelang`` works.
+changed (torch, TileLang, ``apache-tvm-ffi`` stay), and ``import tilelang`` works. The
+environment has the stamp plugin, as ``docs/tilelang.md`` makes it.
 """
 
 from __future__ import annotations
@@ -25,9 +26,13 @@ pytestmark = [pytest.mark.slow, pytest.mark.tilelang]
 def tilelang_plugin(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
                     tilelang_envs: TileLangEnvs) -> Iterator[Plugin]:
     env = tilelang_envs[request.param].env
+    # The environment docs/tilelang.md makes, where the guide says to run it: the stamp plugin
+    # installed (its c codegen serves every c host, its cuda hook every cuda target).
+    env.pip("install", "-q", "--no-deps", str(tilelang_envs.wheels["tilelang-hostcg-stamp"]))
     yield Plugin(GuideEnv(env.path, env.environ),
                  write_the_guides_plugin(tmp_path_factory.mktemp("guide-tilelang")))
-    env.pip("uninstall", "-q", "-y", "acme-hostcg")  # the environment is shared: leave it clean
+    # the environment is shared: leave it clean
+    env.pip("uninstall", "-q", "-y", "acme-hostcg", "tilelang-hostcg-stamp")
     tilelang_envs.restore(request.param)  # the guide installed the core from the checkout
 
 

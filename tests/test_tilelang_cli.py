@@ -107,8 +107,8 @@ def test_list_shows_what_builds_and_tvms_cuda_probe_stays_off(new: TileLangEnv) 
     listed, text, explained, checked, plain = new.cli_each(
         ("--json", "list", "--load"), ("list", "--load"), ("explain", "cuda"), ("check",),
         ("list",))
-    assert "Client: not known: a third-party plugin is installed; whether TileLang has the integration points" in (
-        plain.stdout)  # plain list imports nothing: it says so
+    assert ("Client: TileLang integration (tilelang_hostcg.tilelang), expected: `import tilelang` turns it on, "
+            "as a third-party plugin is installed; `list --load` says for sure\n") in plain.stdout  # nothing imported
     (note,) = [line for line in plain.stderr.splitlines() if line.startswith("note: ")]  # and what it leaves out
     assert "TileLang's own host codegens and hooks (such as 'tilelang-c'" in note and "list --load" in note
     assert listed.returncode == 0, listed.stderr

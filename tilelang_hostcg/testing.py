@@ -53,6 +53,36 @@ def write_distribution(root: str | os.PathLike[str], name: str, version: str = "
     return folder
 
 
+def _builds_here(source: Path) -> bool:
+    """Whether the running environment meets the build requirements of the source tree
+    ``source`` (a wheel needs none), markers evaluated, pre-releases accepted."""
+    if not (source / "pyproject.toml").is_file():
+        return True
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10: tomli, where installed
+        try:
+            import tomli as tomllib
+        except ImportError:
+            return False
+    from importlib import metadata
+
+    from packaging.requirements import InvalidRequirement, Requirement
+    with open(source / "pyproject.toml", "rb") as stream:
+        build_system = tomllib.load(stream).get("build-system", {})
+    for text in build_system.get("requires", ["setuptools>=40.8.0"]):
+        try:
+            requirement = Requirement(text)
+            if requirement.marker is not None and not requirement.marker.evaluate():
+                continue
+            version = metadata.version(requirement.name)
+        except (InvalidRequirement, metadata.PackageNotFoundError):
+            return False
+        if not requirement.specifier.contains(version, prereleases=True):
+            return False
+    return True
+
+
 class PluginEnvironment:
     """A throwaway virtual environment layered over the running interpreter's packages: its
     ``site-packages`` comes first, then the running one's (a ``.pth`` file), so what is
@@ -87,9 +117,16 @@ class PluginEnvironment:
         return proc
 
     def install(self, *sources: str | os.PathLike[str]) -> None:
-        """``pip install`` source trees (no dependencies, no build isolation: fast, offline)."""
-        self.pip("install", "-q", "--no-deps", "--no-build-isolation", "--no-index",
-                 *map(str, sources))
+        """``pip install`` source trees or wheels, without dependencies. A tree whose build
+        requirements the running environment meets builds with them, without build isolation
+        or the index (fast, offline); any other builds as ``pip install`` builds it, in an
+        isolated build environment from pip's configured index."""
+        here = [str(s) for s in sources if _builds_here(Path(s))]
+        isolated = [str(s) for s in sources if not _builds_here(Path(s))]
+        if here:
+            self.pip("install", "-q", "--no-deps", "--no-build-isolation", "--no-index", *here)
+        if isolated:
+            self.pip("install", "-q", "--no-deps", *isolated)
 
     def uninstall(self, *names: str) -> None:
         """``pip uninstall -y`` distributions from this environment."""

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING
 from ..core._errors import AmbiguousHostCodegenError, UnknownKindError, shown, text_of
 from ..core._names import APACHE_TVM, CODEGEN_GROUP, HOOK_GROUP, TILELANG, normalize_name
 from ..core._types import Origin, SourceState
-from ..discovery._planning import ControlProblem, DiscoveryIndex, declaration_problems
+from ..discovery._controls import ENV_DISABLE
+from ..discovery._planning import ControlProblem, Controls, DiscoveryIndex, declaration_problems
 from ..environment._advice import reinstall
 from ..environment._builds import tilelang_overlap
 from ..environment._compiler import describe_tvm, tvm_document
@@ -22,6 +23,7 @@ from ..environment._targets import DEVICE_KIND, UNKNOWN_KIND, canonical_kind, is
 from ..registry._failures import advice, failure_site, failure_text, plugin_traceback, state_text
 from ..registry._registry import Registry
 from ..registry._resolution import Resolution, cannot_build_text, missing_build
+from ..registry._skipped import AUTOLOAD_OFF_TEXT
 from ..registry._sources import SourceInfo, module_of
 from ..registry._table import Registration
 from ._lockfile import lock_drift, read_lock
@@ -97,6 +99,8 @@ def _check_required(c: _Checked) -> list[Doc]:
         notes = [f"{info.origin.distribution!r} provides it but {state_text(info)}"
                  for info in c.sources if info.group == HOOK_GROUP and canonical_kind(info.kind) == canon
                  and info.state.unusable]
+        if not notes and not c.registry.controls.autoload:
+            notes = [AUTOLOAD_OFF_TEXT]
         fix = ": " + "; ".join(notes) if notes else "; install a plugin distribution that provides it"
         out.append(_problem("missing-hook", f"required kind {kind!r} (--require-hook) has no host codegen hook{fix}",
                             kind=canon, group=HOOK_GROUP))
@@ -156,9 +160,20 @@ def _check_build_functions(c: _Checked) -> list[Doc]:
             "missing-build-function", f"host codegen {reg.name!r} for kind {reg.kind!r} ({reg.origin.describe()}) "
             f"{cannot_build_text(missing)}; " + (
                 "it is not used with this TVM (a capability of the TVM, not a problem of the installation)" if info
-                else "install a TVM build with it, or a release of the plugin built for this TVM"),
+                else _plugin_cannot_build_fix(reg.origin.distribution, c.registry.controls)),
             severity="info" if info else "error", kind=reg.kind, group=CODEGEN_GROUP, origin=reg.origin))
     return out
+
+
+def _plugin_cannot_build_fix(distribution: str | None, controls: Controls) -> str:
+    """What to do about a plugin's codegen the TVM in use cannot build: where TileLang provides the
+    TVM, never another TVM (apache-tvm beside TileLang breaks ``import tilelang``)."""
+    if tvm_document().get("provider") != TILELANG:
+        return "install a TVM build with it, or a release of the plugin built for this TVM"
+    skip = controls.suggest(ENV_DISABLE, distribution) if distribution else ENV_DISABLE
+    return (f"TileLang's bundled TVM is built without it, and no other TVM belongs beside TileLang: use the "
+            f"plugin where a TVM with it is installed, and here uninstall it (`pip uninstall -y "
+            f"{distribution}`) or skip it with {skip}")
 
 
 def _check_duplicates(c: _Checked) -> list[Doc]:

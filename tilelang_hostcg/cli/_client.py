@@ -38,12 +38,15 @@ def client_document(tvm: dict[str, Any], probe: Probe | None = None) -> dict[str
     routed, problem = answer.routed, answer.blocker or (answer.reason if answer.pending else None)
     state = "not known" if routed is None else "none"
     describe = answer.reason if routed else f"{state}: {answer.reason}"
+    if predicted and routed is None:  # one line: what will happen, and how to see it for sure
+        describe = f"{client.title}, expected: {answer.reason}"
     if probe is not None and probe.called is False:
         routed, problem = False, probe_text(probe)
         describe = f"none: {problem}"
     return {"active": client.name if routed else None, "client": client.name, "routed": routed,
             "predicted": predicted, "problem": problem, "probe": shown,
-            "describe": describe + (" (from installed metadata: nothing imported)" if predicted else "")}
+            "describe": describe + (" (from installed metadata: nothing imported)"
+                                    if predicted and routed is not None else "")}
 
 
 def probe_text(probe: Probe) -> str:

@@ -46,7 +46,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         if not doc[key]:
             out("  (none)")
         for kind in doc[key]:
-            out(f"  {kind['kind']}" + ("  [overrides/extends core]" if kind["extends_core"] else ""))
+            out(f"  {kind['kind']}" + ("  [core kind, with additions]" if kind["extends_core"] else ""))
             for entry in kind["entry_points"]:
                 out(f"    {describe_distribution(entry)}  {entry['entry_point']}  {describe_state(entry)}"
                     f"{describe_flags(entry)}")

@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Any
 from _tilelang_hostcg_switch import ENV_AUTO_INSTALL, activation_off
 
 from ..core._errors import DeviceAsHostError
-from ..core._names import CODEGEN_GROUP, HOOK_GROUP
+from ..core._names import APACHE_TVM, CODEGEN_GROUP, HOOK_GROUP
 from ..core._types import SourceState
+from ..discovery._controls import ENV_AUTOLOAD_OFF
 from ..discovery._planning import ENV_PREFER, Controls
 from ..environment._compiler import tvm_document
 from ..environment._targets import canonical_kind, host_of, is_host_target, parse_target
@@ -120,10 +121,15 @@ def _codegen_docs(resolution: Resolution, sources: Sequence[SourceInfo], control
         doc.update(matches=c.matches, verdict=c.verdict, buildable=c.buildable, selected=c is resolution.choice,
                    state=SourceState.LOADED)
         why = _codegen_reason(resolution, c, controls)
+        if reg.default and reg.origin.distribution == APACHE_TVM:
+            why += ("; TVM's defaults join a program's registry at its first build through TVM, so there "
+                    "resolve_host_codegen() answers without them until then (for llvm and c: the core's codegen, "
+                    "which calls the same TVM function)")
         if doc["replaces_core"]:
             why += f"; replaces the core's {reg.name!r} codegen"
-        elif doc["extends_core"]:
-            why += f"; extends the core's {resolution.kind!r} kind"
+        elif doc["extends_core"] and not doc["default"]:
+            why += (f"; an addition to the core's {resolution.kind!r} kind: it wins only where its predicate "
+                    "matches and its priority is the highest")
         doc["reason"] = why
         out.append(doc)
     return out + _source_docs(resolution.kind, CODEGEN_GROUP, sources)
@@ -169,6 +175,10 @@ def _applied_controls(controls: Controls, resolution: Resolution, entries: Seque
         out.append({"variable": ENV_AUTO_INSTALL, "item": os.environ[ENV_AUTO_INSTALL],
                     "effect": "activation is off: TVM and TileLang build stock host code; this is "
                     "tilelang_hostcg.build()'s answer"})
+    if not controls.autoload:
+        out.append({"variable": ENV_AUTOLOAD_OFF, "item": "1",
+                    "effect": "no plugin's entry point was read: only the core's codegens and those "
+                    "registered in code take part"})
     kind, prefer = resolution.kind, resolution.preferred
     if prefer is not None:
         unknown = controls.unknown_preference(kind, (c.registration.name for c in resolution.candidates))

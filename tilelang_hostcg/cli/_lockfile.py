@@ -12,7 +12,7 @@ from typing import Any
 from .. import __version__
 from ..core._errors import LockFileError, cut
 from ..core._names import normalize_name
-from ..environment._advice import reinstall
+from ..registry._failures import reinstall_advice
 
 LOCK_SCHEMA = 1
 MAX_LOCK_BYTES = 16 * 1024 * 1024  # far above any lock; a file without end (/dev/zero) stops here
@@ -173,9 +173,9 @@ def _distribution_drift(old: Mapping[str, str], new: Mapping[str, str], path: st
                       f"{path!r}; uninstall it, or {fix}", None, name, new[name]))
     for name in sorted(old.keys() - new.keys()):
         found.append(("lock-removed", f"distribution {name!r} {old[name]} is in the lock file {path!r} but not "
-                      f"installed; `{reinstall(name, old[name])}`, or {fix}", None, name, old[name]))
+                      f"installed; {reinstall_advice(name, old[name])}, or {fix}", None, name, old[name]))
     for name in sorted(old.keys() & new.keys()):
         if old[name] != new[name]:
             found.append(("lock-changed", f"distribution {name!r} is {new[name]} but the lock file {path!r} has "
-                          f"{old[name]}; `{reinstall(name, old[name])}`, or {fix}", None, name, new[name]))
+                          f"{old[name]}; {reinstall_advice(name, old[name])}, or {fix}", None, name, new[name]))
     return found

@@ -105,7 +105,7 @@ def describe_distribution(item: Doc) -> str:
 def describe_flags(item: Doc) -> str:
     """How an entry or registration stands to the core, as a bracketed suffix."""
     flags = {"default": "default", "core": "core", "replaces_core": "replaces core",
-             "extends_core": "overrides/extends core"}
+             "extends_core": "adds to core kind: wins only where it matches"}
     return next((f"  [{label}]" for key, label in flags.items() if item.get(key)), "")
 
 
@@ -222,9 +222,24 @@ def write_traceback(item: Doc, wanted: bool, indent: str) -> None:
 
 
 def quietly(build: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
-    """``build(*args, **kwargs)`` inside :func:`held_output`."""
-    with held_output():
-        return build(*args, **kwargs)
+    """``build(*args, **kwargs)`` inside :func:`held_output`. A plugin warning raised meanwhile (a
+    misspelt control warned as TVM is imported, before the command's own capture) goes in the
+    document: its ``warnings``, or a ``check`` problem of the same text; else it is shown as before."""
+    import warnings
+
+    from ..registry._failures import capture
+    caught: list[str] = []
+    with held_output(), capture(caught):
+        result = build(*args, **kwargs)
+    if isinstance(result, dict) and isinstance(result.get("warnings"), list):
+        result["warnings"] += [text for text in caught if text not in result["warnings"]]
+        return result
+    told = {str(p.get("message")) for p in result.get("problems", ())} if isinstance(result, dict) else set()
+    for text in caught:
+        if text not in told:
+            from ..core._errors import PluginWarning
+            warnings.warn_explicit(text, PluginWarning, PROG, 0)
+    return result
 
 
 def warn_all(texts: Sequence[str]) -> None:

@@ -59,9 +59,8 @@ def routing(client: Client, *, import_it: bool = True, activating: bool = False)
     if switched is not None:
         return Routing(name, False, switched)
     if name not in sys.modules and not import_it:
-        return Routing(name, None, f"a third-party plugin is installed; whether {client.compiler} has the "
-                                   "integration points shows once it is imported (`check` and `list --load` "
-                                   "import it)")
+        return Routing(name, None, f"`import {name}` turns it on, as a third-party plugin is installed; "
+                                   "`list --load` says for sure")
     why = client.blocker()
     if why is None and not activating:
         why = client.activation_warning

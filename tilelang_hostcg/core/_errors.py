@@ -49,12 +49,14 @@ class PluginLoadError(HostCodegenError):
 
 
 class DuplicateRegistrationError(HostCodegenError):
-    """A different codegen or hook with the same name is already registered for the kind."""
+    """A different codegen or hook with the same name is already registered for the kind
+    (``existing``: that registration's ``Origin``)."""
 
-    def __init__(self, message: str, *, kind: str, name: str) -> None:
+    def __init__(self, message: str, *, kind: str, name: str, existing: object = None) -> None:
         super().__init__(message)
         self.kind = kind
         self.name = name
+        self.existing = existing  # the registration already there (its origin names the other plugin)
 
 
 class PluginCallbackError(HostCodegenError, TypeError):

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from ..core._errors import PluginWarning, text_of
 from ..core._types import SourceState
+from ._clash import clash_advice
 from ._sources import module_of
 
 if TYPE_CHECKING:
@@ -111,6 +112,25 @@ def state_text(info: SourceInfo) -> str:
     return "failed to load"
 
 
+def reinstall_advice(distribution: str, version: str) -> str:
+    """How to put back ``distribution`` at ``version``, as it was installed: from its folder, wheel
+    or VCS where ``direct_url.json`` names one (editable stays editable), else from an index; where
+    it is not installed, how it was installed is not known, and the advice says so."""
+    from importlib.metadata import Distribution, PackageNotFoundError
+
+    from ..environment._advice import reinstall
+    from ..environment._metadata import direct_url
+    try:
+        installed = Distribution.from_name(distribution)
+    except (PackageNotFoundError, OSError, ValueError):
+        return (f"`{reinstall(distribution, version)}` if it came from an index; if it came from a "
+                f"source folder or a wheel, the same with that folder or file in place of "
+                f"'{distribution}=={version}' (it is not installed, so how it was installed is not known)")
+    if direct_url(installed).get("url"):
+        return f"`{reinstall_command(distribution)}` (as it was installed)"
+    return f"`{reinstall(distribution, version)}`"
+
+
 def failure_text(info: SourceInfo) -> str:
     """One phrase on what is wrong with a source: ``plugin <origin> <what>``."""
     err = info.error
@@ -134,11 +154,17 @@ def advice(info: SourceInfo, controls: Controls | None = None) -> str:
     from ..discovery._controls import ENV_DISABLE
     from ..discovery._planning import Controls
     dist = info.origin.distribution
-    if dist is None:
+    if dist is None and (info.error is None or wrong_entry_point(info) is not None):
         return f"fix the import path {info.value!r} passed to register_lazy_*()"
+    if dist is None:
+        return (f"the module raised while {info.value!r} was imported: fix the module (the import path "
+                f"passed to register_lazy_*() is right; the traceback shows where it raised)")
     skip = f", or skip it with {(controls or Controls()).suggest(ENV_DISABLE, dist)}"
     if info.state == SourceState.INCOMPATIBLE:
         return f"install a release of {dist!r} that supports the installed versions{skip}"
+    clash = clash_advice(info, skip)
+    if clash is not None:
+        return clash
     if wrong_entry_point(info) is not None:
         return (f"fix the value of entry point '{info.origin.entry_point}' in {dist!r}'s metadata "
                 f"(the [project.entry-points.\"{info.group}\"] table of its pyproject.toml), then "
@@ -159,8 +185,11 @@ def wrong_entry_point(info: SourceInfo) -> str | None:
     name = getattr(err, "name", None)
     if isinstance(err, ModuleNotFoundError) and isinstance(name, str) and (
             module == name or module.startswith(name + ".")):
+        installed = _modules_of(info, module)
+        if module in installed:  # the value is right; the files are gone (another's uninstall): reinstall
+            return None
         return (f"{info.value!r} names module {module!r}, which does not exist"
-                f"{nearest(module, _modules_of(info, module))}")
+                f"{nearest(module, installed)}")
     if (isinstance(err, AttributeError) and attr is not None and name in attr.split(".")
             and failure_site(err, module) is None):  # raised by the lookup, not by the plugin
         owner = getattr(err, "obj", None)
@@ -182,6 +211,8 @@ def _modules_of(info: SourceInfo, module: str) -> list[str]:
         files = None
     found = [".".join(path.with_suffix("").parts).removesuffix(".__init__") for path in files or ()
              if path.suffix == ".py" and not any(part.endswith(".dist-info") for part in path.parts)]
+    # An editable install's RECORD lists its finder or .pth, not the user's modules: never suggested.
+    found = [name for name in found if not name.startswith("__editable__")]
     parent = module.rpartition(".")[0]
     package = sys.modules.get(parent) if parent else None
     if not found and package is not None:

@@ -19,6 +19,7 @@ from ..core._types import HostCodegenHook, Verdict
 from ..discovery._controls import ENV_DISABLE, ENV_PREFER
 from ..environment._compiler import describe_tvm, get_global_func
 from ..environment._targets import required_global_funcs
+from ._skipped import skipped_text
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -224,14 +225,14 @@ def _nothing_matches_error(kind: str, host: Target, candidates: Sequence[Candida
     """The error when no candidate matches: the first failed plugin's, else "no host codegen"."""
     if failed:
         return load_error(f"No host codegen for target host {kind!r}", kind, failed[0], controls)
-    return _no_codegen_error(kind, host, candidates, disabled)
+    return _no_codegen_error(kind, host, candidates, disabled, controls)
 
 
 _FIRST_PARTY = {"cuda_host": "tilelang-hostcg-cuda"}
 
 
 def _no_codegen_error(kind: str, host: Target, candidates: Sequence[Candidate],
-                      disabled: Sequence[SourceInfo]) -> NoHostCodegenError:
+                      disabled: Sequence[SourceInfo], controls: Controls) -> NoHostCodegenError:
     """TileLang's sentence, what is registered, what was skipped and what to do."""
     names = [c.registration.name for c in candidates]
     message = (f"No host codegen registered for target host '{kind}'. "
@@ -242,8 +243,10 @@ def _no_codegen_error(kind: str, host: Target, candidates: Sequence[Candidate],
                     "install a plugin for this variant")
     else:
         hint = _FIRST_PARTY.get(kind)
+        skipped = skipped_text(hint, kind, controls) if hint else None
         install = f"`pip install {hint}`" if hint else "a plugin that provides it"
-        message += f"Install {install} (see `tilelang-hostcg list`), or register one with register_host_codegen()"
+        message += skipped if skipped else (
+            f"Install {install} (see `tilelang-hostcg list`), or register one with register_host_codegen()")
     for info in disabled:
         message += f". Distribution {info.origin.distribution!r} provides it but {info.reason}"
     message += "".join(f". {c.registration.name!r} {cannot_build_text(str(c.detail))}"

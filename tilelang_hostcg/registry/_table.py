@@ -127,7 +127,8 @@ class RegistrationTable:
             raise DuplicateRegistrationError(
                 f"{NOUN[group].capitalize()} {obj.name!r} is already registered for "
                 f"target kind {kind!r} ({old.origin.describe()}); pass override=True to "
-                "replace it, or give the new one another name", kind=kind, name=obj.name)
+                "replace it, or give the new one another name", kind=kind, name=obj.name,
+                existing=old.origin)
         new = Registration(canon, obj, origin, next(self._seq), default)
         self._kind(group, canon).put(new)  # replaces ``old``, of the same name
         self.invalidate()
