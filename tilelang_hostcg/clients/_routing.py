@@ -1,6 +1,6 @@
 """Whether this process's compiler builds host code through the registry, and if not, why:
 :func:`routing`, the one answer activation, ``is_installed()`` and the command line's ``client``
-give, asked of a :class:`~._clients.Client`. Cheap to import."""
+give, asked of a :class:`~._interface.Client`. Cheap to import."""
 
 from __future__ import annotations
 
