@@ -277,3 +277,16 @@ def run(env: PluginEnvironment, body: str, markers: Path,
 def read_markers(path: Path) -> list[str]:
     """The tags written to the marker file (empty when no plugin code ran)."""
     return path.read_text(encoding="utf-8").split() if path.exists() else []
+
+
+def tvm_backend_env(env: PluginEnvironment, root: Path, stamp_wheel: Path, distribution: str,
+                    module_name: str, source: str) -> PluginEnvironment:
+    """``env`` with the stamp plugin and another ``tvm.backends`` package, ``distribution``, whose
+    ``module_name`` (``source``) TVM's autoload runs (installed in the layer, it is found before the
+    core's entry point)."""
+    folder = write_distribution(root / "src", distribution, entry_points={
+        "tvm.backends": {module_name.rpartition("_")[2]: f"{module_name}:_autoload"}},
+        files={f"{module_name}.py": source})
+    wheels = build_source_wheels(root / "wheels", [folder])
+    env.pip("install", "-q", "--no-deps", "--no-index", str(wheels[0]), str(stamp_wheel))
+    return env

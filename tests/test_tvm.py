@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
-from tilelang_hostcg.testing import PluginEnvironment, write_distribution
+from tilelang_hostcg.testing import PluginEnvironment
 
 from .conftest import Environments
-from .plugin_factory import MARKERS_ENV, Plugin, build_source_wheels, install, module
+from .plugin_factory import MARKERS_ENV, Plugin, install, module, tvm_backend_env
 
 pytestmark = pytest.mark.slow
 
@@ -299,14 +299,8 @@ def rival_env(environments: Environments, tmp_path_factory: pytest.TempPathFacto
               first_party_wheels: dict[str, Path]) -> PluginEnvironment:
     """The stamp plugin and another ``tvm.backends`` package that replaces ``tir_to_runtime``
     (installed in the layer, it is found before the core's entry point)."""
-    env = environments.new("tvm-rival")
-    root = tmp_path_factory.mktemp("tvm-rival")
-    folder = write_distribution(root / "src", "aaa-rival-backend", entry_points={
-        "tvm.backends": {"rival": "aaa_rival:_autoload"}}, files={"aaa_rival.py": RIVAL})
-    wheels = build_source_wheels(root / "wheels", [folder])
-    env.pip("install", "-q", "--no-deps", "--no-index", str(wheels[0]),
-            str(first_party_wheels["tilelang-hostcg-stamp"]))
-    return env
+    return tvm_backend_env(environments.new("tvm-rival"), tmp_path_factory.mktemp("tvm-rival"),
+                           first_party_wheels["tilelang-hostcg-stamp"], "aaa-rival-backend", "aaa_rival", RIVAL)
 
 
 def test_a_rival_replacement_is_warned_once_and_left_alone(rival_env, stock):

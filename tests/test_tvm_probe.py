@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from tilelang_hostcg.testing import PluginEnvironment, write_distribution
+from tilelang_hostcg.testing import PluginEnvironment
 
 from .conftest import Environments
-from .plugin_factory import build_source_wheels
+from .plugin_factory import tvm_backend_env
 
 pytestmark = pytest.mark.slow
 
@@ -39,14 +39,8 @@ def _autoload():
 @pytest.fixture(scope="module")
 def legacy_env(environments: Environments, tmp_path_factory: pytest.TempPathFactory,
                first_party_wheels: dict[str, Path]) -> PluginEnvironment:
-    env = environments.new("tvm-legacy")
-    root = tmp_path_factory.mktemp("tvm-legacy")
-    folder = write_distribution(root / "src", "aaa-legacy-tvm", entry_points={
-        "tvm.backends": {"legacy": "aaa_legacy:_autoload"}}, files={"aaa_legacy.py": LEGACY})
-    wheels = build_source_wheels(root / "wheels", [folder])
-    env.pip("install", "-q", "--no-deps", "--no-index", str(wheels[0]),
-            str(first_party_wheels["tilelang-hostcg-stamp"]))
-    return env
+    return tvm_backend_env(environments.new("tvm-legacy"), tmp_path_factory.mktemp("tvm-legacy"),
+                           first_party_wheels["tilelang-hostcg-stamp"], "aaa-legacy-tvm", "aaa_legacy", LEGACY)
 
 
 def test_a_dead_branch_fails_check_strict_by_the_probe_build(legacy_env):
