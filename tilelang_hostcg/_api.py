@@ -27,6 +27,11 @@ def default_registry() -> Registry:
     return _default[0]
 
 
+def made_default_registry() -> Registry | None:
+    """The default registry where this process has made it (registered in code, or asked it), else ``None``."""
+    return _default[0] if _default else None
+
+
 def _current() -> Registry:
     """The registry loading a plugin in this thread, else the default one."""
     load = current_load()

@@ -38,9 +38,10 @@ def registry() -> Registry | None:
     off switch, or no third-party plugin the controls keep and nothing registered in code."""
     if activation_off(os.environ):
         return None
-    api = sys.modules.get("tilelang_hostcg._api")
-    if api is not None and api._default:  # the program registered in code, or asked the registry
-        return api.default_registry()  # type: ignore[no-any-return]
+    api = sys.modules.get("tilelang_hostcg._api")  # not imported here: without a plugin, no registry is
+    made = api.made_default_registry() if api is not None else None
+    if made is not None:  # the program registered in code, or asked the registry
+        return made  # type: ignore[no-any-return]
     if not _PLANNED:
         with _LOCK:
             if not _PLANNED:
