@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
-from ..core._names import APACHE_TVM
-from ._advice import foreign_tvm, installed_version, reinstall, tilelang_repair
+from ..core._names import APACHE_TVM, normalize_name
+from ._advice import foreign_tvm, installed_version, reinstall, tilelang_repair, unmet_requirement
 from ._metadata import editable_source, owner
 
 if TYPE_CHECKING:
@@ -32,17 +32,36 @@ def tilelang_failed(found: Found, exc: BaseException) -> str:
     otherwise, cause = "Repair that tree (or take it off PYTHONPATH), then run again", ""
     dependency = failed_dependency(os.path.dirname(found.init_file), exc)
     if dependency is not None:
-        module, text, dependency_steps = dependency
-        cause = f" The failure is in the module {module!r} ({text}), which TileLang imports, not in TileLang itself."
-        uninstall = [f"pip uninstall -y {APACHE_TVM}"] if foreign else []
-        steps = [*uninstall, *dependency_steps] if dependency_steps else []
-        otherwise = f"Repair or reinstall what provides {module!r}, then run again"
+        cause = (f" The failure is in the module {dependency.module!r} ({dependency.text}), which TileLang imports, "
+                 "not in TileLang itself.")
+        if not _required_otherwise(found, dependency.distribution):  # broken in place: reinstalled alone
+            uninstall = [f"pip uninstall -y {APACHE_TVM}"] if foreign else []
+            steps = [*uninstall, *dependency.steps] if dependency.steps else []
+            otherwise = f"Repair or reinstall what provides {dependency.module!r}, then run again"
     repair = f"Repair it with: {' && '.join(steps)} (nothing else changes)" if steps else otherwise
     return (f"{where} but cannot be imported ({type(exc).__name__}: {exc}), so its bundled TVM is not usable"
             f"{beside}.{cause} {repair}")
 
 
-def failed_dependency(package_folder: str, exc: BaseException) -> tuple[str, str, list[str]] | None:
+class Dependency(NamedTuple):
+    """A module outside a package where the package's import failed: ``text`` says where it is and what
+    installed it (``distribution``, where known); ``steps`` reinstall that distribution alone."""
+
+    module: str
+    text: str
+    steps: list[str]
+    distribution: str | None = None
+
+
+def _required_otherwise(found: Found, distribution: str | None) -> bool:
+    """Whether TileLang's distribution requires another version of ``distribution`` than the one installed:
+    then TileLang's repair (which puts back the version it requires) is the one, not a reinstall as it is."""
+    if distribution is None or not found.owners:
+        return False
+    return unmet_requirement(found.owners[0], normalize_name(distribution)) is not None
+
+
+def failed_dependency(package_folder: str, exc: BaseException) -> Dependency | None:
     """Where ``exc`` of a package's import was raised in a module outside ``package_folder`` (a broken
     dependency): the module, what provides it, and the commands that reinstall it alone; else ``None``."""
     where = _raised_in(exc)
@@ -58,8 +77,8 @@ def failed_dependency(package_folder: str, exc: BaseException) -> tuple[str, str
     for name in dict.fromkeys(names):
         version = installed_version(name)
         if version is not None:
-            return module, f"at {filename}, installed by {name} {version}", [reinstall(name, version)]
-    return module, f"at {filename}", []
+            return Dependency(module, f"at {filename}, installed by {name} {version}", [reinstall(name, version)], name)
+    return Dependency(module, f"at {filename}", [])
 
 
 def _raised_in(exc: BaseException) -> tuple[str, str] | None:
