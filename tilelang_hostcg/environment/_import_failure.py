@@ -8,8 +8,8 @@ import sys
 from typing import TYPE_CHECKING, NamedTuple
 
 from ..core._names import APACHE_TVM, normalize_name
-from ._advice import foreign_tvm, installed_version, reinstall, tilelang_repair, unmet_requirement
-from ._metadata import editable_source, owner
+from ._advice import foreign_tvm, reinstall, tilelang_repair, unmet_requirement
+from ._metadata import editable_source, owner, shipping
 
 if TYPE_CHECKING:
     from ._finding import Found
@@ -69,16 +69,25 @@ def failed_dependency(package_folder: str, exc: BaseException) -> Dependency | N
     if where is None or os.path.realpath(where[1]).startswith(package):
         return None
     module, filename = where
-    from importlib.metadata import packages_distributions
     try:
-        names = packages_distributions().get(module.partition(".")[0], [])
+        shippers = shipping(module.partition(".")[0], [_site_of(module, filename)])
     except Exception:  # metadata that cannot be read: the module is named, not its distribution
-        names = []
-    for name in dict.fromkeys(names):
-        version = installed_version(name)
-        if version is not None:
-            return Dependency(module, f"at {filename}, installed by {name} {version}", [reinstall(name, version)], name)
+        shippers = []
+    for dist in shippers:
+        info = owner(dist)
+        if info.version is not None:
+            return Dependency(module, f"at {filename}, installed by {info.name} {info.version}",
+                              [reinstall(info.name, info.version)], info.name)
     return Dependency(module, f"at {filename}", [])
+
+
+def _site_of(module: str, filename: str) -> str:
+    """The folder on ``sys.path`` that holds ``module`` (its file ``filename``): above its top-level package."""
+    depth = module.count(".") + (os.path.basename(filename) == "__init__.py")
+    folder = os.path.dirname(os.path.realpath(filename))
+    for _ in range(depth):
+        folder = os.path.dirname(folder)
+    return folder
 
 
 def _raised_in(exc: BaseException) -> tuple[str, str] | None:
