@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, NamedTuple
 from ..core._errors import TVMNotFoundError
 from ..core._names import APACHE_TVM, TILELANG
 from ._advice import installed_version, reinstall
-from ._import_failure import tilelang_failed
 from ._importing import is_initializing
 from ._metadata import Owner, files_match, owner, owners_of, unusable_entry_points
 from ._tilelang_layout import holds_tilelang_layout
@@ -161,6 +160,7 @@ def import_tilelang() -> ModuleType | None:
         # thread it returns the module as is).
         return __import__(TILELANG)
     except Exception as exc:  # any failure of TileLang's import: name it, never crash
+        from ._import_failure import tilelang_failed  # the error path only
         raise TVMNotFoundError(tilelang_failed(found, exc)) from exc
 
 
@@ -179,6 +179,7 @@ def _import_served_tilelang(builds: list[Distribution] | None = None) -> ModuleT
         source = editable_source(builds[0]) if builds else None
         if builds and source:
             init_file = os.path.join(source, TILELANG, "__init__.py")
+            from ._import_failure import tilelang_failed  # the error path only
             raise TVMNotFoundError(tilelang_failed(Found(TILELANG, init_file, False, tuple(builds)), exc)) from exc
         raise TVMNotFoundError(f"`import tilelang` gives a TileLang that no folder on sys.path holds (an import "
                                f"hook serves it, as some editable installs do) and it cannot be imported "
