@@ -70,7 +70,7 @@ def failed_dependency(package_folder: str, exc: BaseException) -> Dependency | N
         return None
     module, filename = where
     try:
-        shippers = shipping(module.partition(".")[0], [_site_of(module, filename)])
+        shippers = shipping(module.partition(".")[0], _folders_of(module, filename))
     except Exception:  # metadata that cannot be read: the module is named, not its distribution
         shippers = []
     for dist in shippers:
@@ -79,6 +79,14 @@ def failed_dependency(package_folder: str, exc: BaseException) -> Dependency | N
             return Dependency(module, f"at {filename}, installed by {info.name} {info.version}",
                               [reinstall(info.name, info.version)], info.name)
     return Dependency(module, f"at {filename}", [])
+
+
+def _folders_of(module: str, filename: str) -> list[str]:
+    """Where to look for what installed ``module``: the folder on ``sys.path`` that holds its file, else (a
+    compiled module names its source file relative to where it was built) every folder on ``sys.path``."""
+    if os.path.isabs(filename) and os.path.exists(filename):
+        return [_site_of(module, filename)]
+    return [entry for entry in sys.path if isinstance(entry, str) and entry and os.path.isdir(entry)]
 
 
 def _site_of(module: str, filename: str) -> str:
