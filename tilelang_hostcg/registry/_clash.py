@@ -2,24 +2,22 @@
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 from ..core._errors import DuplicateRegistrationError
+from ..environment._metadata import folder_of
 
 if TYPE_CHECKING:
     from ._sources import SourceInfo
 
 
 def _installed_at(distribution: str) -> float:
-    """When ``distribution``'s metadata was written (its install); 0 where it cannot be read."""
+    """When ``distribution``'s metadata folder was written (its install); 0 where it cannot be read."""
     from importlib.metadata import PackageNotFoundError
     from importlib.metadata import distribution as find
-    from pathlib import Path
     try:
-        path = Path(str(find(distribution).locate_file("")))
-        found = [p for p in path.glob("*.dist-info") if p.name.split("-")[0].lower().replace("_", "-")
-                 == distribution.lower().replace("_", "-")] if path.is_dir() else []
-        return max((p.stat().st_mtime for p in found), default=0.0)
+        return os.stat(folder_of(find(distribution))).st_mtime
     except (PackageNotFoundError, OSError, ValueError):
         return 0.0
 
