@@ -134,7 +134,7 @@ def test_importing_the_api_is_cheap():
     assert out.stdout.strip() == "[]"
     import tilelang_hostcg.native as native
 
-    assert native.API_VERSION == 1 and native.DECLARATION == "__tilelang_hostcg_native__"
+    assert native.API_VERSION == 2 and native.DECLARATION == "__tilelang_hostcg_native__"
 
 
 def test_without_a_plugin_the_defaults_decide_alone(tmp_path):
@@ -152,7 +152,7 @@ def test_without_a_plugin_the_defaults_decide_alone(tmp_path):
                           "counted": native.calls()}))
     """, tmp_path)
     assert out == {"same": True, "calls": 1, "plain": "plain", "marks": ["a", "b"], "registry": False,
-                   "fp": "stock", "counted": {"testcc": 3}}
+                   "fp": None, "counted": {"testcc": 3}}
     assert err == ""
 
 
@@ -189,7 +189,7 @@ def test_every_off_switch_leaves_the_defaults_alone(tmp_path):
     for switch in ({"TILELANG_HOSTCG_AUTO_INSTALL": "0"}, {"TILELANG_HOSTCG_DISABLE_PLUGIN_AUTOLOAD": "1"},
                    {"TILELANG_HOSTCG_DISABLE": "hcgt-native-probe"}):
         out, _ = run(code, tmp_path, switch)
-        assert out == {"own": True, "marks": ["own"], "fp": "stock"}, switch
+        assert out == {"own": True, "marks": ["own"], "fp": None}, switch
 
 
 def test_errors_are_the_projects_and_the_compilers(tmp_path):
@@ -231,7 +231,10 @@ def test_a_broken_plugin_never_fails_a_build_a_default_can_make(tmp_path):
     assert any("hcgt-native-broken" in w and "this plugin is broken" in w for w in out["warnings"]), out
 
 
-def test_the_fingerprint_follows_the_plugin_set(tmp_path):
+def test_the_api_1_fingerprint_follows_what_the_plugins_run(tmp_path):
+    """API 1's fingerprint: ``None`` where nothing third-party can run (keys unchanged); the same in every
+    process with the same set; a broken plugin, which runs nothing, changes nothing; a control that
+    decides does."""
     code = "print(json.dumps({'fp': native.fingerprint()}))"
     none, _ = run(code, tmp_path / "none")
     probe(tmp_path / "one")
@@ -242,31 +245,40 @@ def test_the_fingerprint_follows_the_plugin_set(tmp_path):
     broken(tmp_path / "two")
     two, _ = run(code, tmp_path / "two")
     prefer, _ = run(code, tmp_path / "one", {"TILELANG_HOSTCG_PREFER": "llvm=probe-llvm"})
-    assert none["fp"] == off["fp"] == "stock"
-    assert one == again  # the same in every process with the same set
-    assert len({one["fp"], two["fp"], prefer["fp"], "stock"}) == 4
+    assert none["fp"] is None and off["fp"] is None
+    assert one == again == two  # the same in every process with the same set; the broken plugin runs nothing
+    assert len({one["fp"], prefer["fp"]}) == 2
     assert len(one["fp"]) == 16
 
 
-@pytest.mark.parametrize("declared", [2, "one"])
-def test_a_newer_api_is_named_with_both_versions(tmp_path, declared):
+@pytest.mark.parametrize("declared", [3, "1", 0, True])
+def test_a_declaration_this_api_does_not_serve_is_warned_once_and_builds_stock(tmp_path, declared):
+    """A value the API does not serve: one warning naming the module, the value and what follows (no
+    upgrade advice: none can help); the builds are the compiler's own although a plugin's codegen
+    would win; the report says the same."""
+    probe(tmp_path)
     out, _ = run(f"""
-        import types
-        mod = types.ModuleType("newcompiler")
-        mod.__tilelang_hostcg_native__ = {declared!r}
-        exec("from tilelang_hostcg import native\\nfrom tvm.target import Target\\n"
-             "def build(defaults):\\n"
-             "    return native.build_host(None, Target('llvm'), defaults=defaults, client='newcompiler')\\n",
-             mod.__dict__)
+        from tilelang_hostcg.cli._client import client_document
+        from tilelang_hostcg.environment._compiler import tvm_document
+        build = sys.modules["tvm.tirx.build"]  # TVM's module, declaring as a compiler does
+        build.__tilelang_hostcg_native__ = {declared!r}
+        exec("from tilelang_hostcg import native as _api\\n"
+             "def _probe_build(defaults):\\n"
+             "    return _api.build_host(tvm.IRModule({{}}), tvm.target.Target('llvm'), defaults=defaults, "
+             "client='tvm')\\n", build.__dict__)
+        own = Codegen("llvm", empty_module())
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            got = mod.build({{"llvm": lambda m, t: "built"}})
-        print(json.dumps({{"got": got, "warnings": [str(w.message) for w in caught]}}))
+            got = [build._probe_build({{"llvm": own}}) is own.result for _ in range(2)]
+        report = client_document(tvm_document())
+        print(json.dumps({{"got": got, "warnings": [str(w.message) for w in caught], "routed": report["routed"],
+                          "problem": report["problem"]}}))
     """, tmp_path)
-    assert out["got"] == "built"  # it still builds with the defaults
-    (text,) = out["warnings"]
-    assert "newcompiler" in text and "API 1" in text and repr(declared) in text, text
-    assert "pip install --upgrade tilelang-hostcg" in text
+    assert out["got"] == [True, True]  # the compiler's own, though the plugin's llvm codegen would win
+    (text,) = out["warnings"]  # once
+    assert f"tvm.tirx.build declares __tilelang_hostcg_native__ = {declared!r}" in text, text
+    assert "pip install" not in text and "1 and 2" in text
+    assert out["routed"] is False and out["problem"] == text
 
 
 def test_a_declaring_compiler_is_reported_native_and_install_patches_nothing(tmp_path):

@@ -23,7 +23,7 @@ def client_for(provider: object) -> Client | None:
 
 
 def client_document(tvm: dict[str, Any], probe: Probe | None = None) -> dict[str, Any]:
-    """``{"active", "client", "routed", "predicted", "problem", "describe", "probe"}`` for the TVM document
+    """``{"active", "client", "routed", "predicted", "problem", "describe", "probe", "native"}`` for the TVM document
     ``tvm``; ``probe``: what ``check``'s probe build showed (it decides over what can be known before)."""
     from ..clients._routing import routing
     client = client_for(tvm.get("provider"))
@@ -33,9 +33,13 @@ def client_document(tvm: dict[str, Any], probe: Probe | None = None) -> dict[str
     if client is None:
         # Nothing imported: a TVM an import hook serves may still be routed (not known, never false).
         return {"active": None, "client": None, "routed": None if predicted else False, "predicted": predicted,
-                "problem": None, "describe": f"none: {tvm.get('describe')}", "probe": shown}
+                "problem": None, "native": None, "describe": f"none: {tvm.get('describe')}", "probe": shown}
     answer = routing(client, import_it=not predicted)
     routed, problem = answer.routed, answer.blocker or (answer.reason if answer.pending else None)
+    damaged = damaged_api() if client.native() is not None else None
+    if damaged is not None:  # the compiler calls an API this install cannot give: its builds fail
+        routed, problem = False, damaged
+        answer = answer._replace(reason=damaged)
     state = "not known" if routed is None else "none"
     describe = answer.reason if routed else f"{state}: {answer.reason}"
     if predicted and routed is None:  # one line: what will happen, and how to see it for sure
@@ -43,10 +47,33 @@ def client_document(tvm: dict[str, Any], probe: Probe | None = None) -> dict[str
     if probe is not None and probe.called is False:
         routed, problem = False, probe_text(probe)
         describe = f"none: {problem}"
+    native = client.native()
     return {"active": client.name if routed else None, "client": client.name, "routed": routed,
             "predicted": predicted, "problem": problem, "probe": shown,
+            "native": native.module if native is not None else None,
             "describe": describe + (" (from installed metadata: nothing imported)"
                                     if predicted and routed is not None else "")}
+
+
+def damaged_api() -> str | None:
+    """Why ``tilelang_hostcg.native`` cannot serve a compiler that calls it (this install is damaged: the
+    module fails to import or lacks its API), else ``None``."""
+    from ..core._names import NATIVE_API_VERSION
+    try:
+        import tilelang_hostcg.native as api
+    except Exception as exc:  # any failure of a damaged file: told, never raised
+        broken = f"does not import ({type(exc).__name__}: {exc})".splitlines()[0]
+    else:
+        missing = [name for name in ("API_VERSION", "plan", "build_host", "apply_hooks", "fingerprint")
+                   if not hasattr(api, name)]
+        version = getattr(api, "API_VERSION", None)
+        if not missing and version == NATIVE_API_VERSION:
+            return None
+        broken = f"lacks {', '.join(missing)}" if missing else f"says API {version!r}, not {NATIVE_API_VERSION}"
+    from ..core._names import CORE_DISTRIBUTION
+    from ..registry._failures import reinstall_command
+    return (f"this tilelang-hostcg is damaged: its module tilelang_hostcg.native {broken}, so the compiler's builds "
+            f"that call it fail. Reinstall it: {reinstall_command(CORE_DISTRIBUTION)}")
 
 
 def probe_text(probe: Probe) -> str:

@@ -90,30 +90,54 @@ class Native(NamedTuple):
     version: object
 
     def problem(self) -> str | None:
-        """Why this API cannot serve the declaration (written for a newer one), else ``None``."""
-        return newer_api_text(self.version, self.module)
+        """Why the declaration is not served (a value this API does not serve): its builds are then the
+        compiler's own. Else ``None``."""
+        return declaration_problem(self.version, self.module)
+
+    def stock_reason(self) -> str | None:
+        """Why its builds are the compiler's own alone though the declaration is served (the off switch,
+        or nothing third-party to run), else ``None``: the rule its plans follow."""
+        if activation_off():
+            return f"but {ENV_AUTO_INSTALL}=0: the compiler's own codegens and hooks decide alone"
+        from ._native_state import NATIVE  # a declaring compiler imports it at its first build anyway
+        if not NATIVE.third_party():
+            return ("but no third-party plugin is installed (or the controls skip them all): the compiler's own "
+                    "codegens and hooks decide alone")
+        return None
 
     def describe(self, compiler: str) -> str:
         """``native: TileLang calls tilelang-hostcg itself (...)``, and whether a build confirmed it."""
-        api = sys.modules.get("tilelang_hostcg.native")  # not imported: no native call yet
-        made = sum(api.calls().values()) if api is not None else 0
+        made = _native_calls()
         confirmed = "confirmed by a build" if made else "not yet confirmed by a build in this process"
         return (f"native: {compiler} calls tilelang-hostcg itself ({self.module} declares native API "
-                f"{self.version!r}; this tilelang-hostcg provides API {API_VERSION}); {confirmed}")
+                f"{self.version!r}; this tilelang-hostcg serves API {SERVED}); {confirmed}")
 
 
-def newer_api_text(declared: object, module: str) -> str | None:
-    """The message for a compiler's ``module`` written for a native API newer than this one (or not a
-    version at all), naming both; ``None`` where this one serves it (the same, or an older one)."""
-    if isinstance(declared, int) and not isinstance(declared, bool) and 1 <= declared <= API_VERSION:
+SERVED = " and ".join(map(str, range(1, API_VERSION + 1)))  # "1 and 2": the native API versions served
+
+
+def _native_calls() -> int:
+    """Builds made through the native API in this process (its work module is imported at the first)."""
+    work = sys.modules.get("tilelang_hostcg.clients._native_state")
+    use = getattr(work, "NATIVE", None)
+    return use.total() if use is not None else 0
+
+
+def declaration_problem(declared: object, module: str) -> str | None:
+    """The one rule for a compiler's declaration: ``None`` where this API serves it (an int from 1 to
+    :data:`API_VERSION`), else the message naming ``module``, the value and what follows."""
+    version = declared if isinstance(declared, int) and not isinstance(declared, bool) else None
+    if version is not None and 1 <= version <= API_VERSION:
         return None
-    what = (f"native API {declared!r}, newer than the API {API_VERSION} this tilelang-hostcg provides"
-            if isinstance(declared, int) and not isinstance(declared, bool) and declared > API_VERSION
-            else f"{DECLARATION} = {declared!r}, which is no native API version (this tilelang-hostcg provides "
-                 f"API {API_VERSION})")
-    return (f"{module} was written for tilelang-hostcg's {what}; its builds may call what this tilelang-hostcg "
-            f"does not have. Upgrade tilelang-hostcg (pip install --upgrade tilelang-hostcg), or set "
-            f"{ENV_AUTO_INSTALL}=0 to have the compiler's own codegens decide alone")
+    if version is not None and version > API_VERSION:
+        what = f"a native API newer than this tilelang-hostcg serves ({SERVED})"
+    elif version is not None:
+        what = f"which is no native API version (they are {SERVED})"
+    else:
+        what = f"a {type(declared).__name__}, not a native API version (an int: {SERVED})"
+    return (f"{module} declares {DECLARATION} = {declared!r}, {what}. Its builds use the compiler's own codegens "
+            f"and hooks alone: installed plugins are not used for them. The declaration is {module}'s to fix: a "
+            f"module that calls tilelang_hostcg.native declares the API it was written for ({SERVED})")
 
 
 class Liveness(NamedTuple):
@@ -237,6 +261,28 @@ class Client(ABC):
         """What reading the compiler's code suggests where a build did not call the route."""
         return []
 
+    def route_calls(self) -> int | None:
+        """How many builds called this client's route so far in this process, for a probe build to
+        compare: the native API's builds where the compiler calls it itself (and they can use a plugin),
+        else the calls of the routes :meth:`install` put in place. ``None``: nothing routes this
+        client's builds here (not installed, another client takes them, or no plugin to route to)."""
+        native = self.native()
+        if native is not None:
+            return _native_calls() if self.live().routed else None
+        state = self.state
+        if state is None or self.stands_aside() is not None:
+            return None
+        return state.calls
+
+    def unused_route(self) -> str | None:
+        """What a probe build that did not call the route means where the compiler declares that it calls
+        the native API (``None``: the routes' own words apply)."""
+        native = self.native()
+        if native is None:
+            return None
+        return (f"the probe build did not call tilelang_hostcg.native: {native.module} declares native API "
+                f"{native.version!r}, but {self.compiler}'s build never called it, so plugins are not used")
+
     # -- written once ---------------------------------------------------------------------
     def install(self, *, registry: Registry | None = None) -> None:
         """Route the compiler's host builds through ``registry`` (default: the default registry).
@@ -295,7 +341,8 @@ class Client(ABC):
         attribute, else whether what holds it reaches ours."""
         native = self.native()
         if native is not None:
-            return Liveness(native.problem() is None and not activation_off(), installed=False, native=native)
+            routed = native.problem() is None and native.stock_reason() is None
+            return Liveness(routed, installed=False, native=native)
         state = self.state
         if state is None:
             return Liveness(False, installed=False)

@@ -1,203 +1,135 @@
-"""What :mod:`tilelang_hostcg.native` does at a call (imported at the first one): where the
-registry decides and where the compiler's own defaults decide alone, the defaults as client
-defaults of the default registry, and the fingerprint."""
+"""What :mod:`tilelang_hostcg.native` does at a call (imported at the first one): the arguments checked,
+the caller's declaration judged, the registry asked where a third-party plugin can be in play (else
+the compiler's own decide alone), the plan made (:mod:`._plan`), and the calls counted for reports."""
 
 from __future__ import annotations
 
-import contextvars
-import hashlib
-import json
-import os
-import sys
-import threading
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from _tilelang_hostcg_switch import activation_off
-
-from ..core._errors import NativeDefaultError, NoHostCodegenError, warn_once
-from ..core._names import CODEGEN_GROUP, HOOK_GROUP
-from ..core._types import HostCodegen, HostCodegenHook, Origin
-from ..environment._targets import closure_global_func
-from ._interface import newer_api_text
-
-if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
-
-    from ..registry._registry import Registry
-
-_LOCK = threading.Lock()
-_PLANNED: list[bool] = []  # once: whether a third-party plugin the controls keep is installed
-# What the current native call of this thread passed: (client, kind, defaults), for the registered defaults.
-_CALL: contextvars.ContextVar[tuple[str, str, Any] | None] = contextvars.ContextVar(
-    "tilelang_hostcg_native_call", default=None)
-_HELD: dict[tuple[int, str, str, str], Any] = {}  # (registry, group, client, kind) -> our registered default
+from ..core._errors import NativeDefaultError, warn_once
+from ..core._names import CODEGEN_GROUP, NATIVE_DECLARATION
+from ._interface import declaration_problem
+from ._native_state import NATIVE, third_party_kinds
+from ._plan import HostPlan, fingerprint_of, make_plan
 
 
-def registry() -> Registry | None:
-    """The registry a native call asks, or ``None`` where the compiler's defaults decide alone: the
-    off switch, or no third-party plugin the controls keep and nothing registered in code."""
-    if activation_off(os.environ):
-        return None
-    api = sys.modules.get("tilelang_hostcg._api")  # not imported here: without a plugin, no registry is
-    made = api.made_default_registry() if api is not None else None
-    if made is not None:  # the program registered in code, or asked the registry
-        return made  # type: ignore[no-any-return]
-    if not _PLANNED:
-        with _LOCK:
-            if not _PLANNED:
-                from ..discovery._planning import Controls, third_party_planned
-                _PLANNED.append(third_party_planned(Controls.from_environ()))
-    if not _PLANNED[0]:
-        return None
-    from .._api import default_registry
-    return default_registry()
+def plan(target_host: Any, target: Any, codegens: Any, hooks: Any, client: str, caller: Mapping[str, Any],
+         function: str) -> HostPlan:
+    """See :func:`tilelang_hostcg.native.plan`: ``caller`` is the calling module's globals, ``function``
+    the public function called (``plan``, ``build_host`` or ``apply_hooks``), for its messages."""
+    if not isinstance(client, str) or not client:
+        raise NativeDefaultError(f"tilelang_hostcg.native.{function}(client={client!r}): client must be the "
+                                 "compiler's name as a non-empty string, e.g. 'tilelang' or 'tvm'")
+    own_codegens = _checked_codegens(codegens, function)
+    own_hooks = _checked_hooks(hooks, function)
+    if target_host is None and own_codegens is not None:
+        raise NativeDefaultError(f"tilelang_hostcg.native.{function}: target_host is None; pass the host target "
+                                 "the compiler builds for (a Target or a kind name such as 'llvm')")
+    host = _target(target_host) if target_host is not None else None  # API 1's apply_hooks passes None on
+    device = _target(target) if target is not None else None
+    registry = NATIVE.registry() if _served(caller, function) else None
+    return make_plan(registry, host, device, own_codegens, own_hooks, client)
 
 
-def _host(target_host: Any) -> Any:
-    if hasattr(target_host, "kind"):
-        return target_host
+def _served(caller: Mapping[str, Any], function: str) -> bool:
+    """Whether the caller's declaration lets its builds use the registry: none (an API 2 caller need not
+    declare; an API 1 caller is warned once to), or a version this API serves. Any other value is warned
+    once, and its builds are the compiler's own, as every report says."""
+    module = str(caller.get("__name__"))
+    declared = caller.get(NATIVE_DECLARATION)
+    if declared is None:
+        if function != "plan":
+            warn_once(f"{module} calls tilelang_hostcg.native.{function} without declaring "
+                      f"{NATIVE_DECLARATION} = 1 (the API it was written for), so reports cannot tell that it builds "
+                      f"through tilelang-hostcg itself and activation may route it as well. Add that line to {module}")
+        return True
+    problem = declaration_problem(declared, module)
+    if problem is None:
+        return True
+    warn_once(problem)
+    return False
+
+
+def _target(value: Any) -> Any:
+    """A ``Target`` for ``value`` (a ``Target`` as it is; a kind name, JSON text or dict parsed once)."""
+    if hasattr(value, "kind") and hasattr(value, "host"):
+        return value
     from ..environment._targets import parse_target
-    return parse_target(target_host)
+    return parse_target(value)
 
 
-def _build_with(default: Any, mod: Any, target_host: Any) -> Any:
-    """Build with one of the compiler's codegens as it holds it (``build``, or a callable)."""
-    build = getattr(default, "build", None)
-    if callable(build):
-        return build(mod, target_host)
-    if callable(default):
-        return default(mod, target_host)
-    raise NativeDefaultError(f"the compiler's host codegen {default!r} passed to tilelang_hostcg.native.build_host "
-                             "has no build(mod, target_host) and is not callable; pass an object with a name and "
-                             "build, or a callable (mod, target_host)")
+def _argument(function: str) -> tuple[str, str]:
+    """The names the codegens and hooks arguments have in ``function``."""
+    return ("codegens", "hooks") if function == "plan" else ("defaults", "defaults")
 
 
-def _apply_with(default: Any, mod: Any, target_host: Any, target: Any) -> Any:
-    """Apply one of the compiler's hooks as it holds it (``apply``, or a callable)."""
-    apply = getattr(default, "apply", None)
-    if callable(apply):
-        return apply(mod, target_host, target)
-    if callable(default):
-        return default(mod, target_host, target)
-    raise NativeDefaultError(f"the compiler's host codegen hook {default!r} passed to "
-                             "tilelang_hostcg.native.apply_hooks has no apply(mod, target_host, target) and is "
-                             "not callable; pass an object with a name and apply, or a callable")
+def _checked_codegens(codegens: Any, function: str) -> Mapping[str, Any] | None:
+    """``codegens`` as given, once checked: a mapping from host kind to an object with ``build`` or a
+    callable (``None`` stays ``None`` for ``apply_hooks``: no codegen is resolved)."""
+    if codegens is None:
+        return {} if function == "plan" else None
+    where = f"tilelang_hostcg.native.{function}({_argument(function)[0]}=...)"
+    if not isinstance(codegens, Mapping):
+        raise NativeDefaultError(f"{where} got {_shown(codegens)}, not a mapping: pass a dict from host target kind "
+                                 "to the compiler's codegen for it (an object with a name and build(mod, "
+                                 "target_host), or a callable (mod, target_host))")
+    for kind, codegen in codegens.items():
+        if not isinstance(kind, str):
+            raise NativeDefaultError(f"{where} has the key {_shown(kind)}: the keys are host target kinds, as "
+                                     "strings (e.g. 'c', 'llvm')")
+        if not callable(getattr(codegen, "build", None)) and not callable(codegen):
+            raise NativeDefaultError(f"{where}[{kind!r}] is {_shown(codegen)}, which has no build(mod, target_host) "
+                                     "and is not callable; pass an object with a name and build, or a callable "
+                                     "(mod, target_host)")
+    return codegens
 
 
-def _build_default(defaults: Mapping[str, Any], kind: str, mod: Any, host: Any, client: str) -> Any:
-    default = defaults.get(kind)
-    if default is None:
-        raise NoHostCodegenError(
-            f"no host codegen for host target kind {kind!r}: {client} has none (it has "
-            f"{', '.join(sorted(defaults)) or 'none'}) and no installed plugin provides one. Build for one of "
-            f"those host kinds, or install a plugin distribution that provides {kind!r}",
-            kind=kind, available=tuple(sorted(defaults)))
-    return _build_with(default, mod, host)
+def _checked_hooks(hooks: Any, function: str) -> Sequence[Any]:
+    """``hooks`` as given, once checked: a sequence (a list or tuple, not a generator or a mapping) of
+    objects with ``apply`` or callables."""
+    where = f"tilelang_hostcg.native.{function}({_argument(function)[1]}=...)"
+    if hooks is None:
+        return ()
+    if isinstance(hooks, (str, bytes)) or not isinstance(hooks, Sequence):
+        raise NativeDefaultError(f"{where} got {_shown(hooks)}, not a sequence: pass a list or tuple of the "
+                                 "compiler's hooks for the device kind, in order (objects with a name and "
+                                 "apply(mod, target_host, target), or callables of those arguments)")
+    for i, hook in enumerate(hooks):
+        if not callable(getattr(hook, "apply", None)) and not callable(hook):
+            raise NativeDefaultError(f"{where}[{i}] is {_shown(hook)}, which has no apply(mod, target_host, target) "
+                                     "and is not callable; pass an object with a name and apply, or a callable")
+    return hooks
 
 
-def _origin(client: str) -> Origin:
-    """The defaults' origin: the client, as a distribution where one of that name is installed."""
+def _shown(value: Any) -> str:
+    """``value`` in a message: its type and a short repr."""
     try:
-        from importlib.metadata import version
-        return Origin(client, version(client))
-    except Exception:  # no such distribution (a name only), or unreadable metadata
-        return Origin(client)
+        text = repr(value)
+    except Exception:
+        text = "?"
+    return f"{type(value).__name__} {text[:60]}{'...' if len(text) > 60 else ''}"
 
 
-def _registered_default(reg: Registry, group: str, client: str, kind: str, default: Any) -> Any:
-    """Our default of ``client`` for ``kind`` in ``reg`` (registered once, as a client default)."""
-    key = (id(reg), group, client, kind)
-    held = _HELD.get(key)
-    if held is not None:
-        return held
-    with _LOCK:
-        held = _HELD.get(key)
-        if held is not None:
-            return held
-        name = f"{client}-{kind}"
+def fingerprint() -> str | None:
+    """See :func:`tilelang_hostcg.native.fingerprint` (API 1): the plans, without the compiler's own, of
+    every kind the third-party plugins and the program's registrations serve; ``None`` where none of
+    them runs anything third-party."""
+    registry = NATIVE.registry()
+    if registry is None:
+        return None
+    from ..core._errors import HostCodegenError
+    from ..environment._targets import default_host, parse_target
+    parts = {}
+    for group, kind in sorted(third_party_kinds(registry)):
+        try:
+            target = parse_target(kind)
+        except HostCodegenError:  # a kind this TVM does not know: nothing of it ever runs here
+            continue
         if group == CODEGEN_GROUP:
-            func = closure_global_func(getattr(default, "build", default))
-            held = HostCodegen(name, _current_codegen, global_funcs=(func,) if func else ())
-            reg.register_host_codegen(kind, held, origin=_origin(client), default=True)
+            found = make_plan(registry, target, None, {}, (), "")
         else:
-            held = HostCodegenHook(name, _current_hooks)
-            reg.register_host_codegen_hook(kind, held, origin=_origin(client))
-        _HELD[key] = held
-        return held
-
-
-def _current_codegen(mod: Any, target_host: Any) -> Any:
-    """A registered default's build: the current call's default (outside a call, ``build()``: none)."""
-    call = _CALL.get()
-    if call is None:
-        raise NoHostCodegenError("a compiler's own host codegen is only built by that compiler's native call; "
-                                 "build through the compiler", kind=target_host.kind.name)
-    client, kind, defaults = call
-    return _build_default(defaults, kind, mod, target_host, client)
-
-
-def _current_hooks(mod: Any, target_host: Any, target: Any) -> Any:
-    """A registered default hook: the current call's hooks, in order (outside a call: none)."""
-    call = _CALL.get()
-    for hook in call[2] if call is not None else ():
-        mod = _apply_with(hook, mod, target_host, target)
-    return mod
-
-
-def build_host(mod: Any, target_host: Any, defaults: Mapping[str, Any], client: str) -> Any:
-    """See :func:`tilelang_hostcg.native.build_host`."""
-    host = _host(target_host)
-    kind = host.kind.name
-    reg = registry()
-    if reg is None:
-        return _build_default(defaults, kind, mod, host, client)
-    for each, default in defaults.items():
-        _registered_default(reg, CODEGEN_GROUP, client, each, default)
-    chosen = reg.resolve_host_codegen(host)
-    token = _CALL.set((client, kind, defaults))
-    try:
-        if any(chosen is held for held in _HELD.values()):  # the compiler's own: called as it is
-            return _build_default(defaults, kind, mod, host, client)
-        return reg.build_host(mod, host)  # checks what the plugin's codegen returns, naming it
-    finally:
-        _CALL.reset(token)
-
-
-def apply_hooks(mod: Any, target_host: Any, target: Any, defaults: Sequence[Any], client: str) -> Any:
-    """See :func:`tilelang_hostcg.native.apply_hooks`."""
-    reg = registry() if target is not None else None
-    if reg is None:
-        for hook in defaults:
-            mod = _apply_with(hook, mod, target_host, target)
-        return mod
-    device = _host(target)
-    kind = device.kind.name
-    # Registered even with no default hook: a broken plugin's hooks then never fail the compile.
-    _registered_default(reg, HOOK_GROUP, client, kind, None)
-    token = _CALL.set((client, kind, tuple(defaults)))
-    try:
-        return reg.apply_host_codegen_hooks(mod, target_host, device)
-    finally:
-        _CALL.reset(token)
-
-
-def fingerprint() -> str:
-    """See :func:`tilelang_hostcg.native.fingerprint`."""
-    reg = registry()
-    if reg is None:
-        return "stock"
-    from ..discovery._controls import ENV_PREFER
-    from ..registry._registry import plugin_set
-    ours = {id(obj) for obj in _HELD.values()}
-    in_code = sorted([group, r.kind, r.name, str(r.priority)] for group in (CODEGEN_GROUP, HOOK_GROUP)
-                     for r in reg.registrations(group) if r.origin.group is None and id(r.obj) not in ours
-                     and not r.default)
-    doc = {"plugins": plugin_set(reg), "prefer": os.environ.get(ENV_PREFER, ""), "code": in_code}
-    return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:16]
-
-
-def newer_api(declared: object, module: object) -> None:
-    """One warning for a caller written for an API this one is not (a newer one)."""
-    text = newer_api_text(declared, str(module))
-    if text is not None:
-        warn_once(text)
+            found = make_plan(registry, default_host(), target, None, (), "")
+        if found.third_party:
+            parts[f"{group}:{kind}"] = found.document()
+    return fingerprint_of(parts) if parts else None

@@ -27,10 +27,9 @@ class Probe(NamedTuple):
 def probe(client: Client) -> Probe | None:
     """Build the client's probe where the client is installed and takes this process's builds (else
     ``None``), and say whether the build called the route."""
-    state = client.state
-    if state is None or client.stands_aside() is not None:
+    before = client.route_calls()
+    if before is None:
         return None
-    before = state.calls
     start = time.perf_counter()
     error = None
     try:
@@ -38,9 +37,10 @@ def probe(client: Client) -> Probe | None:
     except Exception as exc:  # the compiler's own failure (or a plugin's): told, never raised
         error = f"{type(exc).__name__}: {exc}".splitlines()[0]
     seconds = time.perf_counter() - start
-    if state.calls > before and client.live().routed:
+    after = client.route_calls() or 0
+    if after > before and client.live().routed:
         return Probe(True, CONFIRMED, seconds)
-    if state.calls == before and error is not None:
+    if after == before and error is not None:
         return Probe(None, f"the probe build failed before it reached the route ({error}); whether plugins are "
                            "used shows at the program's first build", seconds)
-    return Probe(False, NOT_CALLED, seconds, tuple(client.hints()))
+    return Probe(False, client.unused_route() or NOT_CALLED, seconds, tuple(client.hints()))

@@ -72,12 +72,13 @@ def routing(client: Client, *, import_it: bool = True, activating: bool = False)
 
 
 def _native(client: Client, native: Native) -> Routing:
-    """The answer for a compiler that calls the registry itself: nothing to install."""
+    """The answer for a compiler that calls the registry itself: nothing to install; routed where its
+    plans can run something third-party (the rule :mod:`._native` plans by)."""
     described = native.describe(client.compiler)
     problem = native.problem()
     if problem is not None:
         return Routing(client.name, False, problem, problem)
-    if activation_off(os.environ):
-        return Routing(client.name, False, f"{described}; but {ENV_AUTO_INSTALL}=0: the compiler's own codegens "
-                                           "and hooks decide alone")
+    stock = native.stock_reason()
+    if stock is not None:
+        return Routing(client.name, False, f"{described}; {stock}")
     return Routing(client.name, True, described)

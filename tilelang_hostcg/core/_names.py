@@ -12,7 +12,7 @@ TILELANG = "tilelang"  # TileLang's package (any distribution may ship it) and s
 CODEGEN_GROUP = "tilelang.host_codegen"  # an entry point's name is a host target kind
 HOOK_GROUP = "tilelang.host_codegen_hooks"  # an entry point's name is a device target kind
 GROUPS = (CODEGEN_GROUP, HOOK_GROUP)
-NATIVE_API_VERSION = 1  # tilelang_hostcg.native.API_VERSION
+NATIVE_API_VERSION = 2  # tilelang_hostcg.native.API_VERSION (it also serves 1)
 NATIVE_DECLARATION = "__tilelang_hostcg_native__"  # a compiler's module saying it calls tilelang_hostcg.native
 
 _SEPARATORS = re.compile(r"[-_.]+")

@@ -6,8 +6,8 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..core._errors import add_note, warn_once, warn_plugin
-from ..core._names import CODEGEN_GROUP, HOOK_GROUP
-from ..core._types import CODE_ORIGIN, HostCodegen, HostCodegenHook, Origin
+from ..core._names import CODEGEN_GROUP, CORE_DISTRIBUTION, HOOK_GROUP, normalize_name
+from ..core._types import CODE_ORIGIN, HostCodegen, HostCodegenHook, Origin, SourceState
 from ..discovery._planning import Controls
 from ..environment._targets import canonical_kind, host_of, is_host_target, parse_target
 from ._loading import IndexLoader, Loader, Watch
@@ -26,7 +26,7 @@ from ._sources import Source, SourceInfo
 from ._table import Registration, RegistrationTable
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Collection, Sequence
 
     from tvm.ir import IRModule
     from tvm.runtime import Module
@@ -64,11 +64,12 @@ class Registry:
         return codegen
 
     def register_host_codegen_hook(self, target_kind: str, hook: HostCodegenHook, *, override: bool = False,
-                                   origin: Origin | None = None) -> HostCodegenHook:
-        """Register ``hook`` for a device kind and return it; as :meth:`register_host_codegen`."""
+                                   origin: Origin | None = None, default: bool = False) -> HostCodegenHook:
+        """Register ``hook`` for a device kind and return it; as :meth:`register_host_codegen`
+        (``default=True``: a client's own hook, left out where another client brings its own)."""
         if not isinstance(hook, HostCodegenHook):
             raise TypeError(f"register_host_codegen_hook expects a HostCodegenHook, got {hook!r}")
-        self._register(HOOK_GROUP, target_kind, hook, override, origin)
+        self._register(HOOK_GROUP, target_kind, hook, override, origin, default)
         return hook
 
     def unregister_host_codegen(self, target_host_kind: str, name: str) -> Registration | None:
@@ -144,6 +145,37 @@ class Registry:
         resolution, problems = self._decide(parse_target(target_host))
         self._warn(resolution, problems, always=True)
         return resolution
+
+    def client_resolution(self, target_host: Target, default: HostCodegen | None, origin: Origin,
+                          leave_out: Collection[object] = ()) -> Resolution:
+        """How ``target_host`` resolves for a client that brings its own codegen of the kind (``default``, of
+        ``origin``) rather than registering it: among the kind's codegens but the core's own, the clients'
+        defaults and the objects in ``leave_out``, with ``default`` as the client default. Warns as a
+        resolution does; never raises (the record's ``error`` says why nothing is chosen)."""
+        host = host_of(target_host)
+        kind = canonical_kind(host.kind.name)
+        settled = self._loader.settled(CODEGEN_GROUP, kind)
+        regs = [r for r in settled.registrations if not r.default and not _is_core(r.origin)
+                and not any(r.obj is obj for obj in leave_out)]
+        if default is not None:
+            regs.append(Registration(kind, default, origin, -1, default=True))
+        resolution = decide(kind, host, regs, [s.info() for s in settled.problems], settled.disabled,
+                            settled.controls)
+        self._warn(resolution, settled.problems)
+        return resolution
+
+    def client_hooks(self, target: Target, leave_out: Collection[object] = ()) -> tuple[list[Registration],
+                                                                                         list[SourceInfo]]:
+        """The hooks of device ``target``'s kind that apply to it, in run order, but the clients' own and
+        the objects in ``leave_out``; and the kind's hook sources the controls skip. A failed plugin warns
+        (it never fails the build)."""
+        kind, candidates, problems = self._hooks(target)
+        _warn_skipped(problems, f"hooks of kind {kind!r}", self.controls)
+        regs = [c.registration for c in candidates if c.matches and not c.registration.default
+                and not any(c.registration.obj is obj for obj in leave_out)]
+        disabled = [s for s in self.sources() if s.group == HOOK_GROUP and s.kind == kind
+                    and s.state == SourceState.DISABLED]
+        return regs, disabled
 
     def _decide(self, target: Target) -> tuple[Resolution, list[Source]]:
         host = host_of(target)
@@ -225,21 +257,23 @@ class Registry:
             raise load_error(f"No host codegen hook for target {kind!r} can run", kind, problems[0].info(),
                              self.controls)
         _warn_skipped(problems, f"hooks of kind {kind!r}", self.controls)
-        regs = [c.registration for c in candidates if c.matches]
-        if not regs:
-            return mod
-        from tvm.ir import IRModule  # here: TVM is in use once a hook runs
-        for reg in regs:
-            hook: Any = reg.obj
-            try:
-                result = hook.lower(mod, host, device)
-            except Exception as exc:
-                add_note(exc, provenance_note(reg, (), self.controls))
-                raise
-            if not isinstance(result, IRModule):
-                raise bad_hook_result(reg, result, kind)
-            mod = result
+        for reg in (c.registration for c in candidates if c.matches):
+            mod = self.apply_hook(reg, mod, host, device)
         return mod
+
+    def apply_hook(self, reg: Registration, mod: IRModule, target_host: Target | None, target: Target) -> IRModule:
+        """``mod`` after the registered hook ``reg`` (its exception gains a provenance note; a result that is
+        no ``IRModule`` is a :class:`PluginCallbackError`)."""
+        from tvm.ir import IRModule  # here: TVM is in use once a hook runs
+        hook: Any = reg.obj
+        try:
+            result = hook.lower(mod, target_host, target)
+        except Exception as exc:
+            add_note(exc, provenance_note(reg, (), self.controls))
+            raise
+        if not isinstance(result, IRModule):
+            raise bad_hook_result(reg, result, reg.kind)
+        return result
 
     def build_host(self, host_mod: IRModule, target_host: TargetLike, target: TargetLike | None = None) -> Module:
         """Apply hooks, resolve the host codegen and build ``host_mod`` (errors gain a provenance note)."""
@@ -248,17 +282,32 @@ class Registry:
         codegen = self.resolve_host_codegen(host)
         kind = canonical_kind(host_of(host).kind.name)
         reg = next((r for r in self._table.of(CODEGEN_GROUP, kind) if r.obj is codegen), None)
+        if reg is None:  # no longer registered: no provenance to tell
+            return self.build_with(Registration(kind, codegen, CODE_ORIGIN, -1), host_mod, host, None)
+        return self.build_with(reg, host_mod, host, lambda: self._decide(host_of(host))[0].matching)
+
+    def build_with(self, reg: Registration, host_mod: IRModule, target_host: Target,
+                   alternatives: Callable[[], Sequence[Candidate]] | None) -> Module:
+        """``host_mod`` built by the codegen ``reg``: its exception gains a provenance note naming the
+        ``alternatives`` a PREFER may choose (asked only then; ``None``: no note); a result that is no runtime
+        ``Module`` is a :class:`PluginCallbackError`."""
+        codegen: Any = reg.obj
         try:
-            result = codegen.lower(host_mod, host)
+            result = codegen.lower(host_mod, target_host)
         except Exception as exc:
-            if reg is not None:  # a PREFER suggestion names what serves the target and can build
-                matching = self._decide(host_of(host))[0].matching
-                add_note(exc, provenance_note(reg, [c.registration.name for c in matching], self.controls))
+            if alternatives is not None:  # a PREFER suggestion names what serves the target and can build
+                names = [c.registration.name for c in alternatives()]
+                add_note(exc, provenance_note(reg, names, self.controls))
             raise
         from tvm.runtime import Module as RuntimeModule  # here: TVM is in use once built
         if not isinstance(result, RuntimeModule):
-            raise bad_build_result(codegen, reg.origin if reg else CODE_ORIGIN, result, kind)
+            raise bad_build_result(codegen, reg.origin, result, reg.kind)
         return result
+
+
+def _is_core(origin: Origin) -> bool:
+    """Whether a registration is the core's own (this package's codegens)."""
+    return origin.distribution is not None and normalize_name(origin.distribution) == CORE_DISTRIBUTION
 
 
 def _warn_predicates(candidates: Sequence[Candidate]) -> None:
@@ -277,13 +326,3 @@ def _warn_skipped(problems: Sequence[Source], what: str, controls: Controls) -> 
 
         info = source.info()
         warn_plugin(f"{failure_text(info)}; it is skipped for {what}. {advice(info, controls)}", failed_plugin=True)
-
-
-def plugin_set(registry: Registry) -> list[list[str]]:
-    """The plugin distributions of ``registry``, each ``[name, version, "on"|"off"]``, sorted: the one
-    account of the plugin set that cache keys and the native fingerprint hash."""
-    # "on"/"off", not the loading state: the kinds used so far must not change the key.
-    plugins = sorted({(s.origin.distribution, s.origin.version or "",
-                       "off" if s.state.skipped else "on")
-                      for s in registry.sources() if s.origin.distribution is not None})
-    return [list(p) for p in plugins]

@@ -17,9 +17,15 @@ if TYPE_CHECKING:
 NOUN = {CODEGEN_GROUP: "host codegen", HOOK_GROUP: "host codegen hook"}  # in messages
 
 
+def run_order(priority: int, seq: int) -> tuple[int, int]:
+    """Where a registration stands among its kind's: the highest priority first, then the first registered."""
+    return -priority, seq
+
+
 @dataclass(frozen=True, slots=True)
 class Registration:
-    """A codegen or hook registered under a kind (``default``: serves only when no other matches)."""
+    """A codegen or hook registered under a kind (``default``: a client's own, registered for its builds: a
+    codegen serves only when no other matches; a client bringing its own leaves it out)."""
 
     kind: str
     obj: HostCodegen | HostCodegenHook
@@ -88,7 +94,8 @@ class RegistrationTable:
             with self.lock:
                 ordered = entry.ordered
                 if ordered is None:
-                    ordered = entry.ordered = tuple(sorted(entry.by_name.values(), key=lambda r: (-r.priority, r.seq)))
+                    ordered = entry.ordered = tuple(sorted(entry.by_name.values(),
+                                                                 key=lambda r: run_order(r.priority, r.seq)))
         return ordered
 
     def all(self, group: str) -> list[Registration]:

@@ -123,12 +123,17 @@ def uninstall() -> None:
 
 def plugin_fingerprint(target: Any = None, target_host: Any = None, *,
                        registry: Registry | None = None) -> dict[str, Any]:
-    """What of the plugin set decides host code for ``target``/``target_host`` (the plugin
-    distributions, on or off, and the codegen and hooks chosen): JSON-ready, the same in every
-    process with the same installed set; TileLang's cache keys include it after :func:`install`."""
+    """What of the plugin set decides host code for ``target``/``target_host``: the plan of those
+    targets (the codegen and hooks that run, each TileLang's own or a plugin's with its distribution
+    and version, and the controls that decided), ``third_party`` and its ``fingerprint`` (``None``
+    where nothing third-party runs): JSON-ready, the same in every process with the same installed
+    set and controls. After :func:`install`, TileLang's cache keys add the fingerprint where it is
+    not ``None`` (else they are TileLang's own)."""
+    state = CLIENT.state
     if registry is None:
         from .._api import default_registry
 
-        state = CLIENT.state
         registry = state.registry if state is not None and state.registry is not None else default_registry()
-    return fingerprint(registry, target, target_host)
+    own = state if state is not None and state.registry is registry else None
+    return fingerprint(registry, target, target_host, own.codegens if own is not None else None,
+                       own.hooks if own is not None else None)

@@ -1,6 +1,8 @@
 """TileLang's cache keys (kernel cache, autotuner), extended by what of the plugin set decides a
-kernel's host code: a function of the installed set and the kernel's targets only, never of what
-this process has loaded so far."""
+kernel's host code: the plan of its targets (:mod:`tilelang_hostcg.clients._plan`, the rule the
+native API's fingerprint follows), a function of the installed set, the controls and the kernel's
+targets only, never of what this process has loaded so far. Where nothing third-party runs for a
+kernel, its key is TileLang's own, byte for byte."""
 
 from __future__ import annotations
 
@@ -9,17 +11,20 @@ import json
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from ..core._names import CODEGEN_GROUP, HOOK_GROUP
+from ..clients._plan import make_plan
 from ..environment._targets import default_host, host_of, is_host_target, parse_target
-from ..registry._registry import plugin_set
 from ._layouts import State, patch
 
 if TYPE_CHECKING:
+    from ..core._types import HostCodegen, HostCodegenHook
     from ..registry._registry import Registry
 
-def fingerprint(registry: Registry, target: Any = None, target_host: Any = None) -> dict[str, Any]:
-    """See :func:`tilelang_hostcg.tilelang.plugin_fingerprint`."""
-    doc: dict[str, Any] = {"plugins": plugin_set(registry)}
+
+def fingerprint(registry: Registry, target: Any = None, target_host: Any = None,
+                codegens: dict[str, HostCodegen] | None = None,
+                hooks: dict[str, HostCodegenHook] | None = None) -> dict[str, Any]:
+    """See :func:`tilelang_hostcg.tilelang.plugin_fingerprint` (``codegens``, ``hooks``: TileLang's own,
+    as the integration registered them, by kind)."""
     try:
         device = parse_target(target) if target is not None and str(target) != "auto" else None
         if target_host is not None and str(target_host) != "":
@@ -28,21 +33,14 @@ def fingerprint(registry: Registry, target: Any = None, target_host: Any = None)
             host = device.host
         else:
             host = default_host() if device is None else host_of(device)
-        doc["codegen"] = _describe(registry, CODEGEN_GROUP, registry.resolve_host_codegen(host))
-        if device is not None and not is_host_target(device):
-            doc["hooks"] = [_describe(registry, HOOK_GROUP, r.obj) for r in registry.matching_hooks(device)]
+        if device is not None and is_host_target(device):
+            device = None
+        own_hooks = (hooks or {}).get(device.kind.name) if device is not None else None
+        plan = make_plan(registry, host, device, codegens or {}, (own_hooks,) if own_hooks is not None else (),
+                         "tilelang")
     except Exception as exc:  # the compile itself reports it; the key records the failure
-        doc["error"] = f"{type(exc).__name__}: {exc}"
-    return doc
-
-
-def _describe(registry: Registry, group: str, obj: Any) -> list[str]:
-    for reg in registry.registrations(group):
-        if reg.obj is obj:
-            o = reg.origin
-            return [reg.kind, reg.name, str(reg.priority), o.distribution or "", o.version or "",
-                    o.entry_point or ""]
-    return ["?", getattr(obj, "name", "?")]
+        return {"third_party": True, "fingerprint": None, "error": f"{type(exc).__name__}: {exc}"}
+    return {"third_party": plan.third_party, "fingerprint": plan.fingerprint, **plan.document()}
 
 
 def patch_cache_key(state: State) -> None:
@@ -51,8 +49,10 @@ def patch_cache_key(state: State) -> None:
     assert registry is not None
 
     def keyed(key: str, target: Any, target_host: Any) -> str:
-        doc = fingerprint(registry, target, target_host)
-        text = json.dumps({"key": key, "tilelang-hostcg": doc}, sort_keys=True)
+        doc = fingerprint(registry, target, target_host, state.codegens, state.hooks)
+        if not doc["third_party"]:
+            return key  # nothing third-party runs: TileLang's own key
+        text = json.dumps({"key": key, "tilelang-hostcg": doc.get("fingerprint") or doc}, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()
 
     kernel_cache = import_module("tilelang.cache.kernel_cache").KernelCache

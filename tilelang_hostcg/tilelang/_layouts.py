@@ -80,7 +80,7 @@ def _add_hook(state: State, kind: str, apply: Callable[..., Any]) -> None:
     hook = HostCodegenHook(DEFAULT_PREFIX + kind, apply)
     registry = state.registry
     assert registry is not None
-    registry.register_host_codegen_hook(kind, hook, origin=state.origin)
+    registry.register_host_codegen_hook(kind, hook, origin=state.origin, default=True)
     state.hooks[kind] = hook
 
 
