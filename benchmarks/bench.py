@@ -946,23 +946,37 @@ import sys, time, statistics, json
 import tvm
 import tilelang_hostcg.native as native
 import tilelang_hostcg.tvm as integration
+import tvm_ffi
 build = sys.modules["tvm.tirx.build"]
-assert build.__tilelang_hostcg_native__ == 1 and build._hostcg is native, "TVM is not patched natively"
+assert integration.CLIENT.native() is not None, "TVM is not patched natively"
 own = build.tir_to_runtime
+# TVM's extension point: the adapter's global functions, registered at import tvm; off, TVM builds stock.
+adapter = {name: tvm.get_global_func(name) for name in (build.HOST_CODEGEN_FUNC, build.HOST_CODEGEN_HOOK_FUNC)}
+
+
+def use(route, native_on):
+    build.tir_to_runtime = route
+    for name, func in adapter.items():
+        if native_on:
+            tvm.register_global_func(name, func, override=True)
+        elif tvm.get_global_func(name, allow_missing=True) is not None:
+            tvm_ffi.registry.remove_global_func(name)
+
+
 from tilelang_hostcg import Registry
 # The routed path, made by hand (install() patches nothing where TVM is native), with a registry of
 # its own: its defaults and the native path's are each a client's own.
 route = integration.CLIENT._enter((tvm, Registry(discover=True))).routes[0].ours
-cases = {"stock": (own, None), "routed": (route, None), "native": (own, native)}
+cases = {"stock": (own, False), "routed": (route, False), "native": (own, True)}
 times = {name: [] for name in cases}
 for name in cases:  # warm: each path's first use
-    build.tir_to_runtime, build._hostcg = cases[name]
+    use(*cases[name])
     for _ in range(3):
         tvm.compile(vector_add, target="llvm")
 order = list(cases)
 for i in range(int(sys.argv[1])):
     for name in order[i % 3:] + order[:i % 3]:
-        build.tir_to_runtime, build._hostcg = cases[name]
+        use(*cases[name])
         start = time.perf_counter()
         tvm.compile(vector_add, target="llvm")
         times[name].append((time.perf_counter() - start) * 1e3)
@@ -985,8 +999,9 @@ def bench_native(root: Path, rounds: int) -> None:
     """apache-tvm patched natively (``patches/apache-tvm-0.27.diff`` applied to a hard-linked copy of
     this environment) with a third-party plugin installed (a ``rocm`` hook: TVM's own codegens are
     chosen): steady-state ``tvm.compile`` in one process, stock (the patch's fallback, as without
-    tilelang-hostcg), routed (our replacement of ``tir_to_runtime``) and native (TVM calling
-    ``tilelang_hostcg.native``) interleaved, each case's median wall time and its ratio to stock."""
+    tilelang-hostcg), routed (our replacement of ``tir_to_runtime``) and native (TVM calling the
+    adapter registered at its host codegen global functions) interleaved, each case's median wall
+    time and its ratio to stock."""
     import site as site_module
 
     from tests.native_patches import PATCHES, apply_patch, standalone_copy

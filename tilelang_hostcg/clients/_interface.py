@@ -84,15 +84,17 @@ class ClientState:
 
 class Native(NamedTuple):
     """The compiler in use calls :mod:`tilelang_hostcg.native` itself: ``module`` declares it, for API
-    ``version``."""
+    ``version``; or ``point`` (``version`` ``None``): ``module`` has the compiler's own extension point
+    for host codegen, and tilelang-hostcg's adapter is what it calls there."""
 
     module: str
     version: object
+    point: str | None = None
 
     def problem(self) -> str | None:
         """Why the declaration is not served (a value this API does not serve): its builds are then the
-        compiler's own. Else ``None``."""
-        return declaration_problem(self.version, self.module)
+        compiler's own. Else ``None`` (an extension point's adapter is written for that point)."""
+        return None if self.point is not None else declaration_problem(self.version, self.module)
 
     def stock_reason(self) -> str | None:
         """Why its builds are the compiler's own alone though the declaration is served (the off switch,
@@ -109,6 +111,8 @@ class Native(NamedTuple):
         """``native: TileLang calls tilelang-hostcg itself (...)``, and whether a build confirmed it."""
         made = _native_calls()
         confirmed = "confirmed by a build" if made else "not yet confirmed by a build in this process"
+        if self.point is not None:
+            return f"native: {compiler} calls tilelang-hostcg itself ({self.point}); {confirmed}"
         return (f"native: {compiler} calls tilelang-hostcg itself ({self.module} declares native API "
                 f"{self.version!r}; this tilelang-hostcg serves API {SERVED}); {confirmed}")
 
@@ -280,8 +284,9 @@ class Client(ABC):
         native = self.native()
         if native is None:
             return None
-        return (f"the probe build did not call tilelang_hostcg.native: {native.module} declares native API "
-                f"{native.version!r}, but {self.compiler}'s build never called it, so plugins are not used")
+        where = native.point or f"{native.module} declares native API {native.version!r}"
+        return (f"the probe build did not call tilelang-hostcg: {where}, but {self.compiler}'s build never called "
+                "it, so plugins are not used")
 
     # -- written once ---------------------------------------------------------------------
     def install(self, *, registry: Registry | None = None) -> None:
@@ -290,6 +295,10 @@ class Client(ABC):
         if self.state is not None:
             return
         native = self.native()
+        if native is None and self.join_extension_point():
+            native = self.native()
+            if native is None:  # the point is another package's (its warning said so): nothing to patch
+                return
         if native is not None:
             warn_once(f"tilelang_hostcg.{self.name}.install() patches nothing: {native.describe(self.compiler)}, "
                       "so its host builds go through the registry without it")
@@ -359,13 +368,22 @@ class Client(ABC):
         return Liveness(True, installed=True, by_build=bool(judged_by_build) and all(judged_by_build))
 
     def native(self) -> Native | None:
-        """The compiler in use calls the registry itself: which of its imported modules declares it."""
+        """The compiler in use calls the registry itself: which of its imported modules declares it, or
+        the compiler's own extension point that calls tilelang-hostcg's adapter."""
         for name in self.native_modules:
             module = sys.modules.get(name)
             declared = getattr(module, "__dict__", {}).get(DECLARATION) if module is not None else None
             if declared is not None:
                 return Native(name, declared)
+        return self.extension_point()
+
+    def extension_point(self) -> Native | None:
+        """The imported compiler's own host-codegen extension point, where it calls our adapter."""
         return None
+
+    def join_extension_point(self) -> bool:
+        """Put our adapter in the compiler's own extension point; whether the compiler has one."""
+        return False
 
     def is_installed(self) -> bool:
         """Whether :meth:`install` is in effect (or the compiler calls the registry itself) and the

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..clients._interface import Client, ClientState
+from ..clients._interface import Client, ClientState, Native
 from ..core._errors import UnsupportedTileLangError, warn_plugin
 from ..core._names import TILELANG
 from ..core._types import Origin
@@ -84,6 +84,11 @@ class TileLangClient(Client):
     def probe_build(self) -> None:
         from ._probe_kernel import build_probe
         build_probe()
+
+    def extension_point(self) -> Native | None:
+        from ._provider import POINT_MODULE, point
+        where = point()
+        return Native(POINT_MODULE, None, where) if where is not None else None
 
     def hints(self) -> list[str]:
         from ._points import hints, layout

@@ -9,7 +9,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from ..clients._interface import Client, ClientState, Route, tilelang_takes_builds
+from ..clients._interface import Client, ClientState, Native, Route, tilelang_takes_builds
 from ..core._errors import UnsupportedTVMError
 from ._points import BUILD_MODULE, DEFAULT_PREFIX, FUNCTION, KINDS, check
 from ._route import State, make_route
@@ -59,6 +59,18 @@ class TVMClient(Client):
     def probe_build(self) -> None:
         from ._probe import build_probe
         build_probe()
+
+    def extension_point(self) -> Native | None:
+        from ._provider import ADAPTER, BUILD_MODULE
+        where = ADAPTER.point()
+        return Native(BUILD_MODULE, None, where) if where is not None else None
+
+    def join_extension_point(self) -> bool:
+        from ..environment._finding import import_tvm
+        from ._provider import ADAPTER
+        if "tvm" not in sys.modules:
+            import_tvm()  # its autoload registers the adapter, where it runs
+        return ADAPTER.register()
 
     def hints(self) -> list[str]:
         from ._points import POINTS

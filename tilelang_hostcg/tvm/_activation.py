@@ -1,5 +1,7 @@
-"""Activation at ``import tvm`` (TVM's ``tvm.backends`` entry point): :func:`tilelang_hostcg.tvm.install`
-where :func:`tilelang_hostcg.clients._routing.routing` says a third-party plugin the controls keep is installed;
+"""Activation at ``import tvm`` (TVM's ``tvm.backends`` entry point): where the TVM in use has its own
+host-codegen extension point, the adapter registered there (:mod:`._provider`); else
+:func:`tilelang_hostcg.tvm.install` where :func:`tilelang_hostcg.clients._routing.routing` says a
+third-party plugin the controls keep is installed;
 never with ``TILELANG_HOSTCG_AUTO_INSTALL=0``, in TVM's runtime-only mode or while TileLang is imported.
 Cheap (no registry, no ``packaging``) and never raising: a failure is one PluginWarning, TVM stays stock."""
 
@@ -31,6 +33,9 @@ def _activate() -> None:
     if tvm is None or getattr(tvm, "_RUNTIME_ONLY", False) or CLIENT.stands_aside() is not None:
         return
     if CLIENT.native() is not None:  # TVM calls the registry itself: nothing to patch
+        return
+    from ._provider import ADAPTER
+    if ADAPTER.register():  # TVM's own extension point: the adapter registered there, nothing patched
         return
     # The one answer (its Controls warn of each control problem once); install() raises what blocks it.
     answer = routing(CLIENT, activating=True)
