@@ -1,7 +1,9 @@
-"""The native patches (``patches/``) applied to real installed copies of a compiler: the files a
-diff changes are written anew (a hard-linked copy's originals are never touched) and the
-distribution's ``RECORD`` lines of those files get their new hashes, as a vendor's build
-would ship them."""
+"""The compilers' native patches (``patches/``) applied to real installed copies of a compiler, with
+``git apply`` (all or nothing): the files a diff changes are written anew (a hard-linked copy's
+originals are never touched) and the distribution's ``RECORD`` lines of those files get their new
+hashes, as a vendor's build would ship them. A diff's paths are rooted as in the compiler's
+repository (TVM's package under ``python/``, tests beside it); an installed copy gets the package's
+files only."""
 
 from __future__ import annotations
 
@@ -17,28 +19,57 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PATCHES = ROOT / "patches"
 
+PACKAGE_ROOTS = {"tilelang": "tilelang/", "tvm": "python/tvm/"}
+"""Where each compiler's installed package lives in its repository."""
+
 
 def record_hash(data: bytes) -> str:
     """A ``RECORD`` line's hash of ``data``."""
     return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
 
 
-def patched_paths(diff: Path) -> list[str]:
-    """The files (relative to ``site-packages``) ``diff`` changes."""
+def diff_paths(diff: Path) -> list[str]:
+    """The repository paths ``diff`` changes or creates."""
     return re.findall(r"^\+\+\+ b/(\S+)", diff.read_text(encoding="utf-8"), re.MULTILINE)
 
 
+def package_of(diff: Path) -> str:
+    """The installed package ``diff`` changes (its one package root)."""
+    found = {package for package, root in PACKAGE_ROOTS.items() for path in diff_paths(diff) if path.startswith(root)}
+    if len(found) != 1:
+        raise ValueError(f"{diff.name} changes {sorted(found) or 'no'} installed package(s), not one")
+    return found.pop()
+
+
+def patched_paths(diff: Path) -> list[str]:
+    """The files (relative to ``site-packages``) ``diff`` changes in an installed copy."""
+    package = package_of(diff)
+    root = PACKAGE_ROOTS[package]
+    return [package + "/" + path[len(root):] for path in diff_paths(diff) if path.startswith(root)]
+
+
+def git_apply(folder: Path, diff: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """``git apply ARGS diff`` in ``folder`` (never inside another repository: paths are ``folder``'s)."""
+    env = {**os.environ, "GIT_CEILING_DIRECTORIES": str(folder.resolve().parent)}
+    return subprocess.run(["git", "apply", *args, str(diff.resolve())], cwd=folder, env=env, check=check,
+                          capture_output=True, text=True)
+
+
 def apply_patch(site: Path, diff: Path) -> list[str]:
-    """Apply ``diff`` in ``site`` (``patch -p1``) and make the owning ``RECORD`` true again; the
-    files changed."""
+    """Apply ``diff`` to the installed package in ``site`` with ``git apply`` (all or nothing: a hunk
+    that fails changes no file) and make the owning ``RECORD`` true again; the files changed."""
+    package = package_of(diff)
     paths = patched_paths(diff)
     for path in paths:  # out of any hard link: written anew
         target = site / path
-        data = target.read_bytes()
-        target.unlink()
-        target.write_bytes(data)
-    subprocess.run(["patch", "-p1", "-s", "--no-backup-if-mismatch", "-d", str(site), "-i", str(diff)],
-                   check=True, capture_output=True, text=True)
+        if target.exists():
+            data = target.read_bytes()
+            target.unlink()
+            target.write_bytes(data)
+    strip = PACKAGE_ROOTS[package].count("/")  # a/, and the folders above the package
+    proc = git_apply(site, diff, f"-p{strip}", f"--include={package}/*", check=False)
+    if proc.returncode != 0:
+        raise RuntimeError(f"git apply {diff.name} in {site} failed (nothing changed):\n{proc.stderr}")
     for record in site.glob("*.dist-info/RECORD"):
         lines = record.read_text(encoding="utf-8").splitlines()
         listed = {line.split(",", 1)[0] for line in lines}

@@ -1,10 +1,12 @@
-"""The native patches of TileLang (``patches/tilelang-*.diff``), each applied to a real pip-installed
-TileLang (its ``RECORD`` kept true; 0.1.11's hard-coded layout relabelled as a vendor's build
-ships it), with unchanged programs: the stamp plugin's codegen and hook build the host code of
-real kernels and no function of TileLang is replaced; with the core and no third-party plugin,
-and without the core at all, the host code is stock's byte for byte; the command line names the
-client native; ``check --strict`` judges the plugins; the kernel cache follows the plugin set; a
-broken plugin leaves the compile working."""
+"""TileLang's own host-codegen extension point (``patches/tilelang-0.1.15.diff``: its group of
+host-codegen providers, applied when TileLang creates a compilation's ``BackendContext``), applied
+with ``git apply`` to a real pip-installed TileLang 0.1.15 (its ``RECORD`` kept true), with unchanged
+programs: tilelang-hostcg is one provider, so the stamp plugin's codegen and hook build the host code
+of real kernels and no function of TileLang is replaced; with the core and no third-party plugin,
+and without the core at all, the host code and the kernel cache key are stock's byte for byte; the
+context carries the plan's fingerprint and the controls act on it; the command line names the client
+native; ``check --strict`` judges the plugins; the kernel cache follows the plugin set; a broken
+plugin leaves the compile working."""
 
 from __future__ import annotations
 
@@ -17,47 +19,56 @@ import pytest
 
 from .native_patches import PATCHES, apply_patch, record_problems
 from .plugin_factory import Plugin, install, module
-from .tilelang_env import KERNELS, TileLangEnv, TileLangEnvs, params, relabel
+from .tilelang_env import KERNELS, TileLangEnv, TileLangEnvs, params
 
 pytestmark = [pytest.mark.slow, pytest.mark.tilelang]
 
 STAMPS = ("tilelang_hostcg_stamp_codegen", "tilelang_hostcg_stamp_hook")
 OFF = {"TILELANG_HOSTCG_AUTO_INSTALL": "0"}
-# The layout each environment has, and the patch of it.
-LAYOUTS = {"0.1.15": "tilelang-0.1.15.diff", "0.1.12": "tilelang-0.1.12.diff", "0.1.11": "tilelang-0.1.11.diff"}
-VENDOR = {"0.1.11": ("tilelang-vendor", "0.1.11")}  # relabelled as a vendor's build of that layout
+PATCH = PATCHES / "tilelang-0.1.15.diff"
 
 SOURCES = KERNELS + """
-import json, sys
-
-def native_state():
-    from importlib import import_module
-    declared = {name: getattr(sys.modules.get(name), "__tilelang_hostcg_native__", None)
-                for name in ("tilelang.backend.module", "tilelang.engine.lower")}
-    points = [getattr(f, "__module__", "") for f in own_functions()]
-    native = sys.modules.get("tilelang_hostcg.native")
-    return {"declared": {k: v for k, v in declared.items() if v is not None},
-            "own": all(m.startswith("tilelang.") for m in points) and not any(
-                hasattr(f, "__wrapped__") for f in own_functions()),
-            "calls": native.calls() if native is not None else None}
+import json, os, sys, tempfile
 
 def own_functions():
     from tilelang.cache.kernel_cache import KernelCache
     from tilelang.autotuner.tuner import AutoTuner
     import importlib
+    import tilelang.backend.module as m
     lower = importlib.import_module("tilelang.engine.lower")
-    found = [KernelCache.__dict__["_generate_key"], AutoTuner.__dict__["generate_cache_key"], lower.lower]
+    return [KernelCache.__dict__["_generate_key"], AutoTuner.__dict__["generate_cache_key"], lower.lower,
+            m.create_backend_context] + [m.BackendModule.__dict__[n] for n in ("get_host_codegen",
+                                         "preprocess_host_codegen", "codegen_host")]
+
+def cache_key():
+    # The kernel cache's key of the elementwise kernel, as KernelCache.cached computes it.
+    os.environ["TILELANG_CACHE_DIR"] = tempfile.mkdtemp()
+    from tilelang.backend.module import create_backend_context, get_backend
+    from tilelang.cache.kernel_cache import KernelCache
+    context = create_backend_context(SM80, "c", "tvm_ffi")
+    extra = {}
+    if hasattr(context, "host_codegen_fingerprint"):
+        extra["host_codegen_fingerprint"] = context.host_codegen_fingerprint
+    key = KernelCache()._generate_key(elementwise(), [2], "tvm_ffi", (), context.target, context.target_host,
+                                      None, None, **extra)
+    return {"key": key, "fingerprint": extra.get("host_codegen_fingerprint"),
+            "stock_module": context.module is get_backend(context.module.name),
+            "codegen": context.module.get_host_codegen(context.target_host).name}
+
+def native_state():
     try:
-        import tilelang.backend.module as m
-        found += [m.BackendModule.__dict__[n] for n in ("get_host_codegen", "preprocess_host_codegen",
-                                                        "codegen_host")]
-    except ImportError:
-        found += [getattr(lower, n) for n in ("host_codegen", "resolve_host_codegen", "apply_host_codegen_hooks")
-                  if hasattr(lower, n)]
-    return found
+        import tilelang_hostcg.tilelang as integration
+    except ImportError:  # the core not installed
+        return None
+    native = integration.CLIENT.native()
+    api = sys.modules.get("tilelang_hostcg.native")
+    return {"point": native.point if native else None, "installed": integration.is_installed(),
+            "calls": api.calls() if api is not None else None}
 
 sources = [host_source(elementwise()), host_source(gemm())]
-print(json.dumps({"sources": sources, "state": native_state()}))
+own = all(f.__module__.startswith("tilelang.") and not hasattr(f, "__wrapped__") for f in own_functions())
+print(json.dumps({"sources": sources, "own": own, "cache": cache_key(), "state": native_state(),
+                  "provider": "tilelang_hostcg.tilelang._provider" in sys.modules}))
 """
 
 COMPILE = KERNELS + """
@@ -74,27 +85,25 @@ def stamps(sources: list[str]) -> list[list[bool]]:
 
 
 class Patched:
-    """One TileLang layout: the stock environment (the project installed, unpatched), and copies of
-    it patched natively, with the core and without."""
+    """TileLang 0.1.15: the stock environment (the project installed, unpatched), and copies of it
+    patched with the extension point, with the core and without."""
 
     def __init__(self, envs: TileLangEnvs, key: str, folder: Path) -> None:
         self.key = key
         self.stock_env = envs[key].env
         self.wheels = envs.wheels
-        self.patch = PATCHES / LAYOUTS[key]
         self.folder = folder
         self.env = self._patched(self._copy(self.stock_env, folder / "with-core"))
         self._bare: TileLangEnv | None = None
 
     def _copy(self, env: TileLangEnv, dest: Path) -> TileLangEnv:
-        if self.key in VENDOR:
-            return relabel(env, dest, *VENDOR[self.key])
         shutil.rmtree(dest, ignore_errors=True)
         shutil.copytree(env.path, dest, symlinks=True, copy_function=_link)
         return TileLangEnv(dest, env.key, build=False)
 
-    def _patched(self, env: TileLangEnv) -> TileLangEnv:
-        changed = apply_patch(env.site_packages, self.patch)
+    @staticmethod
+    def _patched(env: TileLangEnv) -> TileLangEnv:
+        changed = apply_patch(env.site_packages, PATCH)
         assert changed and record_problems(env.site_packages, changed) == []
         return env
 
@@ -102,8 +111,7 @@ class Patched:
     def bare(self) -> TileLangEnv:
         """Patched, without tilelang-hostcg installed at all."""
         if self._bare is None:
-            env = TileLangEnv(self.folder / "bare", self.key)  # a copy of the base: nothing of ours
-            self._bare = self._patched(self._copy(env, self.folder / "bare-patched") if self.key in VENDOR else env)
+            self._bare = self._patched(TileLangEnv(self.folder / "bare", self.key))  # a copy of the base
         return self._bare
 
 
@@ -112,18 +120,18 @@ def _link(source: str, dest: str) -> None:
     os.link(source, dest)
 
 
-@pytest.fixture(scope="module", params=params("0.1.15", "0.1.12", "0.1.11"))
+@pytest.fixture(scope="module", params=params("0.1.15"))
 def layout(request: pytest.FixtureRequest, tilelang_envs: TileLangEnvs,
            tmp_path_factory: pytest.TempPathFactory) -> Patched:
     return Patched(tilelang_envs, request.param, tmp_path_factory.mktemp(f"native-{request.param}"))
 
 
 @pytest.fixture(scope="module")
-def stock(layout: Patched) -> list[str]:
-    """Stock TileLang's host code (the unpatched environment, activation off)."""
+def stock(layout: Patched) -> dict[str, Any]:
+    """Stock TileLang's host code and cache key (the unpatched environment, activation off)."""
     out = layout.stock_env.run_json(SOURCES, env=OFF)
-    assert stamps(out["sources"]) == [[False, False]] * 2
-    return out["sources"]  # type: ignore[no-any-return]
+    assert stamps(out["sources"]) == [[False, False]] * 2 and out["cache"]["fingerprint"] is None
+    return out  # type: ignore[no-any-return]
 
 
 @pytest.fixture
@@ -135,17 +143,19 @@ def with_stamp(layout: Patched) -> Any:
         layout.env.pip("uninstall", "-q", "-y", "tilelang-hostcg-stamp")
 
 
-def test_with_the_core_and_no_plugin_the_host_code_is_stocks(layout, stock):
+def test_with_the_core_and_no_plugin_the_host_code_and_cache_key_are_stocks(layout, stock):
     out = layout.env.run_json(SOURCES)
-    assert out["sources"] == stock
-    assert out["state"]["own"] and out["state"]["declared"]
-    assert out["state"]["calls"] and out["state"]["calls"]["tilelang"] > 0  # TileLang called the API itself
+    assert out["sources"] == stock["sources"]
+    assert out["cache"] == stock["cache"]  # the key byte for byte; the backend's own manifest, no fingerprint
+    assert out["cache"]["stock_module"] and out["own"] and out["provider"]  # TileLang loaded our provider
+    assert out["state"]["point"] and "tilelang.host_codegen_providers" in out["state"]["point"]
+    assert out["state"]["installed"] is False  # nothing third-party: TileLang's own decide alone
 
 
 def test_without_the_core_the_patched_tilelang_is_stock(layout, stock):
     out = layout.bare.run_json(SOURCES)
-    assert out["sources"] == stock
-    assert out["state"]["calls"] is None and out["state"]["own"]
+    assert out["sources"] == stock["sources"] and out["cache"] == stock["cache"]
+    assert out["own"] and not out["provider"] and out["state"] is None
     probe = layout.bare.python_run("import tilelang_hostcg")
     assert probe.returncode != 0 and "ModuleNotFoundError" in probe.stderr
 
@@ -153,7 +163,15 @@ def test_without_the_core_the_patched_tilelang_is_stock(layout, stock):
 def test_a_plugins_codegen_and_hook_build_and_no_function_is_replaced(layout, stock, with_stamp):
     out = with_stamp.run_json(SOURCES)
     assert stamps(out["sources"]) == [[True, True]] * 2
-    assert out["state"]["own"] and set(out["state"]["declared"].values()) == {1}
+    assert out["own"] and out["state"]["installed"] is True
+    assert out["state"]["calls"] and sum(out["state"]["calls"].values()) > 0  # builds ran the plan
+    cache = out["cache"]
+    assert not cache["stock_module"] and cache["codegen"] == "stamp_c"  # the context carries the choice
+    assert cache["fingerprint"].startswith("tilelang_hostcg=") and cache["key"] != stock["cache"]["key"]
+    again = with_stamp.run_json(SOURCES)["cache"]
+    assert again == cache  # the same installed set: the same fingerprint in a fresh process
+    off = with_stamp.run_json(SOURCES, env={"TILELANG_HOSTCG_DISABLE": "tilelang-hostcg-stamp"})
+    assert off["sources"] == stock["sources"] and off["cache"]["key"] == stock["cache"]["key"]
     listed, checked = with_stamp.cli_each(("list", "--load"), ("check", "--strict", "--json", "--require", "c",
                                                                 "--require-hook", "cuda"))
     assert listed.returncode == 0, listed.stderr
@@ -176,7 +194,7 @@ def test_a_broken_plugin_fails_check_strict_and_never_the_compile(layout, stock,
         proc = env.run(SOURCES)
     finally:
         env.pip("uninstall", "-q", "-y", "hcgt-native-broken")
-    assert out["sources"] == stock  # TileLang's own codegen and hooks served
+    assert out["sources"] == stock["sources"]  # TileLang's own codegen and hooks served
     assert "hcgt-native-broken" in proc.stderr and "broken on purpose" in proc.stderr
     doc = json.loads(checked.stdout)
     assert checked.returncode != 0 and not doc["ok"]
@@ -198,28 +216,3 @@ def test_the_kernel_cache_follows_the_plugin_set(layout, tmp_path):
     assert hit == first  # served from the cache: no new entry
     assert removed["stamped"] == [False, False]  # never the stale stamped kernel
     assert removed["entries"] > first["entries"]
-
-
-@pytest.fixture(scope="module", params=params("0.1.11"))
-def hard_coded(request: pytest.FixtureRequest, tilelang_envs: TileLangEnvs,
-               tmp_path_factory: pytest.TempPathFactory) -> Patched:
-    return Patched(tilelang_envs, request.param, tmp_path_factory.mktemp(f"hard-coded-{request.param}"))
-
-
-def test_the_hard_coded_layout_refused_when_routed_gets_plugins_natively(hard_coded):
-    """A vendor's build of the hard-coded layout: stock, the stamp plugin installed, is refused with one
-    warning and builds stock host code; patched natively, the plugin builds its host code."""
-    wheel = str(hard_coded.wheels["tilelang-hostcg-stamp"])
-    refused_env = relabel(hard_coded.stock_env, hard_coded.folder / "vendor-stock", *VENDOR["0.1.11"])
-    for env in (refused_env, hard_coded.env):
-        env.pip("install", "-q", "--no-deps", wheel)
-    try:
-        refused = refused_env.run(SOURCES)
-        native = hard_coded.env.run_json(SOURCES)
-    finally:
-        hard_coded.env.pip("uninstall", "-q", "-y", "tilelang-hostcg-stamp")
-    assert refused.returncode == 0, refused.stderr
-    assert stamps(json.loads(refused.stdout.strip().splitlines()[-1])["sources"]) == [[False, False]] * 2
-    assert "lacks the integration point" in refused.stderr and "tilelang-vendor 0.1.11" in refused.stderr
-    assert stamps(native["sources"]) == [[True, True]] * 2
-    assert native["state"]["declared"] == {"tilelang.engine.lower": 1} and native["state"]["own"]

@@ -1,8 +1,12 @@
-"""The native patch of apache-tvm 0.27 (``patches/apache-tvm-0.27.diff``), applied to a real installed
-copy of the test environment's apache-tvm (its ``RECORD`` kept true), with unchanged programs: a
-third-party plugin's codegen and hooks build the host code and TVM's own ``tir_to_runtime`` stays;
-with the core and no third-party plugin, and without the core at all, the output is stock's byte
-for byte; the command line names the client native; ``check --strict`` judges the plugins."""
+"""Apache TVM's own host-codegen extension point (``patches/apache-tvm-0.27.diff``: the global functions
+``tir_to_runtime`` looks up for the host build and for the host module of each device target, and a
+host rule by device type in ``split_host_device_mods``), applied with ``git apply`` to a real installed
+copy of the test environment's apache-tvm (its ``RECORD`` kept true), with unchanged programs:
+tilelang-hostcg's adapter registers there at ``import tvm``, so a third-party plugin's codegen and
+hooks build the host code and TVM's own ``tir_to_runtime`` stays; a plugin's host target kind reaches
+the host build; with the core and no third-party plugin, and without the core at all, the output is
+stock's byte for byte; the command line names the client native; ``check --strict`` judges the
+plugins."""
 
 from __future__ import annotations
 
@@ -29,12 +33,17 @@ OFF = {"TILELANG_HOSTCG_AUTO_INSTALL": "0"}
 STATE = """
 build = sys.modules["tvm.tirx.build"]
 def native_state():
-    from tvm.tirx.build import tir_to_runtime
-    return {"declared": getattr(build, "__tilelang_hostcg_native__", None),
-            "own": tir_to_runtime.__module__ == "tvm.tirx.build" and not hasattr(tir_to_runtime, "__wrapped__"),
-            "hostcg": "tilelang_hostcg" in sys.modules,
-            "calls": sys.modules["tilelang_hostcg.native"].calls() if "tilelang_hostcg.native" in sys.modules
-            else None}
+    hostcg = "tilelang_hostcg" in sys.modules  # imported by TVM's autoload, or not at all
+    point = None
+    if hostcg:
+        import tilelang_hostcg.tvm as integration
+        native = integration.CLIENT.native()
+        point = native.point if native is not None else None
+    route = build.tir_to_runtime
+    return {"point": point, "own": route.__module__ == "tvm.tirx.build" and not hasattr(route, "__wrapped__"),
+            "hostcg": hostcg, "registered": tvm.get_global_func(build.HOST_CODEGEN_FUNC, allow_missing=True)
+            is not None, "calls": sys.modules["tilelang_hostcg.native"].calls()
+            if "tilelang_hostcg.native" in sys.modules else None}
 """
 
 
@@ -71,8 +80,10 @@ def native_env(tmp_path_factory: pytest.TempPathFactory) -> PluginEnvironment:
 def test_with_the_core_and_no_plugin_the_output_is_stocks_and_nothing_is_patched(native_env, stock):
     out, err = run(native_env, STATE + "got = programs()\nprint(json.dumps({'got': got, 'state': native_state()}))")
     assert out["got"] == stock  # LLVM IR, C source, Relax, CUDA host and device: byte for byte
-    assert out["state"] == {"declared": 1, "own": True, "hostcg": True, "calls": {"tvm": out["state"]["calls"]["tvm"]}}
-    assert out["state"]["calls"]["tvm"] > 0  # TVM called the registry's API itself
+    state = out["state"]
+    assert state["own"] and state["hostcg"] and state["registered"]
+    assert "tirx.build.host_codegen" in state["point"]  # the adapter holds TVM's extension point
+    assert state["calls"]["tvm"] > 0  # TVM's builds called the adapter, which built with TVM's own
     assert "Warning" not in err.replace("Unable to detect CUDA version", "")
 
 
@@ -80,7 +91,7 @@ def test_without_the_core_the_patched_tvm_is_stock(tmp_path, stock):
     env = _patched(tmp_path / "env", without_core=True)
     out, _ = run(env, STATE + "got = programs()\nprint(json.dumps({'got': got, 'state': native_state()}))")
     assert out["got"] == stock
-    assert out["state"] == {"declared": 1, "own": True, "hostcg": False, "calls": None}
+    assert out["state"] == {"point": None, "own": True, "hostcg": False, "registered": False, "calls": None}
     probe = env.python_run("import tilelang_hostcg", cwd=tmp_path)
     assert probe.returncode != 0 and "ModuleNotFoundError" in probe.stderr  # really not installed
 
@@ -108,7 +119,7 @@ def test_a_plugins_codegen_and_hooks_build_the_host_code_and_no_function_is_repl
     assert got["cuda_llvm"][1:] == stock["cuda_llvm"][1:]  # device code: TVM's
     assert stamped(got["cuda_host"][:1]) == [False, True]  # TVM's cuda_host default, the plugin's hook
     assert stamped(got["global_func"]) == [True, False]
-    assert out["state"]["own"] and out["state"]["declared"] == 1 and out["installed"]
+    assert out["state"]["own"] and out["state"]["point"] and out["installed"]
 
 
 def test_the_switches_leave_the_patched_tvm_stock(stamp_env, stock):
@@ -120,7 +131,8 @@ def test_the_switches_leave_the_patched_tvm_stock(stamp_env, stock):
 def test_the_command_line_names_the_client_native(stamp_env):
     listed = stamp_env.command("list", "--load", cwd=stamp_env.path)
     assert listed.returncode == 0, listed.stderr
-    assert "Client: native: TVM calls tilelang-hostcg itself (tvm.tirx.build declares native API 1" in listed.stdout
+    assert ("Client: native: TVM calls tilelang-hostcg itself (tvm.tirx.build calls its global functions"
+            in listed.stdout), listed.stdout
     checked = stamp_env.command("check", "--strict", "--json", "--require", "llvm",
                                 "--require-hook", "cuda", cwd=stamp_env.path)
     doc = json.loads(checked.stdout)
@@ -148,3 +160,36 @@ def test_check_strict_fails_where_a_required_kind_has_no_usable_codegen(tmp_path
     """)
     assert out["c"] == stock["c"]
     assert any("hcgt-native-broken" in w and "broken on purpose" in w for w in out["warnings"]), out["warnings"]
+
+
+def test_a_plugins_host_target_kind_reaches_the_host_build(tmp_path):
+    """A plugin's codegen for a host target kind of TVM's other than ``llvm`` and ``c`` (``test``, of CPU
+    device type, as a kind an extension registers): ``split_host_device_mods`` keeps its functions on
+    the host, and TVM's build hands them to the plugin, whose module runs on the CPU."""
+    env = _patched(tmp_path / "env")
+    install(env, tmp_path / "plugins", [Plugin(
+        "hcgt-test-host", codegens={"test": "hcgt_test_host:CODEGEN"},
+        files={"hcgt_test_host.py": module("""
+            import tvm
+            from tvm.target import Target
+
+            def _build(mod, target_host):
+                _mark("build:" + target_host.kind.name)
+                return tvm.get_global_func("target.build.c")(mod, Target("c"))
+
+            CODEGEN = hc.HostCodegen("test_host", _build)
+        """)})])
+    out, _ = run(env, """
+        import os, tempfile
+        built = tvm.compile(vector_add, target="test")
+        path = os.path.join(tempfile.mkdtemp(), "vector_add.so")
+        built.export_library(path)
+        add = tvm.runtime.load_module(path)["vector_add"]
+        a, b = np.arange(16, dtype="float32"), np.full(16, 0.5, dtype="float32")
+        c = tvm.runtime.tensor(np.zeros(16, dtype="float32"))
+        add(tvm.runtime.tensor(a), tvm.runtime.tensor(b), c)
+        print(json.dumps({"runs": bool(np.allclose(c.numpy(), a + b)), "kinds": sorted(
+            {m.kind for m in [built.mod, *built.mod.imports]})}))
+    """, env_vars={"HOSTCG_TEST_MARKERS": str(tmp_path / "markers")})
+    assert out["runs"] and out["kinds"] == ["c"]  # one host module: no "device" module of kind test
+    assert (tmp_path / "markers").read_text().splitlines().count("build:test") == 1
