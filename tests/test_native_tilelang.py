@@ -170,8 +170,9 @@ def test_a_plugins_codegen_and_hook_build_and_no_function_is_replaced(layout, st
     assert cache["fingerprint"].startswith("tilelang_hostcg=") and cache["key"] != stock["cache"]["key"]
     again = with_stamp.run_json(SOURCES)["cache"]
     assert again == cache  # the same installed set: the same fingerprint in a fresh process
-    off = with_stamp.run_json(SOURCES, env={"TILELANG_HOSTCG_DISABLE": "tilelang-hostcg-stamp"})
-    assert off["sources"] == stock["sources"] and off["cache"]["key"] == stock["cache"]["key"]
+    for control in ({"TILELANG_HOSTCG_DISABLE": "tilelang-hostcg-stamp"}, OFF):  # the controls act on it
+        off = with_stamp.run_json(SOURCES, env=control)
+        assert off["sources"] == stock["sources"] and off["cache"] == stock["cache"], control
     listed, checked = with_stamp.cli_each(("list", "--load"), ("check", "--strict", "--json", "--require", "c",
                                                                 "--require-hook", "cuda"))
     assert listed.returncode == 0, listed.stderr

@@ -193,3 +193,47 @@ def test_a_plugins_host_target_kind_reaches_the_host_build(tmp_path):
     """, env_vars={"HOSTCG_TEST_MARKERS": str(tmp_path / "markers")})
     assert out["runs"] and out["kinds"] == ["c"]  # one host module: no "device" module of kind test
     assert (tmp_path / "markers").read_text().splitlines().count("build:test") == 1
+
+
+def test_install_joins_the_extension_point_where_tvms_autoload_is_off(stamp_env, stock):
+    """With ``TVM_DEVICE_BACKEND_AUTOLOAD=0`` nothing registers at ``import tvm`` (TVM builds stock);
+    ``tilelang_hostcg.tvm.install()`` registers the adapter at TVM's point and patches nothing."""
+    out, _ = run(stamp_env, STATE + textwrap.dedent("""
+        import warnings
+        before = tree(tvm.compile(vector_add, target="c").mod)
+        registered_before = tvm.get_global_func(build.HOST_CODEGEN_FUNC, allow_missing=True) is not None
+        import tilelang_hostcg.tvm as integration
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            integration.install()
+        after = tree(tvm.compile(vector_add, target="c").mod)
+        print(json.dumps({"before": before, "registered_before": registered_before, "after": after,
+                          "state": native_state(), "warnings": [str(w.message) for w in caught]}))
+    """), env_vars={"TVM_DEVICE_BACKEND_AUTOLOAD": "0"})
+    assert out["before"] == stock["c"] and not out["registered_before"]
+    assert stamped(out["after"]) == [True, False]
+    assert out["state"]["own"] and out["state"]["point"]  # tir_to_runtime is TVM's: nothing patched
+    assert any("install() patches nothing" in w for w in out["warnings"]), out["warnings"]
+
+
+def test_a_host_codegen_function_another_package_registered_is_left_to_it(stamp_env):
+    out, _ = run(stamp_env, STATE + textwrap.dedent("""
+        import warnings
+        calls = []
+
+        def theirs(mod, target_host):
+            calls.append(target_host.kind.name)
+            return build.codegen_build(mod, target_host)
+
+        tvm.register_global_func(build.HOST_CODEGEN_FUNC, theirs)
+        import tilelang_hostcg.tvm as integration
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            integration.install()
+        c = tree(tvm.compile(vector_add, target="c").mod)
+        print(json.dumps({"calls": calls, "c": c, "state": native_state(), "installed": integration.is_installed(),
+                          "warnings": [str(w.message) for w in caught]}))
+    """), env_vars={"TVM_DEVICE_BACKEND_AUTOLOAD": "0"})
+    assert out["calls"] == ["c"] and stamped(out["c"]) == [False, False]  # theirs built, as TVM's own
+    assert out["state"]["own"] and out["state"]["point"] is None and not out["installed"]
+    assert any("tirx.build.host_codegen" in w and "another package" in w for w in out["warnings"]), out["warnings"]
