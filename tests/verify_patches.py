@@ -199,20 +199,25 @@ def check_diff(tree: Tree, source: Path, diff: Path, clones: dict[str, str],
         return (None if any("not checked" in line for line in checked) else True), [*lines, *checked]
 
 
-def check_tree(tree: Tree, source: Path, clones: dict[str, str], tools: Tools) -> tuple[str, list[str], bool]:
+def check_tree(tree: Tree, source: Path, clones: dict[str, str],
+               tools: Tools) -> tuple[str, list[str], bool | None]:
     """The verdict for ``tree`` read from ``source`` (a clone, or the folder of an installed package),
-    the check lines, and whether it holds what the table claims: its diff fits, or no diff of its
-    compiler does."""
+    the check lines, and whether it holds what the table claims (its diff fits, or no diff of its
+    compiler does): ``None`` where a diff applies but the checks could not run to say so."""
     if tree.diff is not None:
         fits, lines = check_diff(tree, source, PATCHES / tree.diff, clones, tools)
-        return f"`{tree.diff}` applies", lines, fits is True
-    lines, holds = [], True
+        return f"`{tree.diff}` applies", lines, fits
+    lines, results = [], []
     for diff in sorted(PATCHES.glob("*.diff")):
         if package_of(diff) == tree.compiler:
             fits, checked = check_diff(tree, source, diff, clones, tools)
             lines.extend(checked)
-            holds = holds and fits is False
+            results.append(fits)
+    holds = False if True in results else (None if None in results else True)
     return f"none fits: {tree.reason}", lines, holds
+
+
+HELD = {True: "yes", False: "CLAIM FAILS", None: "applies; checks not run"}
 
 
 def _pairs(values: list[str], what: str) -> dict[str, str]:
@@ -226,7 +231,7 @@ def _pairs(values: list[str], what: str) -> dict[str, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Check every tree given; print the table and the checks; exit 1 where a claim does not hold."""
+    """Check every tree given; print the table and the checks; exit 1 where a claim fails."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--git", action="append", default=[], metavar="OWNER/NAME=DIR",
                         help="a clone of a repository of the table")
@@ -249,8 +254,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"| {tree.label} | {revision} | {tree.diff or 'none: ' + tree.reason} | not checked (not given) |")
             continue
         verdict, lines, holds = check_tree(tree, Path(source), clones, tools)
-        failed = failed or not holds
-        print(f"| {tree.label} | {revision} | {verdict} | {'yes' if holds else 'CLAIM FAILS'} |")
+        failed = failed or holds is False
+        print(f"| {tree.label} | {revision} | {verdict} | {HELD[holds]} |")
         details.append((tree.label, lines))
     for label, lines in details:
         print(f"\n{label}:")
