@@ -1,7 +1,7 @@
-"""Activation at ``import tvm`` (TVM's ``tvm.backends`` entry point): where the TVM in use has its own
-host-codegen extension point, the adapter registered there (:mod:`._provider`); else
-:func:`tilelang_hostcg.tvm.install` where :func:`tilelang_hostcg.clients._routing.routing` says a
-third-party plugin the controls keep is installed;
+"""Activation at ``import tvm`` (TVM's ``tvm.backends`` entry point), where a third-party plugin the
+controls keep is installed: where the TVM in use has its own host-codegen extension point, the adapter
+registered there (:mod:`._provider`); else :func:`tilelang_hostcg.tvm.install` where
+:func:`tilelang_hostcg.clients._routing.routing` says so;
 never with ``TILELANG_HOSTCG_AUTO_INSTALL=0``, in TVM's runtime-only mode or while TileLang is imported.
 Cheap (no registry, no ``packaging``) and never raising: a failure is one PluginWarning, TVM stays stock."""
 
@@ -35,7 +35,10 @@ def _activate() -> None:
     if CLIENT.native() is not None:  # TVM calls the registry itself: nothing to patch
         return
     from ._provider import ADAPTER
-    if ADAPTER.register():  # TVM's own extension point: the adapter registered there, nothing patched
+    if ADAPTER.names() is not None:  # TVM's own extension point: the adapter goes there, nothing is patched
+        from ..discovery._planning import Controls, third_party_planned
+        if third_party_planned(Controls.from_environ()):
+            ADAPTER.register()
         return
     # The one answer (its Controls warn of each control problem once); install() raises what blocks it.
     answer = routing(CLIENT, activating=True)
