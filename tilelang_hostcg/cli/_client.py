@@ -41,7 +41,7 @@ def client_document(tvm: dict[str, Any], probe: Probe | None = None) -> dict[str
     if predicted and routed is None:  # one line: what will happen, and how to see it for sure
         describe = f"{client.title}, expected: {answer.reason}"
     if probe is not None and probe.called is False:
-        routed, problem = False, probe_text(probe)
+        routed, problem = False, probe_text(probe, answer.reason if answer.by_build else None)
         describe = f"none: {problem}"
     return {"active": client.name if routed else None, "client": client.name, "routed": routed,
             "predicted": predicted, "problem": problem, "probe": shown,
@@ -49,9 +49,11 @@ def client_document(tvm: dict[str, Any], probe: Probe | None = None) -> dict[str
                                     if predicted and routed is not None else "")}
 
 
-def probe_text(probe: Probe) -> str:
-    """What a probe build that did not call the route says, with what reading the code suggests."""
-    return probe.text + (f" (reading the compiler's code: {'; '.join(probe.hints)})" if probe.hints else "")
+def probe_text(probe: Probe, shown: str | None = None) -> str:
+    """What a probe build that did not call the route says, with what that build ``shown`` (which route
+    it missed, and who holds it) and what reading the code suggests."""
+    said = f"{probe.text} ({shown})" if shown else probe.text
+    return said + (f" (reading the compiler's code: {'; '.join(probe.hints)})" if probe.hints else "")
 
 
 def client_text(doc: dict[str, Any]) -> str:
