@@ -279,3 +279,23 @@ def test_a_build_that_fails_before_the_route_shows_nothing(build_module):
     assert [w for w in caught if issubclass(w.category, PluginWarning)] == []
     assert integration.is_installed() and not integration.CLIENT.live().by_build
     assert _compile() == [] and integration.CLIENT.live().by_build  # the next build that completes decides
+
+
+def test_a_build_that_uninstall_overtakes_is_not_noticed(build_module, monkeypatch):
+    """``uninstall()`` (from another thread, here from inside TVM's build before it reaches
+    ``tir_to_runtime``) hands the build to TVM's original: that is no bypass, and nothing warns."""
+    import tvm
+
+    integration.install(registry=_plugin_registry([]))
+    split = build_module.split_host_device_mods
+
+    def uninstalling(mod: Any) -> Any:
+        integration.uninstall()
+        return split(mod)
+
+    monkeypatch.setattr(build_module, "split_host_device_mods", uninstalling)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        tvm.compile(_function_for("c"), target="c")
+    assert [str(w.message) for w in caught if issubclass(w.category, PluginWarning)] == []
+    assert integration.CLIENT.state is None and not integration.is_installed()

@@ -42,7 +42,7 @@ def watch_builds(state: ClientState, owner: Any, name: str, *, client: str, comp
             state.end_build(completed=False)
             raise
         missed = state.end_build(completed=True)
-        if missed:
+        if missed and state.active:  # uninstalled meanwhile: the routes handed the build to the compiler
             _notice(state, missed, client, compiler)
         return built
 
