@@ -30,6 +30,30 @@ pytestmark = [pytest.mark.slow, pytest.mark.tilelang]
 STAMPS = ("tilelang_hostcg_stamp_codegen", "tilelang_hostcg_stamp_hook")
 OFF = {"TILELANG_HOSTCG_AUTO_INSTALL": "0"}
 DECORATOR = "@(lambda f: __import__('functools').wraps(f)(lambda *a, **k: f(*a, **k)))"
+MODULE = "tilelang/backend/module.py"
+CODEGEN_CALL = "return self.get_host_codegen(target_host).lower(mod, target_host)"
+HELPER = '''
+class _HostCodegens:
+    """A backend's host codegens, by the host target's kind."""
+
+    def __init__(self, codegens):
+        self.codegens = codegens
+
+    def get_host_codegen(self, target_host):
+        return self.codegens[target_host.kind.name]
+
+'''
+ALIAS = '''    def get_host_codegen(self, target_host: Target) -> HostCodegen:
+        """Deprecated: use select_host_codegen."""
+        __import__("logging").getLogger(__name__).warning("get_host_codegen is deprecated: use select_host_codegen")
+        return self.select_host_codegen(target_host)
+
+'''
+LEGACY_FLAG = '''    if __import__("os").environ.get("TILELANG_LEGACY_HOST_CODEGEN") == "1":
+        host_mod = context.preprocess_host_codegen(host_mod)
+        return context.codegen_host(host_mod)
+    return context.module.host_codegens[target_host.kind.name].lower(host_mod, target_host)
+'''
 CASES = {  # id: the real environment whose files are relabelled, the name and version, options
     "as-0.1.16": ("0.1.15", "tilelang", "0.1.16", {}),
     "as-0.2.0": ("0.1.15", "tilelang", "0.2.0", {}),
@@ -50,6 +74,26 @@ CASES = {  # id: the real environment whose files are relabelled, the name and v
                                 "if globals().get('_LEGACY'):\n"
                                 "            return self.get_host_codegen(target_host).lower(mod, target_host)\n"
                                 "        return self.host_codegens[target_host.kind.name].lower(mod, target_host)")}),
+    # The lowering calls a same-named method of a helper object.
+    "same-named-helper": ("0.1.15", "tilelang", "0.1.16",
+                          {"rename": [(MODULE, CODEGEN_CALL, "return _HostCodegens(self.host_codegens)"
+                                       ".get_host_codegen(target_host).lower(mod, target_host)"),
+                                      (MODULE, "\n_BACKENDS: dict", HELPER + "\n_BACKENDS: dict")]}),
+    # The point renamed; the old name a deprecated alias that only a log message mentions.
+    "renamed-alias": ("0.1.15", "tilelang", "0.1.16",
+                      {"rename": [(MODULE, "    def get_host_codegen(self, target_host: Target) -> HostCodegen:",
+                                   ALIAS + "    def select_host_codegen(self, target_host: Target) -> HostCodegen:"),
+                                  (MODULE, CODEGEN_CALL, CODEGEN_CALL.replace("self.get_", "self.select_"))]}),
+    # The lowering builds host code without either point, keeping them only behind a legacy flag.
+    "legacy-flag": ("0.1.15", "tilelang", "0.1.16",
+                    {"rename": ("tilelang/engine/lower.py", "    host_mod = context.preprocess_host_codegen(host_mod)\n"
+                                "    return context.codegen_host(host_mod)\n", LEGACY_FLAG)}),
+    # The point gains **options, and the lowering passes one.
+    "options": ("0.1.15", "tilelang", "0.1.16",
+                {"rename": [(MODULE, "    def get_host_codegen(self, target_host: Target) -> HostCodegen:",
+                             "    def get_host_codegen(self, target_host: Target, **options) -> HostCodegen:"),
+                            (MODULE, CODEGEN_CALL,
+                             CODEGEN_CALL.replace("(target_host)", '(target_host, purpose="host")'))]}),
     # Edits that keep every point working: a functools.wraps decorator on the lowering's host_codegen
     # and on BackendModule.codegen_host, a positional-only get_host_codegen.
     "decorated-lowering": ("0.1.15", "tilelang", "0.1.16",
@@ -65,11 +109,21 @@ CASES = {  # id: the real environment whose files are relabelled, the name and v
 REFUSED = {  # the refused cases: the point named, and why
     "renamed-point": "tilelang.backend.module.BackendModule.get_host_codegen (missing)",
 }
-UNUSED = {  # every point there and of its shape, but builds do not call one: what reading the code hints
-    "leftover-point": ["tilelang.backend.module.BackendModule.get_host_codegen: the code of "
-                       "tilelang.backend.module.BackendModule.codegen_host does not name it (a renamed or leftover "
-                       "point?)"],
+BACKEND_MODULE = "tilelang.backend.module.BackendModule"
+GET, PRE = f"{BACKEND_MODULE}.get_host_codegen", f"{BACKEND_MODULE}.preprocess_host_codegen"
+NOT_NAMED = f"{GET}: the code of {BACKEND_MODULE}.codegen_host does not name it (a renamed or leftover point?)"
+UNUSED = {  # every point there and of its shape, but builds do not use one: what reading the code hints
+    "leftover-point": [NOT_NAMED],
     "dead-branch": [],  # the code names it: no hint, and the build still decides
+    "same-named-helper": [],
+    "renamed-alias": [NOT_NAMED],
+    "legacy-flag": [],
+    "options": [],
+}
+MISSED = {  # what the program's first build warns of, once: the points it did not call
+    "legacy-flag": f"without calling {GET} (TileLang's code no longer reaches it) or {PRE} (TileLang's code no longer "
+                   "reaches it), which tilelang_hostcg.tilelang replaced",
+    "options": f"TileLang called {GET}, which tilelang_hostcg.tilelang replaced, with purpose=",
 }
 PROGRAM = KERNELS + """
 import json, os
@@ -121,9 +175,13 @@ def test_an_unchanged_program_gets_the_plugin_where_the_points_are(case: tuple[s
     assert json.loads(listed.stdout)["client"]["routed"] is None  # plain list cannot know, and says so
     client = json.loads(checked.stdout)["client"]
     probe = client.pop("probe")
-    if key in UNUSED:  # installed; the program's first build and check's probe build show it is not used
-        assert out["before"] and not out["installed"] and out["by_build"] and out["warnings"] == []
-        assert out["stamps"] == [False, True]  # the hooks' route is still called; the codegen's is not
+    if key in UNUSED:  # installed; the program's first build (one warning) and check's probe build show it is not used
+        assert out["before"] and not out["installed"] and out["by_build"], out
+        (warning,) = out["warnings"]
+        missed = MISSED.get(key, f"without calling {GET} (TileLang's code no longer reaches it), which")
+        assert missed in warning and "TILELANG_HOSTCG_AUTO_INSTALL=0" in warning and "pip install" not in warning
+        # The hooks' route is still called (but where the lowering no longer calls either point); the codegen's is not.
+        assert out["stamps"] == [False, key != "legacy-flag"]
         assert probe["called"] is False and probe["hints"] == UNUSED[key] and probe["seconds"] < 1
         assert client["routed"] is False and client["active"] is None
         (problem,) = [p for p in json.loads(checked.stdout)["problems"] if p["code"] == "route-unused"]

@@ -252,7 +252,7 @@ def _record_hash(data: bytes) -> str:
 
 
 def relabel(env: TileLangEnv, dest: Path, name: str, version: str, *, editable: bool = False,
-            rename: tuple[str, str, str] | None = None) -> TileLangEnv:
+            rename: tuple[str, str, str] | list[tuple[str, str, str]] | None = None) -> TileLangEnv:
     """A copy of ``env`` at ``dest`` (hard links: no file of ``env`` is ever written; a file
     changed is written anew) whose TileLang is the distribution ``name`` ``version``, its
     metadata rewritten as an installer writes it: ``METADATA``'s ``Name`` and ``Version``,
@@ -261,7 +261,8 @@ def relabel(env: TileLangEnv, dest: Path, name: str, version: str, *, editable: 
     installed from it as ``pip install -e`` installs it (a ``.pth`` naming the folder, a PEP
     610 ``direct_url.json``, a ``RECORD`` without the package). ``rename``: ``(file, old,
     new)`` replaces ``old`` by ``new`` in that file of TileLang's (relative to
-    ``site-packages``), as a build that renamed an integration point ships it."""
+    ``site-packages``), as a build that renamed an integration point ships it (a list: each,
+    in order)."""
     shutil.rmtree(dest, ignore_errors=True)
     if subprocess.run(["cp", "-al", str(env.path), str(dest)], capture_output=True).returncode != 0:
         shutil.copytree(env.path, dest, symlinks=True)  # another file system: a plain copy
@@ -275,9 +276,8 @@ def relabel(env: TileLangEnv, dest: Path, name: str, version: str, *, editable: 
     meta = (old / "METADATA").read_text(encoding="utf-8")
     meta = re.sub(r"(?m)^Name: .*$", f"Name: {name}", meta, count=1)
     changed[f"{new.name}/METADATA"] = re.sub(r"(?m)^Version: .*$", f"Version: {version}", meta, count=1).encode()
-    if rename is not None:
-        path, before, after = rename
-        text = (site / path).read_text(encoding="utf-8")
+    for path, before, after in [rename] if isinstance(rename, tuple) else rename or ():
+        text = changed[path].decode() if path in changed else (site / path).read_text(encoding="utf-8")
         assert before in text, (path, before)
         changed[path] = text.replace(before, after).encode()
     record = [line.replace(f"{old.name.removesuffix('.old')}/", f"{new.name}/", 1) for line in

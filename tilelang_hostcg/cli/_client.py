@@ -45,7 +45,7 @@ def client_document(tvm: dict[str, Any], probe: Probe | None = None) -> dict[str
     if predicted and routed is None:  # one line: what will happen, and how to see it for sure
         describe = f"{client.title}, expected: {answer.reason}"
     if probe is not None and probe.called is False:
-        routed, problem = False, probe_text(probe)
+        routed, problem = False, probe_text(probe, answer.reason if answer.by_build else None)
         describe = f"none: {problem}"
     native = client.native()
     return {"active": client.name if routed else None, "client": client.name, "routed": routed,
@@ -76,9 +76,12 @@ def damaged_api() -> str | None:
             f"that call it fail. Reinstall it: {reinstall_command(CORE_DISTRIBUTION)}")
 
 
-def probe_text(probe: Probe) -> str:
-    """What a probe build that did not call the route says, with what reading the code suggests."""
-    return probe.text + (f" (reading the compiler's code: {'; '.join(probe.hints)})" if probe.hints else "")
+
+def probe_text(probe: Probe, shown: str | None = None) -> str:
+    """What a probe build that did not call the route says, with what that build ``shown`` (which route
+    it missed, and who holds it) and what reading the code suggests."""
+    said = f"{probe.text} ({shown})" if shown else probe.text
+    return said + (f" (reading the compiler's code: {'; '.join(probe.hints)})" if probe.hints else "")
 
 
 def client_text(doc: dict[str, Any]) -> str:

@@ -8,8 +8,8 @@ from __future__ import annotations
 import sys
 import threading
 from abc import ABC, abstractmethod
-from contextlib import suppress
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple
 
 from _tilelang_hostcg_switch import ENV_AUTO_INSTALL, activation_off
@@ -19,67 +19,13 @@ from ..core._names import CODEGEN_GROUP, HOOK_GROUP
 from ..core._names import NATIVE_API_VERSION as API_VERSION
 from ..core._names import NATIVE_DECLARATION as DECLARATION
 from ..environment._tilelang_layout import holds_tilelang_layout
+from ._state import ClientState, Route
 
 if TYPE_CHECKING:
     from ..core._types import HostCodegen, HostCodegenHook
     from ..registry._registry import Registry
 
 ClientName = Literal["tilelang", "tvm"]
-
-
-@dataclass(eq=False)
-class Route:
-    """One attribute of the compiler replaced by ours: ``owner.name`` was ``original``, is ``ours``;
-    ``held``: what held the attribute during the last build (the object itself, never its ``id``: a
-    freed wrapper is never confused with another at its address)."""
-
-    owner: Any
-    name: str
-    original: Any
-    ours: Any
-    carries_builds: bool = True  # False: a cache key, not on the path host code is built by
-    held: Any = None
-
-    def current(self) -> Any:
-        """What ``owner.name`` is now (a class's own attribute, not an inherited one)."""
-        if isinstance(self.owner, type):
-            return vars(self.owner).get(self.name)
-        return getattr(self.owner, self.name, None)
-
-
-@dataclass(eq=False)
-class ClientState:
-    """What one ``install()`` did: its ``routes``, the defaults it registered (by kind) in ``registry``,
-    and what the builds showed: ``calls`` counts calls of a route; ``last_build``: the routes the
-    last build called, so far (each thread's builds are told apart)."""
-
-    registry: Registry | None
-    routes: list[Route] = field(default_factory=list)
-    codegens: dict[str, HostCodegen] = field(default_factory=dict)
-    hooks: dict[str, HostCodegenHook] = field(default_factory=dict)
-    calls: int = 0
-    last_build: list[Route] = field(default_factory=list)
-    active: bool = True  # False: a route another package's wrapper still holds hands calls to the original
-    _thread: threading.local = field(default_factory=threading.local)
-
-    def called(self, route: Route) -> None:
-        """A build called our ``route``, held by what holds its attribute now (ours, or another
-        package's wrapper that calls ours). A build calls the hooks' route first (the last route that
-        carries builds): it, or a route called again in this thread, begins this thread's next build."""
-        carrying = self.carrying()
-        window: list[Route] | None = getattr(self._thread, "window", None)
-        if window is None or route is carrying[-1] or route in window:
-            window = self._thread.window = []
-            for other in carrying:  # what holds each attribute during this build
-                other.held = other.current()
-        window.append(route)
-        route.held = route.current()
-        self.last_build = window  # the list itself: the rest of this build is added to it
-        self.calls += 1
-
-    def carrying(self) -> list[Route]:
-        """The routes host code is built through, in the order they were put in place."""
-        return [r for r in self.routes if r.carries_builds]
 
 
 class Native(NamedTuple):
@@ -148,8 +94,8 @@ class Liveness(NamedTuple):
     """Whether the compiler's builds go through a client's routes: ``routed``, ``installed``; ``by_build``:
     the answer rests on what the last build did (else on what can be known before: each route, or
     what holds its attribute, reaches ours); ``who`` holds a route that is not used; ``unused``: the
-    route the last build did not call; ``native``: the compiler calls the registry itself (nothing of
-    it is replaced)."""
+    route the last build did not call (``unserved``: called with what it cannot serve); ``native``: the
+    compiler calls the registry itself (nothing of it is replaced)."""
 
     routed: bool
     installed: bool
@@ -157,6 +103,7 @@ class Liveness(NamedTuple):
     by_build: bool = False
     unused: str | None = None
     native: Native | None = None
+    unserved: str | None = None
 
 
 _SEEN: list[tuple[object, bool]] = []  # the imported ``tilelang`` last judged, and whether it is TileLang
@@ -288,6 +235,16 @@ class Client(ABC):
         return (f"the probe build did not call tilelang-hostcg: {where}, but {self.compiler}'s build never called "
                 "it, so plugins are not used")
 
+    @contextmanager
+    def running_probe(self) -> Iterator[None]:
+        """:meth:`probe_build` runs in the block: what it shows is ``check``'s to report, not warned of."""
+        state = self.state
+        if state is None:
+            yield
+            return
+        with state.running_probe():
+            yield
+
     # -- written once ---------------------------------------------------------------------
     def install(self, *, registry: Registry | None = None) -> None:
         """Route the compiler's host builds through ``registry`` (default: the default registry).
@@ -339,7 +296,7 @@ class Client(ABC):
                     f"{self.compiler}'s original")
         else:
             held = "in place of tilelang_hostcg's replacement (which it does not call)"
-        return (f"tilelang_hostcg.{self.name}.uninstall() left {_path(route)} as it is: another package put a "
+        return (f"tilelang_hostcg.{self.name}.uninstall() left {route.path()} as it is: another package put a "
                 f"function of {owner_of(now)} there, {held}. That change is the other package's to undo; to have "
                 f"{self.compiler}'s own {route.name} back, undo it as that package documents (or uninstall that "
                 "package)")
@@ -356,13 +313,16 @@ class Client(ABC):
         if state is None:
             return Liveness(False, installed=False)
         judged_by_build = []
+        last = state.last_build if state.last_build is not None else ()
         for route in state.carrying():
             now = route.current()
-            seen = bool(state.last_build) and now is route.held  # the object itself, never an id
+            seen = state.last_build is not None and now is route.held  # the object itself, never an id
             judged_by_build.append(seen)
             who = None if now is route.ours else owner_of(now)
-            if seen and route not in state.last_build:
-                return Liveness(False, installed=True, who=who, by_build=True, unused=_path(route))
+            served = route in last and route.unserved is None
+            if seen and not served:
+                return Liveness(False, installed=True, who=who, by_build=True, unused=route.path(),
+                                unserved=route.unserved if route in last else None)
             if not seen and now is not route.ours and not reaches(now, route.ours, route.original):
                 return Liveness(False, installed=True, who=who)
         return Liveness(True, installed=True, by_build=bool(judged_by_build) and all(judged_by_build))
@@ -394,11 +354,3 @@ class Client(ABC):
         """Activation at ``import <compiler>`` failed with ``exc``: one warning (never raising), kept
         for this process's client line."""
         self.activation_warning = warn_activation_failed(self.compiler, exc)
-
-
-def _path(route: Route) -> str:
-    owner = route.owner
-    where = f"{owner.__module__}.{owner.__qualname__}" if isinstance(owner, type) else getattr(owner, "__name__", "?")
-    return f"{where}.{route.name}"
-
-

@@ -10,7 +10,7 @@ from typing import NamedTuple
 
 from _tilelang_hostcg_switch import ENV_AUTO_INSTALL, activation_off
 
-from ._interface import Client, ClientName, Native
+from ._interface import Client, ClientName, Liveness, Native
 
 NO_PLUGIN = ("no third-party plugin is installed (or the controls skip them all): the compiler runs stock; "
              "tilelang_hostcg.build() uses the core's codegens")
@@ -42,9 +42,7 @@ def routing(client: Client, *, import_it: bool = True, activating: bool = False)
         if live.routed:
             return Routing(name, True, client.title, by_build=live.by_build)
         if live.unused is not None:
-            held = f" (held by {live.who})" if live.who is not None else ""
-            unused = (f"the last build did not call the route {live.unused}{held}: the compiler's code no longer "
-                      "reaches it, so plugins are not used")
+            unused = _unused(live, client.compiler)
             return Routing(name, False, unused, unused, by_build=True)
         replaced = f"another package replaced the route ({live.who}) and does not call it"
         return Routing(name, False, replaced, replaced)
@@ -69,6 +67,19 @@ def routing(client: Client, *, import_it: bool = True, activating: bool = False)
     return Routing(name, False, f"not installed in this process (activation did not run at import of "
                                 f"{client.compiler}, or uninstall() was called); call "
                                 f"tilelang_hostcg.{name}.install()", pending=True)
+
+
+def _unused(live: Liveness, compiler: str) -> str:
+    """Why the last build did not use the route ``live.unused``: arguments it was not written for,
+    another package holding it, or the compiler's code that no longer reaches it."""
+    if live.unserved is not None:
+        return (f"the last build called the route {live.unused} with {live.unserved}, which it was not written "
+                f"for: {compiler}'s own function served it, so plugins are not used")
+    if live.who is not None:
+        return (f"the last build did not call the route {live.unused}: {live.who} holds it and does not call it, "
+                "so plugins are not used")
+    return (f"the last build did not call the route {live.unused}: {compiler}'s code no longer reaches it, so "
+            "plugins are not used")
 
 
 def _native(client: Client, native: Native) -> Routing:

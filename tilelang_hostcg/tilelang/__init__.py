@@ -8,14 +8,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..clients._interface import Client, ClientState, Native
+from ..clients._interface import Client, Native
+from ..clients._state import ClientState
 from ..core._errors import UnsupportedTileLangError, warn_plugin
 from ..core._names import TILELANG
 from ..core._types import Origin
 from ..environment._builds import tilelang_builds, tilelang_overlap
 from ..environment._finding import Found, find, import_tilelang
 from ._cache_key import fingerprint, patch_cache_key
-from ._layouts import DEFAULT_PREFIX, State, enter, rollback
+from ._layouts import DEFAULT_PREFIX, State, enter, rollback, watch
 from ._points import build_name, check
 
 if TYPE_CHECKING:
@@ -69,6 +70,7 @@ class TileLangClient(Client):
         try:
             enter(prepared, patch_tilelang=True)
             patch_cache_key(prepared)
+            watch(prepared)
         except BaseException:
             rollback(prepared)
             raise
@@ -83,7 +85,8 @@ class TileLangClient(Client):
 
     def probe_build(self) -> None:
         from ._probe_kernel import build_probe
-        build_probe()
+        with self.running_probe():
+            build_probe()
 
     def extension_point(self) -> Native | None:
         from ._provider import POINT_MODULE, point

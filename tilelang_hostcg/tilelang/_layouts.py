@@ -10,7 +10,9 @@ from dataclasses import dataclass, field
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from ..clients._interface import ClientState, Route, remove_defaults
+from ..clients._interface import remove_defaults
+from ..clients._state import ClientState, Route
+from ..clients._watch import hand_on, watch_builds
 from ..core._types import HostCodegen, HostCodegenHook, Origin
 from ..environment._targets import closure_global_func
 from ._points import Mode
@@ -19,6 +21,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 
+LOWERING = "tilelang.engine.lower"  # by module path: as an attribute, ``tilelang.engine.lower`` is a function
 DEFAULT_PREFIX = "tilelang-"
 """Names of TileLang's own codegens and hooks in the registry: ``tilelang-<kind>``."""
 
@@ -49,6 +52,20 @@ def rollback(state: State) -> None:
     state.routes.clear()
     if state.registry is not None:
         remove_defaults(state.registry, state.codegens, state.hooks)
+
+
+def watch(state: State) -> None:
+    """Watch the lowering's ``host_codegen``, the function each build of host code runs through, so
+    that a build which completed without calling a route is noticed (:mod:`..clients._watch`)."""
+    watch_builds(state, import_module(LOWERING), "host_codegen", client="tilelang", compiler="TileLang")
+
+
+def _to_tilelang(state: State, route: Route, more: tuple[Any, ...], options: dict[str, Any]) -> None:
+    """A call of ``route`` that the caller hands to TileLang's own function: the route is uninstalled
+    (another package's wrapper still holds it), or the call passes arguments it was not written for
+    (:func:`~..clients._watch.hand_on` tells it, once)."""
+    if state.active:
+        hand_on(state, route, more, options, client="tilelang", compiler="TileLang")
 
 
 def patch(state: State, owner: Any, name: str, value: Any, *, carries_builds: bool = True) -> Route:
@@ -102,9 +119,8 @@ def _chosen(state: State, target_host: Any) -> HostCodegen | None:
 
 
 def _enter_registry_mode(state: State, *, patch_tilelang: bool) -> None:
-    # By module path: ``tilelang.engine.lower`` as an attribute is the function ``lower``.
     hc = import_module("tilelang.backend.host_codegen")
-    lower = import_module("tilelang.engine.lower")
+    lower = import_module(LOWERING)
 
     stock_resolve = lower.resolve_host_codegen
     stock_apply = lower.apply_host_codegen_hooks
@@ -129,17 +145,19 @@ def _enter_registry_mode(state: State, *, patch_tilelang: bool) -> None:
         if kind in hc._LAZY_HOST_CODEGEN_HOOKS or kind in hc._HOST_CODEGEN_HOOKS:
             _add_hook(state, kind, stock_apply)
 
-    def resolve_host_codegen(target_host: Any) -> Any:
-        if not state.active:  # uninstalled while another package's wrapper holds it
-            return stock_resolve(target_host)
+    def resolve_host_codegen(target_host: Any, *more: Any, **options: Any) -> Any:
+        if not state.active or more or options:
+            _to_tilelang(state, mine[0], more, options)
+            return stock_resolve(target_host, *more, **options)
         state.called(mine[0])
         sync_codegens(target_host.kind.name)
         ours = _chosen(state, target_host)
         return stock_resolve(target_host) if ours is None else ours
 
-    def apply_host_codegen_hooks(mod: Any, target_host: Any, target: Any) -> Any:
-        if not state.active:
-            return stock_apply(mod, target_host, target)
+    def apply_host_codegen_hooks(mod: Any, target_host: Any, target: Any, *more: Any, **options: Any) -> Any:
+        if not state.active or more or options:
+            _to_tilelang(state, mine[1], more, options)
+            return stock_apply(mod, target_host, target, *more, **options)
         state.called(mine[1])
         if target is None:
             return mod
@@ -176,17 +194,20 @@ def _enter_backend_mode(state: State, *, patch_tilelang: bool) -> None:
         for kind in backend.host_codegen_hooks:
             _add_hook(state, kind, run_stock_hooks)
 
-    def get_host_codegen(self: Any, target_host: Any) -> Any:
-        if not state.active:  # uninstalled while another package's wrapper holds it
-            return stock_get(self, target_host)
+    def get_host_codegen(self: Any, target_host: Any, *more: Any, **options: Any) -> Any:
+        if not state.active or more or options:
+            _to_tilelang(state, mine[0], more, options)
+            return stock_get(self, target_host, *more, **options)
         state.called(mine[0])
         sync(self)
         ours = _chosen(state, target_host)
         return stock_get(self, target_host) if ours is None else ours
 
-    def preprocess_host_codegen(self: Any, mod: Any, target_host: Any, target: Any) -> Any:
-        if not state.active:
-            return stock_pre(self, mod, target_host, target)
+    def preprocess_host_codegen(self: Any, mod: Any, target_host: Any, target: Any, *more: Any,
+                                **options: Any) -> Any:
+        if not state.active or more or options:
+            _to_tilelang(state, mine[1], more, options)
+            return stock_pre(self, mod, target_host, target, *more, **options)
         state.called(mine[1])
         sync(self)
         require = getattr(self, "_require_target", None)

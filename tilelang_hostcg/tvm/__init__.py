@@ -9,10 +9,12 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from ..clients._interface import Client, ClientState, Native, Route, tilelang_takes_builds
+from ..clients._interface import Client, Native, tilelang_takes_builds
+from ..clients._state import ClientState, Route
+from ..clients._watch import watch_builds
 from ..core._errors import UnsupportedTVMError
-from ._points import BUILD_MODULE, DEFAULT_PREFIX, FUNCTION, KINDS, check
-from ._route import State, make_route
+from ._points import BUILD_FUNCTION, BUILD_MODULE, BUILD_PACKAGE, DEFAULT_PREFIX, FUNCTION, KINDS, check
+from ._route import State, handed_to_tvm, make_route
 
 if TYPE_CHECKING:
     from ..registry._registry import Registry
@@ -41,6 +43,8 @@ class TVMClient(Client):
         route = make_route(state)
         state.routes.append(Route(module, FUNCTION, original, route))
         setattr(module, FUNCTION, route)
+        watch_builds(state, sys.modules[BUILD_PACKAGE], BUILD_FUNCTION, client="tvm", compiler="TVM",
+                     skip=handed_to_tvm)
         return state
 
     def blocker(self) -> str | None:
@@ -58,7 +62,8 @@ class TVMClient(Client):
 
     def probe_build(self) -> None:
         from ._probe import build_probe
-        build_probe()
+        with self.running_probe():
+            build_probe()
 
     def extension_point(self) -> Native | None:
         from ._provider import ADAPTER, BUILD_MODULE

@@ -15,6 +15,7 @@ from ..core._errors import UnsupportedTVMError
 
 BUILD_MODULE = "tvm.tirx.build"
 FUNCTION = "tir_to_runtime"  # the one function of TVM replaced: every TIR build passes through it
+BUILD_PACKAGE, BUILD_FUNCTION = "tvm.tirx", "build"  # TVM's TIR build, which tvm.compile calls: watched, not required
 POINTS = (Point(BUILD_MODULE, FUNCTION, ("host_mod", "device_mod_dict", "target_host"), (f"{BUILD_MODULE}:build",)),
           Point(BUILD_MODULE, "codegen_build", ("mod", "target")),  # the route calls it
           Point("tvm.backend._autoload_backends", "_autoload_backends", ()))  # the last for activation only

@@ -9,7 +9,9 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..clients._interface import ClientState, tilelang_takes_builds
+from ..clients._interface import tilelang_takes_builds
+from ..clients._state import ClientState
+from ..clients._watch import hand_on
 from ..core._errors import NoHostCodegenError
 
 if TYPE_CHECKING:
@@ -38,12 +40,15 @@ def make_route(state: State) -> Callable[..., Any]:
     original = state.original
     assert original is not None
 
-    def tir_to_runtime(host_mod: Any, device_mod_dict: Any, target_host: Any) -> Any:
+    def tir_to_runtime(host_mod: Any, device_mod_dict: Any, target_host: Any, *more: Any, **options: Any) -> Any:
         """TVM's ``tir_to_runtime`` with the host module built through tilelang-hostcg's
-        registry (TVM's original for a nested build, where TileLang is imported, and for a build
-        that ``uninstall()`` overtook)."""
-        if not state.active or getattr(_LOCAL, "busy", False) or tilelang_takes_builds():
-            return original(host_mod, device_mod_dict, target_host)
+        registry (TVM's original for a nested build, where TileLang is imported, for a build
+        that ``uninstall()`` overtook, and for a call with arguments this one was not written for)."""
+        if not state.active or handed_to_tvm():
+            return original(host_mod, device_mod_dict, target_host, *more, **options)
+        if more or options:
+            hand_on(state, state.routes[0], more, options, client="tvm", compiler="TVM")
+            return original(host_mod, device_mod_dict, target_host, *more, **options)
         state.called(state.routes[0])
         _LOCAL.busy = True
         try:
@@ -66,6 +71,12 @@ def make_route(state: State) -> Callable[..., Any]:
 
     tir_to_runtime.__wrapped__ = original  # type: ignore[attr-defined]
     return tir_to_runtime
+
+
+def handed_to_tvm() -> bool:
+    """Whether this thread's builds go to TVM's original on purpose: one nested in a routed build (a
+    plugin's codegen compiling), or any while TileLang is imported (its integration applies)."""
+    return getattr(_LOCAL, "busy", False) or tilelang_takes_builds()
 
 
 def _carry_notes(exc: Exception) -> None:
