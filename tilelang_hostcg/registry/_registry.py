@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 from ..core._errors import add_note, warn_once, warn_plugin
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from ..core._types import TargetLike
 
 _RESOLVE_CACHE_LIMIT = 1024
+CallWatch = Callable[[Registration], AbstractContextManager[None]]
 
 
 def _check_kind(kind: object) -> None:
@@ -53,6 +55,16 @@ class Registry:
         self._table = RegistrationTable()
         self._loader = Loader(self._table, self, discover=discover, controls=controls,
                               index_loader=index_loader, watch=watch)
+        self._call_watch: CallWatch | None = None
+
+    def watch_calls(self, watch: CallWatch | None) -> None:
+        """Run each codegen's and hook's ``lower`` inside ``watch(registration)`` from now on (``None``: plainly
+        again): ``check``'s probe process tells with it what it is about to call."""
+        self._call_watch = watch
+
+    def _calling(self, reg: Registration | None) -> AbstractContextManager[None]:
+        watch = self._call_watch
+        return nullcontext() if watch is None or reg is None else watch(reg)
 
     def register_host_codegen(self, target_host_kind: str, codegen: HostCodegen, *, override: bool = False,
                               origin: Origin | None = None, default: bool = False) -> HostCodegen:
@@ -232,7 +244,8 @@ class Registry:
         for reg in regs:
             hook: Any = reg.obj
             try:
-                result = hook.lower(mod, host, device)
+                with self._calling(reg):
+                    result = hook.lower(mod, host, device)
             except Exception as exc:
                 add_note(exc, provenance_note(reg, (), self.controls))
                 raise
@@ -249,7 +262,8 @@ class Registry:
         kind = canonical_kind(host_of(host).kind.name)
         reg = next((r for r in self._table.of(CODEGEN_GROUP, kind) if r.obj is codegen), None)
         try:
-            result = codegen.lower(host_mod, host)
+            with self._calling(reg):
+                result = codegen.lower(host_mod, host)
         except Exception as exc:
             if reg is not None:  # a PREFER suggestion names what serves the target and can build
                 matching = self._decide(host_of(host))[0].matching
