@@ -61,13 +61,15 @@ class ProbeFailure(NamedTuple):
 class Probe(NamedTuple):
     """``called``: whether the probe build went through the route (``None``: no answer, ``text`` says
     why); ``seconds`` the build took (never in a document); ``hints`` from reading the compiler's code
-    (never a verdict); ``failure``: what went wrong, else ``None``."""
+    (never a verdict); ``failure``: what went wrong, else ``None``; ``warnings``: the plugin warnings its
+    process gave, each ``(text, about a failed plugin)``."""
 
     called: bool | None
     text: str
     seconds: float = 0.0
     hints: tuple[str, ...] = ()
     failure: ProbeFailure | None = None
+    warnings: tuple[tuple[str, bool], ...] = ()
 
     @property
     def confirmed(self) -> bool:
