@@ -1,8 +1,8 @@
 """``check``'s probe build under plugins that misbehave, really installed with real apache-tvm: a ``c``
-codegen that raises, hangs, calls ``sys.exit(0)`` or ``os._exit(0)``, or prints while it builds. The
-probe runs in a process of its own, so none of them ends ``check``, hangs it or makes it pass: each
-fails the probe, named (plugin, codegen, error) in the text and in the JSON document, and fails
-``--strict``. A plugin that prints while it loads changes no document: ``check --json`` is the same
+codegen that raises, returns no runtime module, hangs, calls ``sys.exit(0)`` or ``os._exit(0)``, or
+prints while it builds. The probe runs in a process of its own, so none of them ends ``check``, hangs
+it or makes it pass: each fails the probe, named (plugin, codegen, error) in the text and in the JSON
+document, and fails ``--strict``. A plugin that prints while it loads changes no document: ``check --json`` is the same
 run after run, and its ``Client:`` line and the JSON ``describe`` say the same.
 
 Every test runs ``python -m tilelang_hostcg`` in fresh processes of one environment made for this
@@ -53,11 +53,15 @@ def ends(mod, target):
     os._exit(0)
 
 
+def returns(mod, target):
+    return mod  # the IRModule it was given: no runtime module
+
+
 def prints(mod, target):
     print("building host code")
     return _TVM_C(mod, target)
 '''
-BEHAVIOURS = ("raises", "hangs", "exits", "ends", "prints")
+BEHAVIOURS = ("raises", "returns", "hangs", "exits", "ends", "prints")
 
 
 def _plugin(behaviour: str, body: str = "") -> Plugin:
@@ -114,6 +118,11 @@ def test_a_codegen_that_raises_fails_check_named(env: PluginEnvironment) -> None
     assert strict.returncode == 1, strict.stdout + strict.stderr
     assert "error [probe-failed] the probe build failed in codegen 'raises-c'" in strict.stdout
     assert "(not confirmed: the probe build failed in codegen 'raises-c'" in strict.stdout
+
+
+def test_a_codegen_that_returns_no_runtime_module_fails_check_named(env: PluginEnvironment) -> None:
+    _, problem = _failure(env, "returns")
+    assert problem["severity"] == "error" and "returned a IRModule instead of a runtime Module" in problem["message"]
 
 
 def test_a_codegen_that_calls_sys_exit_cannot_end_the_gate(env: PluginEnvironment) -> None:

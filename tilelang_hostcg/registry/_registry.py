@@ -243,14 +243,14 @@ class Registry:
         from tvm.ir import IRModule  # here: TVM is in use once a hook runs
         for reg in regs:
             hook: Any = reg.obj
-            try:
-                with self._calling(reg):
+            with self._calling(reg):  # what it returns is part of the call
+                try:
                     result = hook.lower(mod, host, device)
-            except Exception as exc:
-                add_note(exc, provenance_note(reg, (), self.controls))
-                raise
-            if not isinstance(result, IRModule):
-                raise bad_hook_result(reg, result, kind)
+                except Exception as exc:
+                    add_note(exc, provenance_note(reg, (), self.controls))
+                    raise
+                if not isinstance(result, IRModule):
+                    raise bad_hook_result(reg, result, kind)
             mod = result
         return mod
 
@@ -261,17 +261,17 @@ class Registry:
         codegen = self.resolve_host_codegen(host)
         kind = canonical_kind(host_of(host).kind.name)
         reg = next((r for r in self._table.of(CODEGEN_GROUP, kind) if r.obj is codegen), None)
-        try:
-            with self._calling(reg):
+        with self._calling(reg):  # what it returns is part of the call
+            try:
                 result = codegen.lower(host_mod, host)
-        except Exception as exc:
-            if reg is not None:  # a PREFER suggestion names what serves the target and can build
-                matching = self._decide(host_of(host))[0].matching
-                add_note(exc, provenance_note(reg, [c.registration.name for c in matching], self.controls))
-            raise
-        from tvm.runtime import Module as RuntimeModule  # here: TVM is in use once built
-        if not isinstance(result, RuntimeModule):
-            raise bad_build_result(codegen, reg.origin if reg else CODE_ORIGIN, result, kind)
+            except Exception as exc:
+                if reg is not None:  # a PREFER suggestion names what serves the target and can build
+                    matching = self._decide(host_of(host))[0].matching
+                    add_note(exc, provenance_note(reg, [c.registration.name for c in matching], self.controls))
+                raise
+            from tvm.runtime import Module as RuntimeModule  # here: TVM is in use once built
+            if not isinstance(result, RuntimeModule):
+                raise bad_build_result(codegen, reg.origin if reg else CODE_ORIGIN, result, kind)
         return result
 
 
