@@ -23,7 +23,9 @@ from tilelang_hostcg.testing import PluginEnvironment
 from .conftest import Environments
 from .plugin_factory import Plugin, install, module
 
-REGISTER = 'hc.register_host_codegen("c", _codegen({name!r}, {priority}))\n'
+# A working codegen (TVM's own C build): check's probe build confirms the route with it.
+REGISTER = ('hc.register_host_codegen("c", hc.HostCodegen({name!r}, hc.global_func_host_codegen("target.build.c"), '
+            'priority={priority}))\n')
 PLUGINS = {
     "hcgo-wrap": """
         import io, sys

@@ -127,3 +127,35 @@ def test_explain_and_the_lock_file_name_the_build_in_use(env: TileLangEnv) -> No
     (default,) = [c for c in explain["candidates"] if c["name"] == "tilelang-c"]
     assert (default["distribution"], default["version"]) == (env.distribution, env.version)
     assert f"distribution {env.distribution!r} {env.version}" in default["reason"]  # passed over: stamp_c wins
+
+
+RAISING_HOOK = Plugin("tl-raising-hook", "1.0", hooks={"cuda": "tl_raising_hook"},
+                      files={"tl_raising_hook.py": module('''
+                          def _apply(mod, target_host, target):
+                              raise RuntimeError("hook failed in the probe")
+
+
+                          hc.register_host_codegen_hook("cuda", hc.HostCodegenHook("raising-hook", _apply))
+                      ''')})
+
+
+@pytest.mark.xdist_group("tilelang-0.1.15")
+def test_a_hook_that_raises_in_tilelangs_probe_build_fails_check_named(tilelang_envs: TileLangEnvs,
+                                                                        tmp_path: Path) -> None:
+    """TileLang's probe build (in a process of its own) runs the ``cuda`` hooks: one that raises fails
+    the probe, named (plugin, hook, error) in the text and the JSON document, never "confirmed"."""
+    environment = tilelang_envs["0.1.15"].env
+    (wheel,) = build_wheels(tmp_path, [RAISING_HOOK])
+    environment.pip("install", "-q", "--no-deps", str(wheel))
+    try:
+        doc, text = _docs(environment, (("check",), 1))[0], environment.cli("check", "--strict")
+    finally:
+        environment.pip("uninstall", "-q", "-y", RAISING_HOOK.dist)
+    (problem,) = [p for p in doc["problems"] if p["code"] == "probe-failed"]
+    assert (problem["distribution"], problem["kind"], problem["group"], problem["severity"]) == (
+        RAISING_HOOK.dist, "cuda", "tilelang.host_codegen_hooks", "error")
+    assert "the probe build failed in hook 'raising-hook' for kind 'cuda'" in problem["message"]
+    assert "RuntimeError: hook failed in the probe" in problem["message"]
+    assert doc["client"]["probe"]["confirmed"] is False and doc["ok"] is False
+    assert text.returncode == 1 and "error [probe-failed]" in text.stdout
+    assert f"Client: {doc['client']['describe']}" in text.stdout and "(not confirmed: " in text.stdout

@@ -182,7 +182,7 @@ def test_an_unchanged_program_gets_the_plugin_where_the_points_are(case: tuple[s
         assert missed in warning and "TILELANG_HOSTCG_AUTO_INSTALL=0" in warning and "pip install" not in warning
         # The hooks' route is still called (but where the lowering no longer calls either point); the codegen's is not.
         assert out["stamps"] == [False, key != "legacy-flag"]
-        assert probe["called"] is False and probe["hints"] == UNUSED[key] and probe["seconds"] < 1
+        assert probe["called"] is False and probe["hints"] == UNUSED[key] and "seconds" not in probe
         assert client["routed"] is False and client["active"] is None
         (problem,) = [p for p in json.loads(checked.stdout)["problems"] if p["code"] == "route-unused"]
         assert problem["severity"] == "warning" and "did not call the route" in problem["message"]
@@ -193,7 +193,9 @@ def test_an_unchanged_program_gets_the_plugin_where_the_points_are(case: tuple[s
     if key not in REFUSED:
         assert out["stamps"] == [True, True] and out["installed"] and out["by_build"] and out["warnings"] == []
         assert client["active"] == "tilelang" and client["routed"] and strict.returncode == 0, strict.stdout
-        assert probe["called"] is True and probe["text"] == "confirmed by a probe build" and probe["seconds"] < 1
+        assert probe == {"called": True, "confirmed": True, "text": "confirmed by a probe build", "hints": []}
+        assert client["describe"].endswith(" (confirmed by a probe build)")  # as its Client: line says
+        client["describe"] = client["describe"].removesuffix(" (confirmed by a probe build)")
         # TileLang's own codegen as the default (the plugin disabled): byte-identical to stock.
         plain = _run(env, {"TILELANG_HOSTCG_DISABLE": "tilelang-hostcg-stamp", "HOSTCG_TEST_INSTALL": "1"})
         assert plain["installed"] and plain["source"] == stock["source"]

@@ -408,12 +408,14 @@ def test_the_cli_says_which_client_is_active(stamp_env, defaults_env):
     checked = _cli(stamp_env, "check", "--json")
     probe = checked["client"].pop("probe")
     assert checked["client"] == {"active": "tvm", "client": "tvm", "routed": True, "predicted": False,
-                                 "problem": None, "describe": "TVM integration (tilelang_hostcg.tvm)"}
-    assert probe["called"] is True and probe["text"] == "confirmed by a probe build" and probe["seconds"] < 1
+                                 "problem": None,
+                                 "describe": "TVM integration (tilelang_hostcg.tvm) (confirmed by a probe build)"}
+    assert probe == {"called": True, "confirmed": True, "text": "confirmed by a probe build", "hints": []}
     assert checked["ok"], checked["problems"]
     explained = _cli(stamp_env, "explain", "llvm", "--json")
     assert explained["client"].pop("probe") is None  # only check builds a probe
-    assert explained["client"] == checked["client"] and explained["codegen"]["name"] == "stamp_llvm"
+    assert explained["client"] == {**checked["client"], "describe": "TVM integration (tilelang_hostcg.tvm)"}
+    assert explained["codegen"]["name"] == "stamp_llvm"
     text = _cli(defaults_env, "explain", "llvm")
     assert "client:   TVM integration (tilelang_hostcg.tvm)" in text
     assert "Client: TVM integration (tilelang_hostcg.tvm) (confirmed by a probe build)" in _cli(defaults_env, "check")

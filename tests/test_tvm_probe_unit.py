@@ -4,6 +4,7 @@ its ``tvm.tirx.build`` edited in this process the ways maintainers edit it (a de
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import sys
@@ -114,14 +115,35 @@ def test_codegen_build_as_an_ffi_function_is_accepted_and_builds(build_module, m
 def test_a_tracer_keeping_the_original_in_its_module_dict_passes_check(build_module):
     """The ``_orig = B.f`` idiom (a tracer wraps the route and calls what it kept): ``check``'s
     client answer and its probe build both say routed, so ``--strict`` has nothing to fail on."""
-    from tilelang_hostcg.cli._checks import probed_client
+    from tilelang_hostcg.cli._probe_process import probed_client
 
     integration.install()
     tracer = types.ModuleType("route_tracer")
     exec("import sys\nB = sys.modules['tvm.tirx.build']\n_orig = B.tir_to_runtime\n"
          "def traced(*args):\n    return _orig(*args)\nB.tir_to_runtime = traced\n", tracer.__dict__)
-    before = probed_client(probe=False)
+    before, _ = probed_client(None)
     assert before["routed"] is True and before["probe"] is None
-    client = probed_client()
-    assert client["routed"] is True and client["problem"] is None and client["probe"]["called"] is True
+    client, _ = probed_client(probe)  # in this process, where the tracer is
+    assert client["routed"] is True and client["problem"] is None and client["probe"]["confirmed"] is True
     build_module.tir_to_runtime = tracer._orig
+
+
+@pytest.mark.parametrize("failing, error", [
+    (lambda mod, target: 1 / 0, "ZeroDivisionError: division by zero"),
+    (lambda mod, target: sys.exit(0), "SystemExit: sys.exit(0) was called, which ends a user's program"),
+], ids=["raises", "sys-exit"])
+def test_a_build_that_takes_the_route_and_fails_is_never_confirmed(build_module, failing, error):
+    """The route is called, and the codegen it resolves fails: a failure, told (never raised), not a
+    confirmation; ``watch_calls`` saw the codegen called."""
+    from tilelang_hostcg import HostCodegen, Registry
+    from tilelang_hostcg.clients._probe import RAISED
+
+    registry = Registry()
+    registry.register_host_codegen("c", HostCodegen("failing-c", failing, priority=100))
+    seen = []
+    registry.watch_calls(lambda reg: contextlib.nullcontext(seen.append(reg.name)))
+    integration.install(registry=registry)
+    found = probe(integration.CLIENT)
+    assert found is not None and found.called is True and not found.confirmed
+    assert found.failure is not None and (found.failure.how, found.failure.error) == (RAISED, error)
+    assert found.text == f"the probe build failed: {error}" and seen == ["failing-c"]

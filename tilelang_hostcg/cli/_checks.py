@@ -27,10 +27,13 @@ from ..registry._skipped import AUTOLOAD_OFF_TEXT
 from ..registry._sources import SourceInfo, module_of
 from ..registry._table import Registration
 from ._lockfile import lock_drift, read_lock
+from ._probe_process import DEFAULT_BOUND, Bound, failure_fix, isolated, probed_client
 from ._report import Doc, Session, controls_doc, document, duplicate_text, is_core, lock_from
 
 if TYPE_CHECKING:
     from importlib.metadata import Distribution
+
+    from ..clients._probe import Probe
 
 
 @dataclass
@@ -47,6 +50,7 @@ class _Checked:
     lock_path: str | None
     resolutions: dict[str, Resolution | None] = field(default_factory=dict)
     client: Doc | None = None  # the client document, after the probe build
+    probe: Probe | None = None  # what the probe build showed
 
 
 def _problem(code: str, message: str, *, severity: str = "error", kind: str | None = None,
@@ -308,19 +312,23 @@ def _check_probe(c: _Checked) -> list[Doc]:
                      f"{fix}", severity="warning")]
 
 
+def _check_probe_failed(c: _Checked) -> list[Doc]:
+    """``probe-failed``: ``check``'s probe build failed, so it proves nothing: an error where a plugin's codegen
+    or hook raised, hung or ended it; else (a plugin's code printed, the compiler's own code failed) a warning."""
+    failure = c.probe.failure if c.probe is not None else None
+    if c.probe is None or failure is None:
+        return []
+    running = failure.running
+    return [_problem("probe-failed", f"{c.probe.text}. {failure_fix(failure, c.registry.controls)}",
+                     severity="error" if failure.blames_plugin else "warning",
+                     kind=running.kind if running else None, group=running.group if running else None,
+                     origin=running.origin if running else None)]
+
+
 _CHECKS: tuple[Callable[[_Checked], list[Doc]], ...] = (
     _check_sources, _check_required, _check_kinds, _check_ambiguous, _check_build_functions, _check_duplicates,
     _check_controls, _check_lock, _check_declarations, _check_tilelang_builds, _check_tilelang_requirements,
-    _check_tilelang_environment, _check_compiler_metadata, _check_client, _check_probe)
-
-
-def probed_client(*, probe: bool = True) -> Doc:
-    """The client document, after the client's probe build (``probe=False``: without one)."""
-    from ..clients._probe import probe as probe_build
-    from ._client import client_document, client_for
-    tvm = tvm_document()
-    client = client_for(tvm.get("provider")) if probe else None
-    return client_document(tvm, probe_build(client) if client is not None else None)
+    _check_tilelang_environment, _check_compiler_metadata, _check_client, _check_probe, _check_probe_failed)
 
 
 def split_kinds(kinds: Iterable[str]) -> list[str]:
@@ -352,10 +360,11 @@ def validate_required(require: Sequence[str], require_hooks: Sequence[str], know
 
 
 def check_document(*, require: Sequence[str] = (), require_hooks: Sequence[str] = (),
-                   lock: str | Path | None = None, strict: bool = False) -> Doc:
+                   lock: str | Path | None = None, strict: bool = False, probe_bound: Bound = DEFAULT_BOUND) -> Doc:
     """Load every advertised plugin and report every problem found; ``ok`` is false when one is an
-    ``error`` (with ``strict``, every warning). Raises :class:`UnknownKindError` for a bad required
-    kind and :class:`LockFileError` for an unusable lock file."""
+    ``error`` (with ``strict``, every warning). The probe build runs in a process of its own within
+    ``probe_bound``. Raises :class:`UnknownKindError` for a bad required kind and :class:`LockFileError`
+    for an unusable lock file."""
     locked = read_lock(lock) if lock is not None else None
     kinds, hook_kinds = split_kinds(require), split_kinds(require_hooks)
     session = Session()
@@ -368,9 +377,10 @@ def check_document(*, require: Sequence[str] = (), require_hooks: Sequence[str] 
 
         known = set(Target.list_kinds())
         validate_required(kinds, hook_kinds, known, {(s.group, canonical_kind(s.kind)) for s in sources})
+        client, probe = probed_client(isolated(probe_bound))
         checked = _Checked(registry, session.index, sources, registry.registrations(CODEGEN_GROUP),
                            registry.registrations(HOOK_GROUP), known, kinds, hook_kinds, locked,
-                           str(lock) if lock is not None else None, client=probed_client())
+                           str(lock) if lock is not None else None, client=client, probe=probe)
         problems = [p for check in _CHECKS for p in check(checked)]
     # ``plugin-warning``: captured warnings (escaped, as warnings are) that no other problem reports
     reported = {shown(p["message"]) for p in problems} | session.failed_plugin_warnings

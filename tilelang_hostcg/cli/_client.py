@@ -23,12 +23,13 @@ def client_for(provider: object) -> Client | None:
 
 
 def client_document(tvm: dict[str, Any], probe: Probe | None = None) -> dict[str, Any]:
-    """``{"active", "client", "routed", "predicted", "problem", "describe", "probe", "native"}`` for the TVM document
-    ``tvm``; ``probe``: what ``check``'s probe build showed (it decides over what can be known before)."""
+    """``{"active", "client", "routed", "predicted", "problem", "describe", "probe", "native"}`` for the TVM
+    document ``tvm``; ``probe``: what ``check``'s probe build showed (it decides over what can be known
+    before, and ``describe`` says it, as the text output's ``Client:`` line does)."""
     from ..clients._routing import routing
     client = client_for(tvm.get("provider"))
     predicted = "tvm" not in sys.modules
-    shown = probe and {"called": probe.called, "text": probe.text, "seconds": round(probe.seconds, 3),
+    shown = probe and {"called": probe.called, "confirmed": probe.confirmed, "text": probe.text,
                        "hints": list(probe.hints)}
     if client is None:
         # Nothing imported: a TVM an import hook serves may still be routed (not known, never false).
@@ -44,9 +45,11 @@ def client_document(tvm: dict[str, Any], probe: Probe | None = None) -> dict[str
     describe = answer.reason if routed else f"{state}: {answer.reason}"
     if predicted and routed is None:  # one line: what will happen, and how to see it for sure
         describe = f"{client.title}, expected: {answer.reason}"
-    if probe is not None and probe.called is False:
+    if probe is not None and probe.called is False and probe.failure is None:
         routed, problem = False, probe_text(probe, answer.reason if answer.by_build else None)
         describe = f"none: {problem}"
+    elif probe is not None:
+        describe += f" ({probe.text})" if probe.confirmed else f" (not confirmed: {probe.text})"
     native = client.native()
     return {"active": client.name if routed else None, "client": client.name, "routed": routed,
             "predicted": predicted, "problem": problem, "probe": shown,
@@ -85,8 +88,7 @@ def probe_text(probe: Probe, shown: str | None = None) -> str:
 
 
 def client_text(doc: dict[str, Any]) -> str:
-    """The ``client:`` line of the text output (``check``'s: with what its probe build showed)."""
+    """The ``client:`` line of the text output: the document's ``describe`` (``check``'s says what its probe
+    build showed)."""
     client = doc.get("client") or {}
-    probe = client.get("probe") or {}
-    shown = f" ({probe['text']})" if probe.get("called") else ""
-    return f"Client: {client.get('describe', 'none')}{shown}"
+    return f"Client: {client.get('describe', 'none')}"

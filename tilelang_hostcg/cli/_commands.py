@@ -66,14 +66,16 @@ def cmd_list(args: argparse.Namespace) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     """``check``: load every plugin and report every problem; 1 when there is any."""
     from ._checks import check_document, printed_text, split_kinds
+    from ._probe_process import probe_bound
     for values, option in ((args.require, "--require"), (args.require_hook, "--require-hook")):
         for value in values:  # ``--require ,`` would otherwise pass while requiring nothing
             if not split_kinds([value]):
                 raise UsageError(f"{option} {value!r} names no kind; give a kind name such as "
                                  f"{'llvm' if option == '--require' else 'cuda'} (see '{PROG} check --help')",
                                  prog=f"{PROG} check")
+    bound = probe_bound(args.probe_timeout)
     doc = quietly(check_document, require=args.require, require_hooks=args.require_hook, lock=args.lock,
-                  strict=args.strict)
+                  strict=args.strict, probe_bound=bound)
     if args.json:
         write_json(doc)
         return 0 if doc["ok"] else 1

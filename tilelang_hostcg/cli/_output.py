@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 __all__ = ["PROG", "describe_distribution", "describe_flags",
            "document_is", "document_stream", "err", "out", "own_stdout",
-           "printed_while", "quietly", "shown", "warn_all", "write_json", "write_traceback"]
+           "printed_while", "quietly", "shown", "warn_all", "without_tvm_guess", "write_json", "write_traceback"]
 
 PROG = CLI_PROG
 
@@ -115,6 +115,11 @@ _TVM_ARCH_GUESS = re.compile(
     re.MULTILINE)
 
 
+def without_tvm_guess(data: bytes) -> bytes:
+    """What a process wrote (``data``), without TVM's guess of a CUDA architecture."""
+    return _TVM_ARCH_GUESS.sub(b"", data)
+
+
 def _flush() -> None:
     for stream in (sys.stdout, sys.__stdout__, sys.stderr, sys.__stderr__, *_OURS):
         with contextlib.suppress(Exception):
@@ -183,7 +188,7 @@ def held_output() -> Iterator[None]:
             for fd, copy in reversed(saved):
                 os.dup2(copy, fd)
                 os.close(copy)
-            data = b"".join(_TVM_ARCH_GUESS.sub(b"", os.pread(held.fileno(), size, 0))
+            data = b"".join(without_tvm_guess(os.pread(held.fileno(), size, 0))
                             for held, size in zip(hold.files, hold.sizes(), strict=True))
             stream = getattr(sys.stderr, "buffer", None)  # the bytes as written, if it can
             if data and stream is not None:
@@ -210,7 +215,7 @@ def printed_while(note: Callable[[bytes, bytes], None]) -> Iterator[None]:
         hold.frames.remove(frame)
         if hold.frames:
             hold.frames[-1][0] = now
-        written = [_TVM_ARCH_GUESS.sub(b"", data) for data in frame[1]]
+        written = [without_tvm_guess(data) for data in frame[1]]
         if any(written):
             note(*written)
 

@@ -83,6 +83,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="a device kind that must have a hook (repeatable, or comma-separated)")
     p.add_argument("--lock", metavar="FILE", help="fail when the installed set differs from FILE")
     p.add_argument("--strict", action="store_true", help="treat warnings as failures")
+    p.add_argument("--probe-timeout", metavar="SECONDS",
+                   help="the time bound of the probe build, which runs in a process of its own (default 120; "
+                        "also TILELANG_HOSTCG_PROBE_TIMEOUT)")
 
     p = sub.add_parser("lock", help="write the installed plugin set as a lock file",
                        description="Write the installed plugin set (distributions, versions, entry points, "

@@ -25,7 +25,10 @@ ENV_AUTOLOAD_OFF = "TILELANG_HOSTCG_DISABLE_PLUGIN_AUTOLOAD"
 ENV_DISABLE = "TILELANG_HOSTCG_DISABLE"
 ENV_ONLY = "TILELANG_HOSTCG_ONLY"
 ENV_PREFER = "TILELANG_HOSTCG_PREFER"
-KNOWN_VARIABLES = (ENV_AUTOLOAD_OFF, ENV_AUTO_INSTALL, ENV_DISABLE, ENV_ONLY, ENV_PREFER)
+ENV_PROBE_TIMEOUT = "TILELANG_HOSTCG_PROBE_TIMEOUT"
+KNOWN_VARIABLES = (ENV_AUTOLOAD_OFF, ENV_AUTO_INSTALL, ENV_DISABLE, ENV_ONLY, ENV_PREFER, ENV_PROBE_TIMEOUT)
+PROBE_TIMEOUT_DEFAULT = 120.0  # seconds; docs/cli.md says why
+PROBE_TIMEOUT_LIMIT = 86400.0  # a day: a bound, not a way round one
 RESERVED_PREFIX = "TILELANG_HOSTCG_TEST_"  # the project's own tests' variables: never judged
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +45,28 @@ def _not_understood(variable: str, value: str | None, effect: str, fix: str) -> 
     if value is None or is_understood(value):
         return None
     return ControlProblem(variable, value, f"{variable}={shown(value, 60)} is not understood; {effect}. Write {fix}")
+
+
+def probe_timeout_error(value: str, given: str) -> str | None:
+    """Why ``value`` (from ``given``: the variable or the ``check`` flag) is no time bound for ``check``'s probe
+    build, else ``None``: a bound is a number of seconds above 0, at most a day."""
+    try:
+        seconds = float(value.strip())
+    except ValueError:
+        seconds = float("nan")
+    if 0 < seconds <= PROBE_TIMEOUT_LIMIT:  # also false for nan
+        return None
+    return (f"{given}={shown(value, 60)} is not a time bound for check's probe build: give a number of seconds above 0 "
+            f"and at most {PROBE_TIMEOUT_LIMIT:g} (default {PROBE_TIMEOUT_DEFAULT:g}), e.g. {given}=300")
+
+
+def probe_timeout_problem(value: str | None) -> ControlProblem | None:
+    """The problem with ``TILELANG_HOSTCG_PROBE_TIMEOUT=value``; ``check`` refuses to run with it."""
+    error = None if value is None else probe_timeout_error(value, ENV_PROBE_TIMEOUT)
+    if value is None or error is None:
+        return None
+    return ControlProblem(ENV_PROBE_TIMEOUT, value, f"{error}; `tilelang-hostcg check` stops with this error until "
+                                                    "it is fixed or unset")
 
 
 def auto_install_problem(value: str | None) -> ControlProblem | None:
@@ -93,7 +118,8 @@ class Controls:
         value = env.get(ENV_AUTOLOAD_OFF)
         problems = [p for p in (_not_understood(ENV_AUTOLOAD_OFF, value, "plugin autoload stays on",
                                                 f"{ENV_AUTOLOAD_OFF}=1 to turn it off"),
-                                auto_install_problem(env.get(ENV_AUTO_INSTALL))) if p is not None]
+                                auto_install_problem(env.get(ENV_AUTO_INSTALL)),
+                                probe_timeout_problem(env.get(ENV_PROBE_TIMEOUT))) if p is not None]
         disable = frozenset(normalize_name(dist) + sep + kind for dist, sep, kind in (
             item.partition(":") for item in _items(ENV_DISABLE, env, problems) or ()))
         only_items = _items(ENV_ONLY, env, problems)

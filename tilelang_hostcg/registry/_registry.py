@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 from ..core._errors import add_note, warn_once, warn_plugin
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from ..core._types import TargetLike
 
 _RESOLVE_CACHE_LIMIT = 1024
+CallWatch = Callable[[Registration], AbstractContextManager[None]]
 
 
 def _check_kind(kind: object) -> None:
@@ -53,6 +55,16 @@ class Registry:
         self._table = RegistrationTable()
         self._loader = Loader(self._table, self, discover=discover, controls=controls,
                               index_loader=index_loader, watch=watch)
+        self._call_watch: CallWatch | None = None
+
+    def watch_calls(self, watch: CallWatch | None) -> None:
+        """Run each codegen's and hook's ``lower`` inside ``watch(registration)`` from now on (``None``: plainly
+        again): ``check``'s probe process tells with it what it is about to call."""
+        self._call_watch = watch
+
+    def _calling(self, reg: Registration | None) -> AbstractContextManager[None]:
+        watch = self._call_watch
+        return nullcontext() if watch is None or reg is None else watch(reg)
 
     def register_host_codegen(self, target_host_kind: str, codegen: HostCodegen, *, override: bool = False,
                               origin: Origin | None = None, default: bool = False) -> HostCodegen:
@@ -266,13 +278,14 @@ class Registry:
         no ``IRModule`` is a :class:`PluginCallbackError`)."""
         from tvm.ir import IRModule  # here: TVM is in use once a hook runs
         hook: Any = reg.obj
-        try:
-            result = hook.lower(mod, target_host, target)
-        except Exception as exc:
-            add_note(exc, provenance_note(reg, (), self.controls))
-            raise
-        if not isinstance(result, IRModule):
-            raise bad_hook_result(reg, result, reg.kind)
+        with self._calling(reg):  # what it returns is part of the call
+            try:
+                result = hook.lower(mod, target_host, target)
+            except Exception as exc:
+                add_note(exc, provenance_note(reg, (), self.controls))
+                raise
+            if not isinstance(result, IRModule):
+                raise bad_hook_result(reg, result, reg.kind)
         return result
 
     def build_host(self, host_mod: IRModule, target_host: TargetLike, target: TargetLike | None = None) -> Module:
@@ -292,16 +305,17 @@ class Registry:
         ``alternatives`` a PREFER may choose (asked only then; ``None``: no note); a result that is no runtime
         ``Module`` is a :class:`PluginCallbackError`."""
         codegen: Any = reg.obj
-        try:
-            result = codegen.lower(host_mod, target_host)
-        except Exception as exc:
-            if alternatives is not None:  # a PREFER suggestion names what serves the target and can build
-                names = [c.registration.name for c in alternatives()]
-                add_note(exc, provenance_note(reg, names, self.controls))
-            raise
-        from tvm.runtime import Module as RuntimeModule  # here: TVM is in use once built
-        if not isinstance(result, RuntimeModule):
-            raise bad_build_result(codegen, reg.origin, result, reg.kind)
+        with self._calling(reg):  # what it returns is part of the call
+            try:
+                result = codegen.lower(host_mod, target_host)
+            except Exception as exc:
+                if alternatives is not None:  # a PREFER suggestion names what serves the target and can build
+                    names = [c.registration.name for c in alternatives()]
+                    add_note(exc, provenance_note(reg, names, self.controls))
+                raise
+            from tvm.runtime import Module as RuntimeModule  # here: TVM is in use once built
+            if not isinstance(result, RuntimeModule):
+                raise bad_build_result(codegen, reg.origin, result, reg.kind)
         return result
 
 
