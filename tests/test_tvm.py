@@ -408,7 +408,8 @@ def test_the_cli_says_which_client_is_active(stamp_env, defaults_env):
     checked = _cli(stamp_env, "check", "--json")
     probe = checked["client"].pop("probe")
     assert checked["client"] == {"active": "tvm", "client": "tvm", "routed": True, "predicted": False,
-                                 "problem": None, "describe": "TVM integration (tilelang_hostcg.tvm)"}
+                                 "problem": None, "describe": "TVM integration (tilelang_hostcg.tvm)",
+                                 "native": None}
     assert probe["called"] is True and probe["text"] == "confirmed by a probe build" and probe["seconds"] < 1
     assert checked["ok"], checked["problems"]
     explained = _cli(stamp_env, "explain", "llvm", "--json")

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core._errors import add_note, warn_once, warn_plugin
 from ..core._names import CODEGEN_GROUP, CORE_DISTRIBUTION, HOOK_GROUP, normalize_name
-from ..core._types import CODE_ORIGIN, HostCodegen, HostCodegenHook, Origin, SourceState
+from ..core._types import CODE_ORIGIN, HostCodegen, HostCodegenHook, Origin
 from ..discovery._planning import Controls
 from ..environment._targets import canonical_kind, host_of, is_host_target, parse_target
 from ._loading import IndexLoader, Loader, Watch
@@ -173,9 +173,7 @@ class Registry:
         _warn_skipped(problems, f"hooks of kind {kind!r}", self.controls)
         regs = [c.registration for c in candidates if c.matches and not c.registration.default
                 and not any(c.registration.obj is obj for obj in leave_out)]
-        disabled = [s for s in self.sources() if s.group == HOOK_GROUP and s.kind == kind
-                    and s.state == SourceState.DISABLED]
-        return regs, disabled
+        return regs, self._loader.settled(HOOK_GROUP, kind).disabled
 
     def _decide(self, target: Target) -> tuple[Resolution, list[Source]]:
         host = host_of(target)
