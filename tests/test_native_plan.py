@@ -445,3 +445,22 @@ def test_a_compiler_that_declares_but_never_calls_fails_check_strict(tmp_path):
     undeclared = env.command("check", "--strict", "--json", cwd=tmp_path)
     assert undeclared.returncode == 0, undeclared.stdout
     assert json.loads(undeclared.stdout)["client"]["probe"]["called"] is True
+
+
+def test_a_plan_follows_registrations_and_predicates(tmp_path):
+    """A kind's resolution is kept only while the registrations stay and only where it depends on the
+    kind alone: a codegen registered in code later takes over; a predicate decides per target."""
+    compilers(tmp_path)
+    hook_only(tmp_path)
+    out, _ = run("""
+        import cc
+        first = cc.plan("c").codegen
+        hc.register_host_codegen("c", hc.HostCodegen("code-c", lambda m, t: m, priority=5))
+        second = cc.plan("c").codegen
+        hc.register_host_codegen("llvm", hc.HostCodegen(
+            "znver-llvm", lambda m, t: m, supports_target=lambda t: str(t.attrs.get("mcpu", "")) == "znver4"))
+        plain = cc.plan("llvm").codegen
+        wide = cc.plan(Target({"kind": "llvm", "mcpu": "znver4"})).codegen
+        print(json.dumps([first, second, plain, wide, cc.plan("llvm").codegen]))
+    """, tmp_path)
+    assert out == ["cc-c", "code-c", "cc-llvm", "znver-llvm", "cc-llvm"]
