@@ -291,8 +291,11 @@ class Client(ABC):
             return
         native = self.native()
         if native is not None:
-            warn_once(f"tilelang_hostcg.{self.name}.install() patches nothing: {native.describe(self.compiler)}, "
-                      "so its host builds go through the registry without it")
+            problem = native.problem()
+            effect = (f". {problem}" if problem is not None
+                      else ", so its host builds go through the registry without it")
+            warn_once(f"tilelang_hostcg.{self.name}.install() patches nothing: {native.describe(self.compiler)}"
+                      f"{effect}")
             return
         prepared = self._prepare(registry)
         with self.lock:
