@@ -56,10 +56,15 @@ def test_the_key_does_not_depend_on_what_was_loaded_first(tmp_path):
     # ... the key does not.
     assert key_first["key"] == used_first["key"]
     key = key_first["key"]
-    assert ["key-plugin", "1.0", "on"] in key["plugins"]
-    assert key["codegen"][:2] == ["c", "key-first"] and key["codegen"][3:5] == ["key-plugin", "1.0"]
-    assert [hook[:2] for hook in key["hooks"]] == [["cuda", "key-hook"]]
-    # The installed set still counts: with the plugin's kind disabled, another key.
-    off = env.run_json(FINGERPRINT.replace("FIRST", "False"),
-                       env={"TILELANG_HOSTCG_DISABLE": "key-plugin:c"})
-    assert off["key"] != key and ["key-plugin", "1.0", "off"] in off["key"]["plugins"]
+    assert key["third_party"] and len(key["fingerprint"]) == 16
+    assert key["codegen"][:4] == ["key-plugin", "1.0", "c = hcgt_key.first", "key-first"]
+    assert [hook[3] for hook in key["hooks"]] == ["key-hook"]
+    # What decides host code still counts: with the plugin's c codegen disabled, and with its cuda
+    # hook disabled, two other keys (the controls that decided among them).
+    off = env.run_json(FINGERPRINT.replace("FIRST", "False"), env={"TILELANG_HOSTCG_DISABLE": "key-plugin:c"})
+    hooks_off = env.run_json(FINGERPRINT.replace("FIRST", "False"), env={"TILELANG_HOSTCG_DISABLE": "key-plugin:cuda"})
+    assert len({key["fingerprint"], off["key"]["fingerprint"], hooks_off["key"]["fingerprint"]}) == 3
+    assert off["key"]["controls"] == ["TILELANG_HOSTCG_DISABLE=key-plugin:c"]
+    # With the whole plugin off nothing third-party runs: no fingerprint, TileLang's own keys.
+    gone = env.run_json(FINGERPRINT.replace("FIRST", "False"), env={"TILELANG_HOSTCG_DISABLE": "key-plugin"})
+    assert gone["key"]["third_party"] is False and gone["key"]["fingerprint"] is None

@@ -409,7 +409,8 @@ def test_the_cli_says_which_client_is_active(stamp_env, defaults_env):
     probe = checked["client"].pop("probe")
     assert checked["client"] == {"active": "tvm", "client": "tvm", "routed": True, "predicted": False,
                                  "problem": None,
-                                 "describe": "TVM integration (tilelang_hostcg.tvm) (confirmed by a probe build)"}
+                                 "describe": "TVM integration (tilelang_hostcg.tvm) (confirmed by a probe build)",
+                                 "native": None}
     assert probe == {"called": True, "confirmed": True, "text": "confirmed by a probe build", "hints": []}
     assert checked["ok"], checked["problems"]
     explained = _cli(stamp_env, "explain", "llvm", "--json")

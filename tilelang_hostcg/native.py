@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
     from .clients._plan import HostPlan
 
-__all__ = ["API_VERSION", "DECLARATION", "HostPlan", "apply_hooks", "build_host", "calls", "fingerprint", "plan"]
+__all__ = ["API_VERSION", "DECLARATION", "HostPlan", "apply_hooks", "build_host", "fingerprint", "plan"]
 
 API_VERSION = NATIVE_API_VERSION
 """The version of this API (2); it also serves callers written for API 1."""

@@ -37,10 +37,6 @@ def client_document(tvm: dict[str, Any], probe: Probe | None = None) -> dict[str
                 "problem": None, "native": None, "describe": f"none: {tvm.get('describe')}", "probe": shown}
     answer = routing(client, import_it=not predicted)
     routed, problem = answer.routed, answer.blocker or (answer.reason if answer.pending else None)
-    damaged = damaged_api() if client.native() is not None else None
-    if damaged is not None:  # the compiler calls an API this install cannot give: its builds fail
-        routed, problem = False, damaged
-        answer = answer._replace(reason=damaged)
     state = "not known" if routed is None else "none"
     describe = answer.reason if routed else f"{state}: {answer.reason}"
     if predicted and routed is None:  # one line: what will happen, and how to see it for sure
@@ -50,6 +46,9 @@ def client_document(tvm: dict[str, Any], probe: Probe | None = None) -> dict[str
         describe = f"none: {problem}"
     elif probe is not None:
         describe += f" ({probe.text})" if probe.confirmed else f" (not confirmed: {probe.text})"
+    damaged = damaged_api() if client.native() is not None else None
+    if damaged is not None:  # the compiler calls an API this install cannot give: its builds fail
+        routed, problem, describe = False, damaged, f"none: {damaged}"
     native = client.native()
     return {"active": client.name if routed else None, "client": client.name, "routed": routed,
             "predicted": predicted, "problem": problem, "probe": shown,

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple
 
-from _tilelang_hostcg_switch import ENV_AUTO_INSTALL, activation_off
+from _tilelang_hostcg_switch import ENV_AUTO_INSTALL
 
 from ..core._errors import warn_activation_failed, warn_once, warn_plugin
 from ..core._names import CODEGEN_GROUP, HOOK_GROUP
@@ -45,9 +45,9 @@ class Native(NamedTuple):
     def stock_reason(self) -> str | None:
         """Why its builds are the compiler's own alone though the declaration is served (the off switch,
         or nothing third-party to run), else ``None``: the rule its plans follow."""
-        if activation_off():
-            return f"but {ENV_AUTO_INSTALL}=0: the compiler's own codegens and hooks decide alone"
         from ._native_state import NATIVE  # a declaring compiler imports it at its first build anyway
+        if NATIVE.off():
+            return f"but {ENV_AUTO_INSTALL}=0: the compiler's own codegens and hooks decide alone"
         if not NATIVE.third_party():
             return ("but no third-party plugin is installed (or the controls skip them all): the compiler's own "
                     "codegens and hooks decide alone")
@@ -257,8 +257,11 @@ class Client(ABC):
             if native is None:  # the point is another package's (its warning said so): nothing to patch
                 return
         if native is not None:
-            warn_once(f"tilelang_hostcg.{self.name}.install() patches nothing: {native.describe(self.compiler)}, "
-                      "so its host builds go through the registry without it")
+            problem = native.problem()
+            effect = (f". {problem}" if problem is not None
+                      else ", so its host builds go through the registry without it")
+            warn_once(f"tilelang_hostcg.{self.name}.install() patches nothing: {native.describe(self.compiler)}"
+                      f"{effect}")
             return
         prepared = self._prepare(registry)
         with self.lock:

@@ -4,6 +4,7 @@ the compiler's own decide alone), the plan made (:mod:`._plan`), and the calls c
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -53,15 +54,17 @@ def _served(caller: Mapping[str, Any], function: str) -> bool:
 
 def _target(value: Any) -> Any:
     """A ``Target`` for ``value`` (a ``Target`` as it is; a kind name, JSON text or dict parsed once)."""
-    if hasattr(value, "kind") and hasattr(value, "host"):
+    target_type = getattr(sys.modules.get("tvm.target"), "Target", None)  # imported: the compiler uses TVM
+    if target_type is not None and isinstance(value, target_type):
         return value
     from ..environment._targets import parse_target
     return parse_target(value)
 
 
-def _argument(function: str) -> tuple[str, str]:
-    """The names the codegens and hooks arguments have in ``function``."""
-    return ("codegens", "hooks") if function == "plan" else ("defaults", "defaults")
+def _where(function: str, argument: int) -> str:
+    """``tilelang_hostcg.native.plan(codegens=...)``: the argument a message names (0: codegens, 1: hooks)."""
+    names = ("codegens", "hooks") if function == "plan" else ("defaults", "defaults")
+    return f"tilelang_hostcg.native.{function}({names[argument]}=...)"
 
 
 def _checked_codegens(codegens: Any, function: str) -> Mapping[str, Any] | None:
@@ -69,37 +72,37 @@ def _checked_codegens(codegens: Any, function: str) -> Mapping[str, Any] | None:
     callable (``None`` stays ``None`` for ``apply_hooks``: no codegen is resolved)."""
     if codegens is None:
         return {} if function == "plan" else None
-    where = f"tilelang_hostcg.native.{function}({_argument(function)[0]}=...)"
-    if not isinstance(codegens, Mapping):
-        raise NativeDefaultError(f"{where} got {_shown(codegens)}, not a mapping: pass a dict from host target kind "
-                                 "to the compiler's codegen for it (an object with a name and build(mod, "
+    if type(codegens) is not dict and not isinstance(codegens, Mapping):  # a dict: the common case, at once
+        raise NativeDefaultError(f"{_where(function, 0)} got {_shown(codegens)}, not a mapping: pass a dict from host "
+                                 "target kind to the compiler's codegen for it (an object with a name and build(mod, "
                                  "target_host), or a callable (mod, target_host))")
     for kind, codegen in codegens.items():
         if not isinstance(kind, str):
-            raise NativeDefaultError(f"{where} has the key {_shown(kind)}: the keys are host target kinds, as "
-                                     "strings (e.g. 'c', 'llvm')")
+            raise NativeDefaultError(f"{_where(function, 0)} has the key {_shown(kind)}: the keys are host target "
+                                     "kinds, as strings (e.g. 'c', 'llvm')")
         if not callable(getattr(codegen, "build", None)) and not callable(codegen):
-            raise NativeDefaultError(f"{where}[{kind!r}] is {_shown(codegen)}, which has no build(mod, target_host) "
-                                     "and is not callable; pass an object with a name and build, or a callable "
-                                     "(mod, target_host)")
+            raise NativeDefaultError(f"{_where(function, 0)}[{kind!r}] is {_shown(codegen)}, which has no "
+                                     "build(mod, target_host) and is not callable; pass an object with a name and "
+                                     "build, or a callable (mod, target_host)")
     return codegens
 
 
 def _checked_hooks(hooks: Any, function: str) -> Sequence[Any]:
     """``hooks`` as given, once checked: a sequence (a list or tuple, not a generator or a mapping) of
     objects with ``apply`` or callables."""
-    where = f"tilelang_hostcg.native.{function}({_argument(function)[1]}=...)"
     if hooks is None:
         return ()
-    if isinstance(hooks, (str, bytes)) or not isinstance(hooks, Sequence):
-        raise NativeDefaultError(f"{where} got {_shown(hooks)}, not a sequence: pass a list or tuple of the "
-                                 "compiler's hooks for the device kind, in order (objects with a name and "
+    if type(hooks) not in (tuple, list) and (isinstance(hooks, (str, bytes)) or not isinstance(hooks, Sequence)):
+        raise NativeDefaultError(f"{_where(function, 1)} got {_shown(hooks)}, not a sequence: pass a list or tuple of "
+                                 "the compiler's hooks for the device kind, in order (objects with a name and "
                                  "apply(mod, target_host, target), or callables of those arguments)")
     for i, hook in enumerate(hooks):
         if not callable(getattr(hook, "apply", None)) and not callable(hook):
-            raise NativeDefaultError(f"{where}[{i}] is {_shown(hook)}, which has no apply(mod, target_host, target) "
-                                     "and is not callable; pass an object with a name and apply, or a callable")
-    return hooks
+            raise NativeDefaultError(f"{_where(function, 1)}[{i}] is {_shown(hook)}, which has no apply(mod, "
+                                     "target_host, target) and is not callable; pass an object with a name and "
+                                     "apply, or a callable")
+    checked: Sequence[Any] = hooks
+    return checked
 
 
 def _shown(value: Any) -> str:

@@ -7,11 +7,12 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from _tilelang_hostcg_switch import activation_off
 
 from ..core._names import CODEGEN_GROUP, CORE_DISTRIBUTION, HOOK_GROUP, normalize_name
+from ..core._types import HostCodegen
 
 if TYPE_CHECKING:
     from ..registry._registry import Registry
@@ -24,7 +25,23 @@ class NativeUse:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._planned: bool | None = None
+        self._off: bool | None = None
         self._calls: dict[str, int] = {}
+        self._defaults: dict[str, HostCodegen] = {}
+
+    def off(self) -> bool:
+        """Whether the off switch (``TILELANG_HOSTCG_AUTO_INSTALL=0``) is set: read once, as the controls are."""
+        if self._off is None:
+            self._off = activation_off(os.environ)
+        return self._off
+
+    def default_codegen(self, name: str) -> HostCodegen:
+        """The stand-in a resolution judges for a compiler's own codegen called ``name`` (one per name; it
+        is never built with: a plan calls the compiler's own object)."""
+        held = self._defaults.get(name)
+        if held is None:
+            held = self._defaults.setdefault(name, HostCodegen(name, _stand_in))
+        return held
 
     def count(self, client: str) -> None:
         """One build (or hook pass) of ``client`` went through a plan."""
@@ -51,7 +68,7 @@ class NativeUse:
         """The registry a plan asks, or ``None`` where the compiler's own decide alone: the off switch, or
         no third-party plugin the controls keep and no registry made by the program. (A registry made
         with nothing third-party in it plans the same as none: its core codegens never serve a plan.)"""
-        if activation_off(os.environ):
+        if self.off():
             return None
         api = sys.modules.get("tilelang_hostcg._api")  # not imported here: without a plugin, no registry is
         made = api.made_default_registry() if api is not None else None
@@ -65,13 +82,17 @@ class NativeUse:
     def third_party(self) -> bool:
         """Whether a plan can run anything third-party: a plugin the controls keep, or a codegen, hook or
         lazy module the program registered in code (what reports say, by the rule plans follow)."""
-        if activation_off(os.environ):
+        if self.off():
             return False
         if self.planned():
             return True
         api = sys.modules.get("tilelang_hostcg._api")
         made = api.made_default_registry() if api is not None else None
         return made is not None and bool(third_party_kinds(made))
+
+
+def _stand_in(mod: Any, target_host: Any) -> Any:
+    raise AssertionError("a compiler's own codegen is called by its plan, never through its stand-in")
 
 
 NATIVE = NativeUse()

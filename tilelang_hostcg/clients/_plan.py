@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..core._errors import HostCodegenError, NativeDefaultError, NoHostCodegenError
-from ..core._types import HostCodegen, Origin
 from ..discovery._controls import ENV_PREFER
 from ..registry._resolution import Why
 from ..registry._table import Registration, run_order
+from ._native_state import NATIVE
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -143,29 +143,39 @@ class HostPlan:
     hooks: tuple[str, ...]
     third_party: bool
     fingerprint: str | None
-    _codegen: _Step = field(repr=False)
+    _codegen: _Step | None = field(repr=False)
     _hooks: tuple[_Own | _Plugin, ...] = field(repr=False)
-    _document: dict[str, Any] = field(repr=False)
+    _controls: tuple[str, ...] = field(repr=False)
 
     def build(self, mod: Any) -> Any:
         """The runtime module of host ``mod``, built by :attr:`codegen` (the compiler's own is called as
         it is, its result returned as it is)."""
-        from ._native_state import NATIVE
         NATIVE.count(self.client)
+        if self._codegen is None:
+            raise NativeDefaultError(f"this plan of {self.client} resolved no host codegen (it was made for hooks "
+                                     "only); make the plan with the compiler's codegens to build with it")
         return self._codegen.build(mod, self.target_host)
 
     def apply_hooks(self, mod: Any) -> Any:
         """Host ``mod`` after :attr:`hooks`, in order, each given ``(mod, target_host, target)`` as
         ``Target`` objects (``mod`` itself where no device target was given)."""
-        from ._native_state import NATIVE
         NATIVE.count(self.client)
         for hook in self._hooks:
             mod = hook.apply(mod, self.target_host, self.target)
         return mod
 
     def document(self) -> dict[str, Any]:
-        """The resolution the fingerprint is made from, JSON-ready."""
-        return json.loads(json.dumps(self._document))  # type: ignore[no-any-return]
+        """The resolution the fingerprint is made from, JSON-ready: the codegen and the hooks, each the
+        compiler's own (``["own", name]``) or a registration's (distribution, version, entry point, name,
+        priority), and the controls that decided."""
+        return document_of(self.client, self._codegen, self._hooks, self._controls)
+
+
+def document_of(client: str, codegen: _Step | None, hooks: Sequence[_Own | _Plugin],
+                controls: Sequence[str]) -> dict[str, Any]:
+    """What a plan's fingerprint is made from (see :meth:`HostPlan.document`)."""
+    return {"client": client, "codegen": codegen.entry() if codegen is not None else None,
+            "hooks": [step.entry() for step in hooks], "controls": sorted(set(controls))}
 
 
 def name_of(obj: Any, fallback: str) -> str:
@@ -179,31 +189,21 @@ def make_plan(registry: Registry | None, target_host: Any, target: Any, codegens
     """The plan of ``client``'s host build (targets parsed already; ``codegens`` ``None``: no codegen
     resolved, for a plan that only applies hooks). ``registry`` ``None``: the compiler's own decide alone."""
     controls: list[str] = []
-    codegen: _Step | None = None
-    if codegens is not None:
-        codegen = _codegen_step(registry, target_host, codegens, client, controls)
-    steps: list[_Own | _Plugin] = []
+    codegen = None if codegens is None else _codegen_step(registry, target_host, codegens, client, controls)
+    steps: tuple[_Own | _Plugin, ...] = ()
     if target is not None:
         steps = _hook_steps(registry, target_host, target, hooks, client, controls)
     third_party = isinstance(codegen, _Plugin) or any(isinstance(step, _Plugin) for step in steps)
-    document = {"client": client, "codegen": codegen.entry() if codegen is not None else None,
-                "hooks": [step.entry() for step in steps], "controls": sorted(set(controls))}
-    if codegen is None:
-        codegen = _Missing(_nothing_planned(client))
-    fingerprint = fingerprint_of(document) if third_party else None
-    return HostPlan(client, target_host, target, codegen.name, tuple(step.name for step in steps), third_party,
-                    fingerprint, codegen, tuple(steps), document)
+    fingerprint = fingerprint_of(document_of(client, codegen, steps, controls)) if third_party else None
+    name = codegen.name if codegen is not None else None
+    return HostPlan(client, target_host, target, name, tuple(step.name for step in steps), third_party, fingerprint,
+                    codegen, steps, tuple(controls))
 
 
 def fingerprint_of(document: Mapping[str, Any]) -> str:
     """The fingerprint of a resolution's document: 16 hex digits of its SHA-256."""
     text = json.dumps(document, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def _nothing_planned(client: str) -> NativeDefaultError:
-    return NativeDefaultError(f"this plan of {client} resolved no host codegen (it was made with codegens=None, "
-                              "for hooks only); make the plan with the compiler's codegens to build with it")
 
 
 def _codegen_step(registry: Registry | None, host: Any, codegens: Mapping[str, Any], client: str,
@@ -213,9 +213,10 @@ def _codegen_step(registry: Registry | None, host: Any, codegens: Mapping[str, A
     name = f"{client}-{kind}"
     if registry is None:
         return _Own(name, own) if own is not None else _Missing(_no_codegen(client, kind, codegens))
-    default = None if own is None else HostCodegen(name, lambda mod, target_host: call_build(own, mod, target_host))
-    resolution = registry.client_resolution(host, default, Origin(client), _RUNNING.get())
-    controls += _skipping(resolution.disabled, registry.controls)
+    default = None if own is None else NATIVE.default_codegen(name)
+    resolution = registry.client_resolution(host, kind, default, client, _RUNNING.get())
+    if resolution.disabled:
+        controls += _skipping(resolution.disabled, registry.controls)
     choice = resolution.choice
     if choice is None:
         assert resolution.error is not None
@@ -228,18 +229,21 @@ def _codegen_step(registry: Registry | None, host: Any, codegens: Mapping[str, A
 
 
 def _hook_steps(registry: Registry | None, host: Any, device: Any, hooks: Sequence[Any], client: str,
-                controls: list[str]) -> list[_Own | _Plugin]:
+                controls: list[str]) -> tuple[_Own | _Plugin, ...]:
     kind = device.kind.name
     own = [_Own(name_of(hook, f"{client}-{kind}-{i}"), hook) for i, hook in enumerate(hooks)]
     if registry is None:
-        return list(own)
+        return tuple(own)
     regs, disabled = registry.client_hooks(device, _RUNNING.get())
-    controls += _skipping(disabled, registry.controls)
+    if disabled:
+        controls += _skipping(disabled, registry.controls)
+    if not regs:
+        return tuple(own)
     # The compiler's own hooks stand as registered first, at priority 0: the registry's one order.
     ranked: list[tuple[tuple[int, int], _Own | _Plugin]] = [
         (run_order(0, i - len(own)), step) for i, step in enumerate(own)]
     ranked += [(run_order(reg.priority, reg.seq), _Plugin(reg, registry)) for reg in regs]
-    return [step for _, step in sorted(ranked, key=lambda pair: pair[0])]
+    return tuple(step for _, step in sorted(ranked, key=lambda pair: pair[0]))
 
 
 def _skipping(disabled: Sequence[SourceInfo], controls: Controls) -> list[str]:

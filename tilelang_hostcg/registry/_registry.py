@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core._errors import add_note, warn_once, warn_plugin
 from ..core._names import CODEGEN_GROUP, CORE_DISTRIBUTION, HOOK_GROUP, normalize_name
-from ..core._types import CODE_ORIGIN, HostCodegen, HostCodegenHook, Origin, SourceState
+from ..core._types import CODE_ORIGIN, HostCodegen, HostCodegenHook, Origin
 from ..discovery._planning import Controls
 from ..environment._targets import canonical_kind, host_of, is_host_target, parse_target
 from ._loading import IndexLoader, Loader, Watch
@@ -158,36 +158,60 @@ class Registry:
         self._warn(resolution, problems, always=True)
         return resolution
 
-    def client_resolution(self, target_host: Target, default: HostCodegen | None, origin: Origin,
+    def client_resolution(self, target_host: Target, kind: str, default: HostCodegen | None, client: str,
                           leave_out: Collection[object] = ()) -> Resolution:
-        """How ``target_host`` resolves for a client that brings its own codegen of the kind (``default``, of
-        ``origin``) rather than registering it: among the kind's codegens but the core's own, the clients'
+        """How ``target_host`` (of ``kind``) resolves for ``client``, which brings its own codegen of the kind
+        (``default``) rather than registering it: among the kind's codegens but the core's own, the clients'
         defaults and the objects in ``leave_out``, with ``default`` as the client default. Warns as a
-        resolution does; never raises (the record's ``error`` says why nothing is chosen)."""
+        resolution does; never raises (the record's ``error`` says why nothing is chosen). Where the
+        answer depends on the kind alone, it is kept for the kind until the registrations change."""
+        table = self._table
+        cache = table.clients
+        key = None
+        if not leave_out and is_host_target(target_host):
+            key = (CODEGEN_GROUP, kind, default.name if default is not None else None)
+            hit = cache.get(key)
+            if hit is not None:
+                return hit  # type: ignore[no-any-return]
         host = host_of(target_host)
         kind = canonical_kind(host.kind.name)
         settled = self._loader.settled(CODEGEN_GROUP, kind)
         regs = [r for r in settled.registrations if not r.default and not _is_core(r.origin)
                 and not any(r.obj is obj for obj in leave_out)]
         if default is not None:
-            regs.append(Registration(kind, default, origin, -1, default=True))
+            regs.append(Registration(kind, default, Origin(client), -1, default=True))
         resolution = decide(kind, host, regs, [s.info() for s in settled.problems], settled.disabled,
                             settled.controls)
         self._warn(resolution, settled.problems)
+        if key is not None and resolution.choice is not None and _by_kind_alone(resolution.candidates):
+            self._keep(cache, key, (CODEGEN_GROUP, kind), resolution)
         return resolution
 
     def client_hooks(self, target: Target, leave_out: Collection[object] = ()) -> tuple[list[Registration],
                                                                                          list[SourceInfo]]:
         """The hooks of device ``target``'s kind that apply to it, in run order, but the clients' own and
         the objects in ``leave_out``; and the kind's hook sources the controls skip. A failed plugin warns
-        (it never fails the build)."""
+        (it never fails the build). Kept for the kind as :meth:`client_resolution` keeps its answer."""
+        cache = self._table.clients
+        key = (HOOK_GROUP, target.kind.name) if not leave_out else None
+        hit = cache.get(key) if key is not None else None
+        if hit is not None:
+            return hit  # type: ignore[no-any-return]
         kind, candidates, problems = self._hooks(target)
         _warn_skipped(problems, f"hooks of kind {kind!r}", self.controls)
         regs = [c.registration for c in candidates if c.matches and not c.registration.default
                 and not any(c.registration.obj is obj for obj in leave_out)]
-        disabled = [s for s in self.sources() if s.group == HOOK_GROUP and s.kind == kind
-                    and s.state == SourceState.DISABLED]
-        return regs, disabled
+        answer = regs, self._loader.settled(HOOK_GROUP, kind).disabled
+        if key is not None and _by_kind_alone(candidates):
+            self._keep(cache, key, (HOOK_GROUP, kind), answer)
+        return answer
+
+    def _keep(self, cache: dict[Any, Any], key: Any, loaded: tuple[str, str], answer: Any) -> None:
+        """Keep ``answer`` under ``key`` where the kind is loaded and the table has not changed since."""
+        table = self._table
+        with table.lock:
+            if cache is table.clients and loaded in self._loader.ready and len(cache) < _RESOLVE_CACHE_LIMIT:
+                cache[key] = answer
 
     def _decide(self, target: Target) -> tuple[Resolution, list[Source]]:
         host = host_of(target)
@@ -317,6 +341,11 @@ class Registry:
             if not isinstance(result, RuntimeModule):
                 raise bad_build_result(codegen, reg.origin, result, reg.kind)
         return result
+
+
+def _by_kind_alone(candidates: Sequence[Candidate]) -> bool:
+    """Whether an answer over these candidates holds for every target of their kind (no predicate)."""
+    return all(c.registration.obj.supports_target is None for c in candidates)
 
 
 def _is_core(origin: Origin) -> bool:

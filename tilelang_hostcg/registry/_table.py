@@ -80,6 +80,7 @@ class RegistrationTable:
         self._groups: dict[str, dict[str, _Kind]] = {CODEGEN_GROUP: {}, HOOK_GROUP: {}}
         self.resolved: dict[Any, HostCodegen] = {}
         self.by_kind: dict[str, HostCodegen] = {}
+        self.clients: dict[Any, Any] = {}  # the answers for clients that bring their own, by kind
 
     def _kind(self, group: str, kind: str) -> _Kind:
         return self._groups[group].setdefault(kind, _Kind())
@@ -103,7 +104,7 @@ class RegistrationTable:
             return [r for key in sorted(self._groups[group]) for r in self.of(group, key)]
 
     def invalidate(self) -> None:
-        self.resolved, self.by_kind = {}, {}
+        self.resolved, self.by_kind, self.clients = {}, {}, {}
 
     def apply(self, group: str, canon: str, kind: str, obj: HostCodegen | HostCodegenHook,
               override: bool, origin: Origin, default: bool = False) -> Undo:
