@@ -122,24 +122,30 @@ def folder_name_version(dist: Distribution) -> tuple[str, str]:
     return name, version.partition("-")[0]
 
 
+def name_and_version(dist: Distribution) -> tuple[str, str | None]:
+    """``dist``'s metadata ``Name`` (PEP 503 normalized) and ``Version``, its ``METADATA`` parsed once;
+    where it cannot be read, its folder's name and version, else ``?`` and ``None``."""
+    name: object = None
+    version: object = None
+    if not files_problem(dist, "METADATA", "PKG-INFO"):
+        try:
+            metadata = dist.metadata
+            name, version = metadata["Name"], metadata["Version"]
+        except Exception:  # unreadable metadata
+            name = version = None
+    folder_name, folder_version = folder_name_version(dist)
+    return (normalize_name(str(name or "") or folder_name) or "?",
+            str(version) if version else (folder_version or None))
+
+
 def distribution_name(dist: Distribution) -> str:
     """``dist``'s metadata ``Name``, PEP 503 normalized (where it cannot be read, its folder's, else ``?``)."""
-    try:
-        name = "" if files_problem(dist, "METADATA", "PKG-INFO") else str(dist.metadata["Name"] or "")
-    except Exception:  # unreadable metadata
-        name = ""
-    return normalize_name(name or folder_name_version(dist)[0]) or "?"
+    return name_and_version(dist)[0]
 
 
 def distribution_version(dist: Distribution) -> str | None:
     """``dist``'s metadata ``Version`` (where it cannot be read, its folder's, else ``None``)."""
-    version: object = None
-    if not files_problem(dist, "METADATA", "PKG-INFO"):
-        try:
-            version = dist.metadata["Version"]
-        except Exception:  # unreadable metadata
-            version = None
-    return str(version) if version else (folder_name_version(dist)[1] or None)
+    return name_and_version(dist)[1]
 
 
 def direct_url(dist: Distribution) -> dict[str, Any]:
@@ -278,7 +284,8 @@ class Owner(NamedTuple):
 
 def owner(dist: Distribution) -> Owner:
     """The :class:`Owner` record of ``dist``."""
-    return Owner(distribution_name(dist), distribution_version(dist), folder_of(dist), has_record(dist))
+    name, version = name_and_version(dist)
+    return Owner(name, version, folder_of(dist), has_record(dist))
 
 
 def _same_file(a: str, b: str) -> bool:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..clients._interface import Client, ClientState, Route, tilelang_takes_builds
 from ..core._errors import UnsupportedTVMError
+from ._joining import DefaultsJoiner
 from ._points import BUILD_MODULE, DEFAULT_PREFIX, FUNCTION, KINDS, check
 from ._route import State, make_route
 
@@ -29,6 +30,10 @@ class TVMClient(Client):
     compiler = "TVM"
     native_modules = (BUILD_MODULE,)
 
+    def __init__(self) -> None:
+        super().__init__()
+        self.joiner: DefaultsJoiner | None = None  # that of the install in effect
+
     def _prepare(self, registry: Registry | None) -> tuple[Any, Registry | None]:
         from ..environment._finding import import_tvm
         return sys.modules.get("tvm") or import_tvm(), registry  # importing TVM may activate: it installs first
@@ -41,7 +46,16 @@ class TVMClient(Client):
         route = make_route(state)
         state.routes.append(Route(module, FUNCTION, original, route))
         setattr(module, FUNCTION, route)
+        self.joiner = DefaultsJoiner(state)
+        self.joiner.start()  # TVM's defaults join before any answer, not at the first build
         return state
+
+    def uninstall(self) -> list[str]:
+        with self.lock:
+            joiner, self.joiner = self.joiner, None
+            if joiner is not None:
+                joiner.stop()
+            return super().uninstall()
 
     def blocker(self) -> str | None:
         from ..environment._finding import import_tvm
@@ -97,5 +111,5 @@ def uninstall() -> None:
 
 def add_defaults(registry: Registry) -> None:
     """Register TVM's own codegens in ``registry`` as :func:`install` does, without touching TVM."""
-    from ._defaults import register_defaults
+    from ._registering import register_defaults
     register_defaults(registry, {})
