@@ -89,15 +89,13 @@ def test_installed_distribution_is_discovered(plugin_environment):
     result = plugin_environment.run_json("""
         import json
         import tilelang_hostcg
-        import tilelang_hostcg.tvm
         from tvm.target import Target
         acme = Target({"kind": "llvm", "mtriple": "x86_64-acme-linux-gnu"})
         print(json.dumps([tilelang_hostcg.resolve_host_codegen(acme).name,
-                          tilelang_hostcg.resolve_host_codegen(Target("llvm")).name,
-                          tilelang_hostcg.tvm.is_installed()]))
+                          tilelang_hostcg.resolve_host_codegen(Target("llvm")).name]))
     """)
-    acme, plain, routed = result
+    acme, plain = result
     assert acme == "acme_llvm"
-    # Other llvm targets: where the installed plugin turns TVM's integration on (apache-tvm), TVM's
-    # own codegen answers from the first use; elsewhere the core's. Both call target.build.llvm.
-    assert plain == ("apache-tvm-llvm" if routed else "llvm")
+    # Other llvm targets are not the plugin's: whatever else serves them (TVM's own codegen, the
+    # core's, another plugin's) does, so this holds beside any other plugin.
+    assert plain != "acme_llvm"
