@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..core._names import normalize_name
 from ._advice import reinstall
+from ._direct_url import file_url_path, is_editable
 
 if TYPE_CHECKING:
     from importlib.metadata import Distribution
@@ -156,19 +157,6 @@ def direct_url(dist: Distribution) -> dict[str, Any]:
     except Exception:  # unreadable: as if installed from an index
         return {}
     return doc if isinstance(doc, dict) else {}
-
-
-def file_url_path(url: object) -> str | None:
-    """The local path a ``file:`` URL names, else ``None``."""
-    from urllib.parse import unquote, urlsplit
-    parts = urlsplit(str(url))
-    return unquote(parts.path) if parts.scheme == "file" else None
-
-
-def is_editable(doc: dict[str, Any]) -> bool:
-    """Whether a :func:`direct_url` document says the install is editable."""
-    dir_info = doc.get("dir_info")
-    return isinstance(dir_info, dict) and dir_info.get("editable") is True
 
 
 def editable_source(dist: Distribution) -> str | None:
