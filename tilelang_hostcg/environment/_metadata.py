@@ -166,6 +166,14 @@ def editable_source(dist: Distribution) -> str | None:
     return os.path.realpath(path) if path else None
 
 
+def installed_at(dist: Distribution) -> float:
+    """When ``dist`` was installed: the time its metadata folder was written (0 where it cannot be read)."""
+    try:
+        return os.stat(folder_of(dist)).st_mtime
+    except (OSError, ValueError):
+        return 0.0
+
+
 def has_record(dist: Distribution) -> bool:
     """Whether ``dist`` lists its files (a ``RECORD``; PEP 627 lets a system packager omit it)."""
     path = metadata_file_path(dist, "RECORD")
