@@ -112,6 +112,19 @@ def test_two_builds_over_each_other_with_an_edited_file_match_neither(edited: bo
         assert "TVM in use: TVM bundled with tilelang-musa 0.1.15 (not imported)" in listed.stdout, listed.stdout
 
 
+def test_two_builds_over_each_other_edited_so_that_import_fails_repair_the_one_installed_last(
+        tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    _tilelang(site, "raise RuntimeError('edited')\n")  # musa installed last, then edited
+    stock = _dist(site, "tilelang", "0.1.15", _record_line("tilelang/__init__.py", b"STOCK = 1\n"))
+    _dist(site, "tilelang-musa", "0.1.15", _record_line("tilelang/__init__.py", b"MUSA = 1\n"))
+    os.utime(stock, (time.time() - 3600, time.time() - 3600))
+    proc = _cli(site, "check")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stdout + proc.stderr
+    assert "TileLang (tilelang-musa 0.1.15) is installed" in proc.stderr, proc.stderr
+    assert "'tilelang-musa==0.1.15'" in proc.stderr and "'tilelang==0.1.15'" not in proc.stderr, proc.stderr
+
+
 @pytest.mark.parametrize("failure", ["raises", "syntax"])
 def test_tilelang_failing_in_a_dependency_repairs_that_dependency(failure: str, tmp_path: Path) -> None:
     """``import tilelang`` fails inside a module it imports (a broken ``tqdm``, here ``hcgdep``): the repair

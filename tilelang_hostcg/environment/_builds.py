@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from ..core._names import TILELANG
 from ._advice import reinstall_as_installed
 from ._finding import Found, find
-from ._metadata import Owner, direct_url, folder_of, installed_at, owner, shipping
+from ._metadata import Owner, direct_url, folder_of, owner, shipping
 
 if TYPE_CHECKING:
     from importlib.metadata import Distribution
@@ -42,15 +42,6 @@ def _uninstall_step(info: Owner) -> str:
             "it; it ships nothing of its own)")
 
 
-def _kept_index(found: tuple[Distribution, ...], infos: list[Owner], undecided: bool) -> int:
-    """Which build to keep: the one in use (first); where the files match none, the one installed last
-    among those that list files (its files were written over the others', then one was changed)."""
-    if not undecided:
-        return 0
-    listing = [n for n, info in enumerate(infos) if info.record] or list(range(len(infos)))
-    return max(listing, key=lambda n: (installed_at(found[n]), -n))
-
-
 def _reinstall_step(dist: Distribution, info: Owner) -> str:
     """The reinstall of the kept build, as it was installed; for one that lists no files, what to do,
     since pip cannot reinstall it as written."""
@@ -72,7 +63,8 @@ def tilelang_overlap(in_use: Found | None = None) -> str | None:
     named = ", ".join(i.describe() for i in infos)
     one_folder = len({os.path.dirname(os.path.realpath(i.folder)) for i in infos}) == 1
     undecided = one_folder and in_use is not None and in_use.undecided()
-    kept = _kept_index(found, infos, undecided)
+    keep = in_use.kept() if in_use is not None and undecided else None
+    kept = next((n for n, d in enumerate(found) if d is keep), 0)  # else the one in use, first
     others = [n for n in range(len(found)) if n != kept]
     listing = [infos[n] for n in others if infos[n].record]  # their files were written into the folder
     ghosts = [infos[n] for n in others if not infos[n].record]
