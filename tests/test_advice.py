@@ -86,6 +86,23 @@ def test_reinstall_advice_of_what_is_not_installed_says_how_it_was_installed_is_
     assert "how it was installed is not known" in text and "folder or file" in text
 
 
+def test_reinstall_advice_from_a_lock_names_the_source_it_kept(tmp_path: Path) -> None:
+    """Where the lock kept how a distribution was installed (``direct_url.json``), the advice installs
+    from that source: a folder still there as it is, a VCS at its commit; a folder that is gone is named,
+    with the command to run once it is back, never an index that may not have it."""
+    from tilelang_hostcg.registry._failures import reinstall_advice
+
+    there = reinstall_advice("hcg-never-installed", "1.0", {"url": tmp_path.as_uri(), "dir_info": {}})
+    assert there == f"`pip install --force-reinstall --no-deps '{tmp_path}'` (as it was installed when locked)"
+    gone = tmp_path / "gone"
+    text = reinstall_advice("hcg-never-installed", "1.0", {"url": gone.as_uri(), "dir_info": {"editable": True}})
+    assert f"it was installed from '{gone}', which is gone: put that folder or file back, then " in text, text
+    assert f"`pip install --no-deps -e '{gone}'`" in text and "==1.0" not in text, text
+    vcs = reinstall_advice("hcg-never-installed", "1.0", {"url": "https://example.org/x.git",
+                                                          "vcs_info": {"vcs": "git", "commit_id": "abc123"}})
+    assert "'git+https://example.org/x.git@abc123'" in vcs, vcs
+
+
 def test_reinstall_advice_of_an_editable_install_is_editable() -> None:
     from importlib.metadata import distribution
 

@@ -5,8 +5,9 @@ folder, and an editable plugin (setuptools' finder) whose entry point misnames i
 - With ``TILELANG_HOSTCG_DISABLE_PLUGIN_AUTOLOAD=1`` (or a ``DISABLE``), ``check --require`` and
   ``explain`` name the control that skips the installed plugin, never an install of it, and
   ``explain`` lists that control under ``controls``.
-- A lock's distribution that is no longer installed gets advice that says how it was installed is
-  not known; one installed from a folder is reinstalled from that folder.
+- A lock's distribution that is no longer installed is reinstalled as the lock says it was installed
+  (its ``direct_url.json``, kept in the lock): from its folder, which following the advice as written
+  does; where the lock kept no source, the advice says how it was installed is not known.
 - "Did you mean" names the user's modules, never setuptools' ``__editable___*_finder``.
 """
 
@@ -125,8 +126,8 @@ def test_lock_advice_fits_how_the_distribution_was_installed(installed: Env, tmp
     lock.write_text(json.dumps(doc))
     drift = installed.json("check", "--lock", str(lock), expect=1, extra=only)
     messages = {p["distribution"]: p["message"] for p in drift["problems"] if p["code"].startswith("lock-")}
-    assert f"pip install --force-reinstall --no-deps '{installed.folder}'` (as it was installed)" in messages[
-        "hcgx-folder"], messages
+    assert f"pip install --force-reinstall --no-deps '{installed.folder}'` (as it was installed when locked)" in (
+        messages["hcgx-folder"]), messages
     assert "'hcgx-folder==0.9'" not in messages["hcgx-folder"]  # no index has it
     gone = messages["hcgx-gone"]
     assert "'hcgx-gone==2.0'` if it came from an index" in gone and "is not known" in gone, gone
@@ -148,3 +149,80 @@ def test_files_gone_from_a_folder_install_are_reinstalled_from_the_folder(instal
     assert f"fix or reinstall 'hcgx-folder' ({advice})" in message, message
     installed.env.pip(*shlex.split(advice)[1:], "--no-build-isolation", "--no-index")  # as written, offline
     assert installed.json("check", expect=0, extra=only)["ok"] is True
+
+
+def test_a_plugin_installed_from_a_folder_locked_then_uninstalled_comes_back_as_the_lock_says(
+        installed: Env, tmp_path: Path) -> None:
+    """Once the distribution is gone, only the lock remembers where it came from: the lock keeps its
+    ``direct_url.json``, the advice reinstalls from that folder, and following it as written (offline:
+    no index has the plugin) passes the gate again."""
+    import shlex
+
+    folder = write_distribution(tmp_path / "src", "hcgx-locked", "0.1.0", requires=REQUIRES, entry_points={
+        "tilelang.host_codegen": {"c": "hcgx_locked:CODEGEN"}}, files={"hcgx_locked/__init__.py": """
+            import tilelang_hostcg as hc
+            CODEGEN = hc.HostCodegen("locked-c", hc.global_func_host_codegen("target.build.c"),
+                                     supports_target=lambda t: False)
+        """})
+    installed.env.pip("install", "-q", "--no-deps", "--no-build-isolation", "--no-index", str(folder))
+    only = {"TILELANG_HOSTCG_ONLY": "hcgx-locked"}
+    lock = tmp_path / "plugins.lock"
+    try:
+        assert installed.run("lock", "-o", str(lock), extra=only).returncode == 0
+        (record,) = [d for d in json.loads(lock.read_text())["distributions"] if d["name"] == "hcgx-locked"]
+        assert record["direct_url"]["url"] == folder.as_uri(), record
+        installed.env.uninstall("hcgx-locked")
+        drift = installed.json("check", "--lock", str(lock), expect=1, extra=only)
+        (problem,) = [p for p in drift["problems"] if p["distribution"] == "hcgx-locked"]
+        message = problem["message"]
+        assert problem["code"] == "lock-removed", problem
+        advice = f"pip install --force-reinstall --no-deps '{folder}'"
+        assert f"`{advice}` (as it was installed when locked)" in message, message
+        assert "'hcgx-locked==0.1.0'" not in message and "is not known" not in message, message
+        installed.env.pip(*shlex.split(advice)[1:], "--no-build-isolation", "--no-index")  # as written, offline
+        assert installed.json("check", "--lock", str(lock), expect=0, extra=only)["ok"] is True
+    finally:
+        installed.env.pip("uninstall", "-q", "-y", "hcgx-locked")
+
+
+ROOT = Path(__file__).resolve().parents[1]
+NO_CUDA_HOST = """
+import tilelang_hostcg as hc
+try:
+    hc.resolve_host_codegen("cuda_host")
+except hc.NoHostCodegenError as exc:
+    print(exc)
+else:
+    print("resolved:", hc.resolve_host_codegen("cuda_host").name)
+"""
+
+
+@pytest.mark.parametrize("core_from", ["checkout", "wheel"])
+def test_a_first_party_plugin_is_advised_from_this_repository_and_the_advice_works(
+        core_from: str, environments: Environments, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """No index has a first-party plugin: the advice installs it from the checkout tilelang-hostcg was
+    installed from (its ``direct_url.json``), else from a checkout's root; run as written (offline: the
+    build backend is here), the plugin serves its kind."""
+    import re
+    import shlex
+
+    from .tilelang_env import session_wheels
+
+    env = environments.new(f"first-party-advice-{core_from}")
+    if core_from == "wheel":  # over the checkout's editable install: this layer's comes first
+        env.pip("install", "-q", "--no-deps", "--no-index", str(session_wheels(tmp_path_factory).project))
+    proc = env.python_run(NO_CUDA_HOST, cwd=tmp_path_factory.mktemp("elsewhere"))
+    message = proc.stdout.strip()
+    assert proc.returncode == 0 and message.startswith("No host codegen registered"), proc.stdout + proc.stderr
+    assert "pip install tilelang-hostcg-cuda" not in message, message
+    (command,) = re.findall(r"`(pip install [^`]+)`", message)
+    if core_from == "checkout":
+        assert command == f"pip install {ROOT / 'plugins' / CUDA}", message
+        assert "from the checkout tilelang-hostcg was installed from" in message, message
+    else:
+        assert command == f"pip install ./plugins/{CUDA}", message
+        assert "in the root folder of a checkout" in message, message
+    argv = [env.python, "-m", *shlex.split(command), "-q", "--no-build-isolation", "--no-index"]
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, env=env.environ(), timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert env.python_run(NO_CUDA_HOST).stdout.strip() == "resolved: cuda_host"

@@ -133,12 +133,19 @@ def test_what_plugins_print_never_reaches_the_document(installed: Installed,
         assert line in proc.stderr, (argv, proc.stderr)
 
 
-def test_tvms_cuda_arch_guess_stays_off_stderr(installed: Installed) -> None:
-    for argv in (("explain", "cuda"), ("check",)):
+TVM_GUESSES = ("Unable to detect CUDA version", "ROCm not detected", "Unable to detect ROCm version")
+
+
+def test_tvms_cuda_and_rocm_arch_guesses_stay_off_the_output(installed: Installed) -> None:
+    """TVM's own notes on a CUDA or ROCm target made without that GPU (its guesses of the architecture
+    and of the toolkit's version) are left out of every command's output, ``check``'s and
+    ``explain``'s as the others'."""
+    for argv in (("explain", "cuda"), ("explain", "rocm", "--host", "llvm"), ("explain", "rocm", "--json"),
+                 ("check",), ("check", "--json"), ("check", "--require-hook", "rocm"), ("list", "--load")):
         proc = installed.run(*argv, only="hcg-nobuild")
-        assert "Unable to detect CUDA version" not in proc.stderr, (argv, proc.stderr)
-    proc = installed.env.python_run("from tvm.target import Target; Target('cuda')")
-    assert "Unable to detect CUDA version" in proc.stderr  # TVM does print it
+        assert not [g for g in TVM_GUESSES if g in proc.stderr + proc.stdout], (argv, proc.stderr)
+    proc = installed.env.python_run("from tvm.target import Target; Target('cuda'); Target('rocm')")
+    assert all(g in proc.stdout + proc.stderr for g in TVM_GUESSES), proc.stdout + proc.stderr  # TVM prints them
 
 
 # ------------------------------------------------------------ plugins you can debug

@@ -155,7 +155,8 @@ def test_resolution_and_hooks(env):
     assert result["resolve_cuda_host"] == ["cuda_host", "tilelang-hostcg-cuda"]
     assert result["resolve_cuda_with_cuda_host"] == ["cuda_host", "tilelang-hostcg-cuda"]
     assert result["resolve_acme"] == ["acme_llvm", "tilelang-hostcg-template"]
-    assert result["resolve_llvm"] == ["llvm", "tilelang-hostcg"]
+    # The plugins turn TVM's integration on: TVM's own default serves a plain llvm host from the start.
+    assert result["resolve_llvm"] == ["apache-tvm-llvm", "apache-tvm"]
     assert result["hooks"] == {
         "cuda": ["cuda_host_pairing", "cuda_host_requirements"],
         "nvptx": ["nvptx_host_pairing"],
@@ -268,7 +269,8 @@ def test_cuda_host_build_is_one_translation_unit_that_nvcc_compiles(env, tmp_pat
 @pytest.mark.parametrize(("example", "expected"), [
     ("cuda_host_build.py", "host 'test' rejected before host codegen"),
     ("rocm_hooks.py", "registered under 'rocm': ['rocm_host_pairing', 'rocm_device_record']"),
-    ("template_plugin.py", "codegens matching the Acme triple, best first: ['acme_llvm', 'llvm']"),
+    ("template_plugin.py",
+     "codegens matching the Acme triple, best first: ['acme_llvm', 'apache-tvm-llvm', 'llvm']"),
 ])
 def test_examples_run(env, tmp_path, example, expected):
     # --skip-compile: the nvcc compile is covered above; the others ignore arguments.

@@ -93,6 +93,8 @@ def _entry(**values: object) -> bytes:
     (_entry(kind=None), "entry_points[0] has 'kind' = null, not a string"),
     (json.dumps({"schema": 1, "distributions": [{"name": "x" * 10_000, "version": {}}]}).encode(),
      "has 'version' = {}, not a string"),
+    (json.dumps({"schema": 1, "distributions": [{"name": "x", "version": "1", "direct_url": "/x"}]}).encode(),
+     "distributions[0] has 'direct_url' = \"/x\", not an object"),
 ], ids=lambda v: v[:20] if isinstance(v, str) else None)
 def test_unusable_lock_is_a_usage_error(content: bytes, needle: str, tmp_path: Path,
                                         capsys: pytest.CaptureFixture[str]) -> None:

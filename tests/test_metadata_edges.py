@@ -91,22 +91,38 @@ def test_two_builds_over_each_other_with_an_edited_file_match_neither(edited: bo
     site = tmp_path / "site"
     musa = b"MUSA = 1\n"
     _tilelang(site, ("EDITED = True\n" if edited else musa.decode()))  # musa installed last, then edited
-    _dist(site, "tilelang", "0.1.15", _record_line("tilelang/__init__.py", b"STOCK = 1\n"))
+    stock = _dist(site, "tilelang", "0.1.15", _record_line("tilelang/__init__.py", b"STOCK = 1\n"))
     _dist(site, "tilelang-musa", "0.1.15", _record_line("tilelang/__init__.py", musa))
+    os.utime(stock, (time.time() - 3600, time.time() - 3600))  # stock installed first, musa last
     proc = _cli(site, "--json", "check")
     assert "Traceback" not in proc.stderr, proc.stderr
     (warning,) = [p["message"] for p in json.loads(proc.stdout)["problems"] if p["code"] == "tilelang-builds"]
     listed = _cli(site, "list")
     assert listed.returncode == 0, listed.stderr
-    if edited:
+    if edited:  # the one installed last is kept and put back whole: one build named, never both
         assert "match neither build" in warning and "tilelang-hostcg uses" not in warning, warning
-        assert "`pip uninstall tilelang`" in warning and "`pip uninstall tilelang-musa`" in warning, warning
+        assert "tilelang-musa 0.1.15 was installed last" in warning, warning
+        assert "`pip uninstall tilelang`" in warning and "`pip uninstall tilelang-musa`" not in warning, warning
+        assert "'tilelang-musa==0.1.15'" in warning and "'tilelang==0.1.15'" not in warning, warning
         assert ("TVM in use: TVM bundled with tilelang 0.1.15 or tilelang-musa 0.1.15 (the files installed match "
                 "neither build") in listed.stdout, listed.stdout
     else:  # the files are musa's: it is the one in use, and the other one is uninstalled
         assert "tilelang-hostcg uses tilelang-musa 0.1.15" in warning, warning
         assert "`pip uninstall tilelang`" in warning and "`pip uninstall tilelang-musa`" not in warning, warning
         assert "TVM in use: TVM bundled with tilelang-musa 0.1.15 (not imported)" in listed.stdout, listed.stdout
+
+
+def test_two_builds_over_each_other_edited_so_that_import_fails_repair_the_one_installed_last(
+        tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    _tilelang(site, "raise RuntimeError('edited')\n")  # musa installed last, then edited
+    stock = _dist(site, "tilelang", "0.1.15", _record_line("tilelang/__init__.py", b"STOCK = 1\n"))
+    _dist(site, "tilelang-musa", "0.1.15", _record_line("tilelang/__init__.py", b"MUSA = 1\n"))
+    os.utime(stock, (time.time() - 3600, time.time() - 3600))
+    proc = _cli(site, "check")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stdout + proc.stderr
+    assert "TileLang (tilelang-musa 0.1.15) is installed" in proc.stderr, proc.stderr
+    assert "'tilelang-musa==0.1.15'" in proc.stderr and "'tilelang==0.1.15'" not in proc.stderr, proc.stderr
 
 
 @pytest.mark.parametrize("failure", ["raises", "syntax"])

@@ -121,3 +121,39 @@ def test_cuda_hosts_build_and_the_cuda_host_unit_compiles(env: PluginEnvironment
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert (tmp_path / "vector_add.o").stat().st_size > 0
+
+
+TIES = """
+import json
+import tilelang_hostcg as hostcg
+from tvm.target import Target
+
+reg = hostcg.default_registry()
+reg.load_all()
+first_party = [r for r in reg.registrations() if (r.origin.distribution or "").startswith("tilelang-hostcg-")]
+acme = Target({"kind": "llvm", "mtriple": "x86_64-acme-linux-gnu"})
+print(json.dumps({
+    "codegens": sorted([r.kind, r.priority, r.origin.distribution, r.name] for r in first_party),
+    "acme": hostcg.resolve_host_codegen(acme).name,
+    "llvm": hostcg.resolve_host_codegen(Target("llvm")).name,
+}))
+"""
+
+
+def test_no_two_first_party_codegens_tie(env: PluginEnvironment, tmp_path: Path) -> None:
+    """Two first-party codegens of one kind never share a priority (the stamp plugin's serve every
+    ``llvm`` and ``c`` host), so no target makes them tie; the template's own tests pass with the
+    stamp plugin installed, as the guide's order (the README's install, then the template) has it."""
+    out = _run(env, TIES)
+    by_priority: dict[tuple[str, int], set[str]] = {}
+    for kind, priority, distribution, _name in out["codegens"]:
+        by_priority.setdefault((kind, priority), set()).add(distribution)
+    assert {k: d for k, d in by_priority.items() if len(d) > 1} == {}, out["codegens"]
+    assert ["llvm", 10, "tilelang-hostcg-stamp", "stamp_llvm"] in out["codegens"], out["codegens"]
+    assert out["acme"] == "acme_llvm" and out["llvm"] == "stamp_llvm", out
+    junit = tmp_path / "template.xml"
+    proc = env.python_run("import sys, pytest; sys.exit(pytest.main(sys.argv[1:]))", "-q", "-W", "error",
+                          "-p", "no:cacheprovider", f"--junitxml={junit}",
+                          str(ROOT / "plugins" / "tilelang-hostcg-template" / "tests"), cwd=ROOT, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert "AmbiguousHostCodegenError" not in proc.stdout

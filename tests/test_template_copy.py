@@ -83,7 +83,10 @@ def walked(tmp_path_factory: pytest.TempPathFactory, environments: Environments,
     shutil.copytree(ROOT / "plugins" / TEMPLATE, plugins / TEMPLATE,
                     ignore=shutil.ignore_patterns("__pycache__", ".pytest_cache"))
     env = environments.new("template-copy")
-    env.pip("install", "-q", "--no-deps", "--no-index", str(first_party_wheels[TEMPLATE]))
+    # The guide's order: the stamp plugin (the README's install), then the template: the copy's
+    # own tests run beside the stamp plugin's llvm codegen, which serves every llvm host.
+    env.pip("install", "-q", "--no-deps", "--no-index", str(first_party_wheels[TEMPLATE]),
+            str(first_party_wheels["tilelang-hostcg-stamp"]))
     shims = root / "bin"  # `pip` and `python` as a user's activated environment has them
     shims.mkdir()
     for name, argv in (("python", ""), ("pip", " -m pip")):
@@ -177,11 +180,13 @@ def test_a_copy_renamed_in_part_clashes_and_the_error_says_which_to_rename(
         walked.env.uninstall("tilelang-hostcg-half")
 
 
-def test_the_templates_tests_pass_in_a_fresh_venv(tmp_path: Path,
-                                                  tmp_path_factory: pytest.TempPathFactory) -> None:
-    """A fresh ``python3 -m venv`` (its own pip and setuptools, no hatchling): the template's README
-    commands of "Test it", from a copy of the template, and its own tests pass, ``plugin_environment``
-    included (it builds with hatchling from the index there)."""
+def test_the_templates_tests_pass_in_a_fresh_venv(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory,
+                                                  first_party_wheels: dict[str, Path]) -> None:
+    """A fresh ``python3 -m venv`` (its own pip and setuptools, no hatchling, no pytest) with the stamp
+    plugin installed, as the README's install has it: the "Make it yours" block runs as written (it
+    brings pytest itself: ``.venv-main`` has none) and the copy's tests pass; then the commands of
+    "Test it", from a copy of the template, and its own tests pass, ``plugin_environment`` included (it
+    builds with hatchling from the index there)."""
     import venv
     from importlib.metadata import version
 
@@ -194,9 +199,21 @@ def test_the_templates_tests_pass_in_a_fresh_venv(tmp_path: Path,
     folder = tmp_path / TEMPLATE
     shutil.copytree(ROOT / "plugins" / TEMPLATE, folder, ignore=shutil.ignore_patterns("__pycache__"))
     project = session_wheels(tmp_path_factory).project
-    env.pip("install", "-q", f"apache-tvm=={version('apache-tvm')}", str(project), "pytest")
-    assert "hatchling" not in env.installed()
-    env.pip("install", "-q", "-e", str(folder))
+    env.pip("install", "-q", f"apache-tvm=={version('apache-tvm')}", str(project),
+            str(first_party_wheels["tilelang-hostcg-stamp"]))
+    assert "hatchling" not in env.installed() and "pytest" not in env.installed()
+    shims = tmp_path / "bin"  # `pip` and `python` as the activated environment has them
+    shims.mkdir()
+    for name, argv in (("python", ""), ("pip", " -m pip")):
+        (shims / name).write_text(f'#!/bin/sh\nexec "{env.python}"{argv} "$@"\n')
+        (shims / name).chmod(0o755)
+    environ = env.environ()
+    environ["PATH"] = f"{shims}:{environ.get('PATH', '')}"
+    walk = subprocess.run(["bash", "-euo", "pipefail", "-c", rename_block()], cwd=tmp_path, env=environ,
+                          capture_output=True, text=True, timeout=900)
+    assert walk.returncode == 0, walk.stdout[-4000:] + walk.stderr[-2000:]
+    assert re.search(r"\b5 passed\b", walk.stdout), walk.stdout[-2000:]
+    env.pip("install", "-q", "-e", str(folder), "pytest")
     proc = env.run("-m", "pytest", "-q", "-p", "no:cacheprovider", "tests", cwd=folder)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     assert re.search(r"\b5 passed\b", proc.stdout), proc.stdout[-2000:]

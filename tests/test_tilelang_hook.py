@@ -243,3 +243,48 @@ def test_the_wheel_ships_the_start_up_hook(tmp_path_factory):
             "tilelang_hostcg_hook.start"} <= names
     assert start.split() == ["_tilelang_hostcg_hook:start"]
     assert pth.split("\n")[0] == "import _tilelang_hostcg_hook"
+
+
+GONE_FILES = ("_tilelang_hostcg_hook.py", "_tilelang_hostcg_switch.py", "tilelang_hostcg_hook.pth",
+              "tilelang_hostcg_hook.start")
+
+
+@pytest.fixture(scope="module")
+def package_gone(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
+    """A virtual environment of its own (no layer over this one) where the project's wheel was installed
+    by pip, then ``tilelang_hostcg/`` and its dist-info deleted by hand: the start-up hook is left."""
+    import shutil
+    import venv
+
+    root = tmp_path_factory.mktemp("package-gone")
+    venv.EnvBuilder(with_pip=False).create(root / "venv")
+    python = str(root / "venv" / "bin" / "python")
+    subprocess.run([sys.executable, "-m", "pip", "--python", python, "install", "-q", "--no-deps", "--no-index",
+                    str(session_wheels(tmp_path_factory).project)], check=True, capture_output=True)
+    site = Path(subprocess.run([python, "-c", "import site; print(site.getsitepackages()[0])"], check=True,
+                               capture_output=True, text=True).stdout.strip())
+    shutil.rmtree(site / "tilelang_hostcg")
+    for info in site.glob("tilelang_hostcg-*.dist-info"):
+        shutil.rmtree(info)
+    assert all((site / name).exists() for name in GONE_FILES)
+    return python, site
+
+
+@pytest.mark.parametrize("flags", [(), ("-W", "error")])
+def test_a_package_deleted_by_hand_warns_once_at_the_users_line_naming_the_off_switch(
+        package_gone: tuple[str, Path], fake_tilelang: Path, flags: tuple[str, ...]) -> None:
+    python, site = package_gone
+    code = "x = 1\nimport tilelang\nimport sys; del sys.modules['tilelang']\nimport tilelang\nprint(tilelang.VALUE)\n"
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("TILELANG_HOSTCG_") and k != "PYTHONPATH"}
+    proc = subprocess.run([python, *flags, "-c", code], capture_output=True, text=True, cwd=fake_tilelang,
+                          env=environ, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.strip() == "42", proc.stdout + proc.stderr  # TileLang runs stock
+    warnings = [line for line in proc.stderr.splitlines() if "Warning" in line]
+    assert len(warnings) == 1, proc.stderr  # exactly one, for two imports
+    assert warnings[0].startswith("<string>:2: UserWarning: tilelang-hostcg's start-up hook is installed but "
+                                  "its package tilelang_hostcg cannot be imported"), proc.stderr
+    assert "set TILELANG_HOSTCG_AUTO_INSTALL=0 to turn it off" in warnings[0], proc.stderr
+    assert all(name in warnings[0] for name in GONE_FILES) and str(site) in warnings[0], proc.stderr
+    off = subprocess.run([python, "-c", code], capture_output=True, text=True, cwd=fake_tilelang,
+                         env={**environ, "TILELANG_HOSTCG_AUTO_INSTALL": "0"}, timeout=120)
+    assert off.returncode == 0 and off.stderr == "", off.stderr  # the off switch still reads, and silences it

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
+from .registry._client_defaults import FOR_THE_DEFAULT_REGISTRY
 from .registry._registry import Registry
 from .registry._sources import ACTIVE, current_load
 
@@ -19,11 +20,12 @@ _default_lock = threading.Lock()
 
 
 def default_registry() -> Registry:
-    """The process-wide registry the module-level functions use (discovers plugins)."""
+    """The process-wide registry the module-level functions use (discovers plugins; a client that routes
+    builds into it has its own codegens join it before it decides)."""
     if not _default:
         with _default_lock:
             if not _default:
-                _default.append(Registry(discover=True))
+                _default.append(Registry(discover=True, client_defaults=FOR_THE_DEFAULT_REGISTRY))
     return _default[0]
 
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from _tilelang_hostcg_switch import ENV_AUTO_INSTALL, activation_off
 
 from ..core._errors import DeviceAsHostError
-from ..core._names import APACHE_TVM, CODEGEN_GROUP, HOOK_GROUP
+from ..core._names import CODEGEN_GROUP, HOOK_GROUP
 from ..core._types import SourceState
 from ..discovery._controls import ENV_AUTOLOAD_OFF
 from ..discovery._planning import ENV_PREFER, Controls
@@ -121,10 +121,6 @@ def _codegen_docs(resolution: Resolution, sources: Sequence[SourceInfo], control
         doc.update(matches=c.matches, verdict=c.verdict, buildable=c.buildable, selected=c is resolution.choice,
                    state=SourceState.LOADED)
         why = _codegen_reason(resolution, c, controls)
-        if reg.default and reg.origin.distribution == APACHE_TVM:
-            why += ("; TVM's defaults join a program's registry at its first build through TVM, so there "
-                    "resolve_host_codegen() answers without them until then (for llvm and c: the core's codegen, "
-                    "which calls the same TVM function)")
         if doc["replaces_core"]:
             why += f"; replaces the core's {reg.name!r} codegen"
         elif doc["extends_core"] and not doc["default"]:

@@ -23,6 +23,9 @@ LOCK_FIELDS: dict[str, dict[str, type]] = {
     "codegens": {"kind": str, "name": str, "priority": int, "distribution": str},
     "hooks": {"kind": str, "name": str, "priority": int, "distribution": str},
 }
+OPTIONAL_FIELDS: dict[str, dict[str, type]] = {
+    "distributions": {"direct_url": dict},  # PEP 610: where it was installed from, if not an index
+}
 
 
 def format_lock(doc: Mapping[str, Any]) -> str:
@@ -91,7 +94,7 @@ def read_lock(path: str | Path) -> dict[str, Any]:
         if not isinstance(items, list):
             raise bad(f"lock file {where!r} is corrupt: {key!r} must be a list of objects with {wanted}")
         for n, item in enumerate(items):
-            if (problem := _bad_field(item, fields)) is not None:
+            if (problem := _bad_field(item, fields) or _bad_optional(item, OPTIONAL_FIELDS.get(key, {}))) is not None:
                 raise bad(f"lock file {where!r} is corrupt: {key}[{n}] {problem}; each record needs {wanted}")
         doc[key] = items
     return doc
@@ -108,6 +111,14 @@ def _bad_field(item: Any, fields: Mapping[str, type]) -> str | None:
             return f"has {name!r} = {_short(value)}, not an integer"
         if kind is str and not isinstance(value, str):
             return f"has {name!r} = {_short(value)}, not a string"
+    return None
+
+
+def _bad_optional(item: Mapping[str, Any], fields: Mapping[str, type]) -> str | None:
+    """What is wrong with an optional field of a record (``direct_url``: an object), else ``None``."""
+    for name, kind in fields.items():
+        if name in item and not isinstance(item[name], kind):
+            return f"has {name!r} = {_short(item[name])}, not an object"
     return None
 
 
@@ -142,7 +153,8 @@ def lock_drift(locked: Mapping[str, Any], current: Mapping[str, Any], path: str)
     fix = f"if the change is intended, update the lock with `tilelang-hostcg lock -o {path}`"
     old = {normalize_name(str(d["name"])): str(d["version"]) for d in locked["distributions"]}
     new = {d["name"]: d["version"] for d in current["distributions"]}
-    found = _distribution_drift(old, new, path, fix)
+    sources = {normalize_name(str(d["name"])): d.get("direct_url") for d in locked["distributions"]}
+    found = _distribution_drift(old, new, sources, path, fix)
     for key, noun in (("entry_points", "entry point"), ("codegens", "host codegen"),
                       ("hooks", "host codegen hook")):
         before, after = _keyed(key, locked[key]), _keyed(key, current[key])
@@ -165,17 +177,21 @@ def lock_drift(locked: Mapping[str, Any], current: Mapping[str, Any], path: str)
     return found
 
 
-def _distribution_drift(old: Mapping[str, str], new: Mapping[str, str], path: str, fix: str) -> list[Drift]:
-    """Distributions added, removed or of another version than the lock's (``old``: the lock's, by name)."""
+def _distribution_drift(old: Mapping[str, str], new: Mapping[str, str], sources: Mapping[str, Any], path: str,
+                        fix: str) -> list[Drift]:
+    """Distributions added, removed or of another version than the lock's (``old``: the lock's, by name;
+    ``sources``: where the lock says each was installed from)."""
     found: list[Drift] = []
     for name in sorted(new.keys() - old.keys()):
         found.append(("lock-added", f"distribution {name!r} {new[name]} is installed but not in the lock file "
                       f"{path!r}; uninstall it, or {fix}", None, name, new[name]))
     for name in sorted(old.keys() - new.keys()):
         found.append(("lock-removed", f"distribution {name!r} {old[name]} is in the lock file {path!r} but not "
-                      f"installed; {reinstall_advice(name, old[name])}, or {fix}", None, name, old[name]))
+                      f"installed; {reinstall_advice(name, old[name], sources.get(name))}, or {fix}", None, name,
+                      old[name]))
     for name in sorted(old.keys() & new.keys()):
         if old[name] != new[name]:
             found.append(("lock-changed", f"distribution {name!r} is {new[name]} but the lock file {path!r} has "
-                          f"{old[name]}; {reinstall_advice(name, old[name])}, or {fix}", None, name, new[name]))
+                          f"{old[name]}; {reinstall_advice(name, old[name], sources.get(name))}, or {fix}", None,
+                          name, new[name]))
     return found

@@ -110,8 +110,12 @@ def describe_flags(item: Doc) -> str:
 
 
 # TVM's guess of the CUDA architecture of a target without one: no news for the CLI's own ``Target(kind)``.
+# TVM's own notes where it makes a GPU target with no GPU here (a CUDA or ROCm kind): its guess of the
+# architecture and of the toolkit's version, which say nothing about plugins; the commands leave them out.
 _TVM_ARCH_GUESS = re.compile(
-    rb"^.*Warning: Unable to detect CUDA version, default to \"-(?:arch|mcpu)=sm_\d+\" instead\n",
+    rb"^(?:.*Warning: Unable to detect CUDA version, default to \"-(?:arch|mcpu)=sm_\d+\" instead"
+    rb"|ROCm not detected, using default gfx\w+"
+    rb"|.*Warning: Unable to detect ROCm version, assuming >= [\d.]+)\n",
     re.MULTILINE)
 
 
@@ -159,7 +163,7 @@ _HOLDS: list[_Hold] = []
 def held_output() -> Iterator[None]:
     """Hold what is written meanwhile (``sys.stdout``, ``sys.stderr``, ``sys.__stdout__``, descriptors 1
     and 2; streams of ours meanwhile, the originals put back whatever a plugin made of them) and write it
-    on stderr afterwards, but TVM's guess of a CUDA architecture."""
+    on stderr afterwards, but TVM's guesses of a CUDA or ROCm architecture."""
     _flush()
     saved: list[tuple[int, int]] = []
     streams = sys.stdout, sys.stderr
@@ -201,7 +205,8 @@ def held_output() -> Iterator[None]:
 @contextlib.contextmanager
 def printed_while(note: Callable[[bytes, bytes], None]) -> Iterator[None]:
     """Inside :func:`held_output`: ``note(stdout_bytes, stderr_bytes)`` of what the block wrote, if
-    anything (not what an inner block notes; not TVM's CUDA-architecture guess). Outside, the block just runs."""
+    anything (not what an inner block notes; not TVM's CUDA or ROCm architecture guess). Outside, the block
+    just runs."""
     if not _HOLDS:
         yield
         return

@@ -25,7 +25,15 @@ from ..discovery._planning import (
 from ..environment._compiler import tvm_document
 from ..environment._finding import import_tvm
 from ..environment._targets import canonical_kind, required_global_funcs
-from ..registry._failures import capture, error_message, failure_site, failure_text, plugin_traceback, wrong_entry_point
+from ..registry._failures import (
+    capture,
+    error_message,
+    failure_site,
+    failure_text,
+    install_record,
+    plugin_traceback,
+    wrong_entry_point,
+)
 from ..registry._registry import Registry
 from ..registry._resolution import can_build_text, cannot_build_text, missing_build
 from ..registry._sources import SourceInfo, module_of
@@ -206,20 +214,29 @@ def list_document(*, load: bool = False) -> Doc:
 def lock_from(registry: Registry, sources: Sequence[SourceInfo]) -> Doc:
     """The lock document of what ``registry`` loaded from ``sources``."""
     located = [(info, normalize_name(info.origin.distribution)) for info in sources if info.origin.distribution]
-    dists = {dist: info.origin.version or "?" for info, dist in reversed(located)}  # the first one found
+    firsts = {dist: info for info, dist in reversed(located)}  # the first one found
+    dists = [{"name": dist, "version": info.origin.version or "?",
+              **_installed_from(dist, info.location)} for dist, info in sorted(firsts.items())]
 
     def records(items: Iterable[Doc]) -> list[Doc]:
         fields = ("group", "kind", "name", "distribution", "value")
         return sorted(items, key=lambda d: [str(d.get(k, "")) for k in fields])
 
     return {"schema": LOCK_SCHEMA, "command": "lock",
-            "distributions": [{"name": n, "version": v} for n, v in sorted(dists.items())],
+            "distributions": dists,
             "entry_points": records({"group": info.group, "kind": info.kind, "value": info.value, "distribution": dist}
                                     for info, dist in located),
             **{key: records({"kind": r.kind, "name": r.name, "priority": r.priority,
                              "distribution": normalize_name(r.origin.distribution)}
                             for r in registry.registrations(group) if r.origin.distribution is not None)
                for key, group in (("codegens", CODEGEN_GROUP), ("hooks", HOOK_GROUP))}}
+
+
+def _installed_from(distribution: str, location: str) -> Doc:
+    """``{"direct_url": ...}`` where ``distribution`` was installed from a folder, file, URL or VCS (its
+    PEP 610 document, which a lock keeps for advice once the distribution is gone), else nothing."""
+    record = install_record(distribution, location or None)
+    return {"direct_url": record} if record else {}
 
 
 def lock_document() -> tuple[Doc, list[str]]:

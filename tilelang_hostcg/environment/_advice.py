@@ -8,6 +8,7 @@ from contextlib import suppress
 from typing import TYPE_CHECKING
 
 from ..core._names import APACHE_TVM
+from ._direct_url import file_url_path, pip_source
 
 if TYPE_CHECKING:
     from importlib.metadata import Distribution
@@ -22,6 +23,34 @@ def reinstall(name: str, version: object = None, *, editable: bool = False) -> s
     spec = f"{name}=={version}" if version else str(name)
     quoted = q if (q := shlex.quote(spec)).startswith("'") else f"'{spec}'"  # quoted alike everywhere
     return f"pip install --no-deps -e {quoted}" if editable else f"pip install --force-reinstall --no-deps {quoted}"
+
+
+def reinstall_as_installed(name: str, version: object, doc: object) -> str:
+    """The reinstall of ``name`` as ``doc`` (its PEP 610 ``direct_url.json``) says it was installed: from
+    its folder, file, URL or VCS (an editable install stays editable), else ``NAME==VERSION`` from an
+    index."""
+    source = pip_source(doc)
+    if source is None:
+        return reinstall(name, version)
+    return reinstall(source.spec, editable=source.editable)
+
+
+def first_party_install(distribution: str, core_doc: object) -> str:
+    """How to install the first-party plugin ``distribution``, which ships as the folder
+    ``plugins/<distribution>`` of tilelang-hostcg's repository: from the checkout tilelang-hostcg was
+    installed from, where ``core_doc`` (tilelang-hostcg's ``direct_url.json``) names one that holds it,
+    else from the root of a checkout."""
+    import os
+    import shlex
+    folder = f"plugins/{distribution}"
+    doc = core_doc if isinstance(core_doc, dict) else {}
+    checkout = file_url_path(doc.get("url", ""))
+    if checkout and os.path.isfile(os.path.join(checkout, folder, "pyproject.toml")):
+        path = shlex.quote(os.path.join(checkout, folder))
+        return (f"`pip install {path}` (the first-party plugin {distribution}, from the checkout tilelang-hostcg "
+                "was installed from)")
+    return (f"the first-party plugin {distribution}, which ships in the `plugins/` folder of tilelang-hostcg's "
+            f"repository: in the root folder of a checkout, `pip install ./{folder}`")
 
 
 def installed_version(name: str) -> str | None:

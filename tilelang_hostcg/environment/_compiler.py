@@ -65,12 +65,13 @@ def tvm_info() -> TVMInfo:
     path = getattr(tvm, "__file__", None) or ""
     if _INFO and _INFO[0].path == path:
         return _INFO[0]
-    real = os.path.realpath(path)
-    tilelang = _bundling_tilelang(real)
+    tilelang = _bundling_tilelang(os.path.realpath(path))
     source = tilelang if tilelang is not None else find("tvm")
-    found = source.owner if source is not None else None
+    found = source.owner if source is not None else None  # its metadata parsed once
     provider = TILELANG if tilelang is not None else APACHE_TVM
-    version = source.version() if source is not None else None
+    version = found.version if found is not None else None
+    if not version and source is not None:
+        version = source.version()  # a source tree's: the module's own __version__
     llvm = bool(tvm.runtime.enabled("llvm"))
     kinds = set(tvm.target.Target.list_kinds())
     tir = "tvm.tirx" if has_module("tvm.tirx") else "tvm.tir"

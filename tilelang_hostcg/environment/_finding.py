@@ -17,7 +17,7 @@ from ..core._errors import TVMNotFoundError
 from ..core._names import APACHE_TVM, TILELANG
 from ._advice import installed_version, reinstall
 from ._importing import is_initializing
-from ._metadata import Owner, files_match, owner, owners_of, unusable_entry_points
+from ._metadata import Owner, files_match, has_record, installed_at, owner, owners_of, unusable_entry_points
 from ._tilelang_layout import holds_tilelang_layout
 
 if TYPE_CHECKING:
@@ -55,6 +55,15 @@ class Found(NamedTuple):
         module = sys.modules.get(self.package) if self.imported else None
         version = getattr(module, "__version__", None)
         return str(version) if version else None
+
+    def kept(self) -> Distribution | None:
+        """The build to keep and repair: the owner whose files are installed (the first); where
+        :meth:`undecided`, the one installed last among those that list files (its files were written
+        over the others', then one was changed); ``None`` for a source tree."""
+        if not self.undecided():
+            return self.owners[0] if self.owners else None
+        listing = [d for d in self.owners if has_record(d)] or list(self.owners)
+        return max(listing, key=lambda d: (installed_at(d), -listing.index(d)))
 
     def undecided(self) -> bool:
         """Whether more than one distribution lists the package's files and the files installed match

@@ -21,12 +21,13 @@ def tilelang_failed(found: Found, exc: BaseException) -> str:
     beside = (f"; apache-tvm {foreign} is installed beside it, which does not belong there (TileLang bundles its "
               "own TVM)") if foreign else ""
     steps: list[str] = []
-    if found.owners:
-        info = owner(found.owners[0])
+    kept = found.kept()  # of builds installed over each other and changed since: the one installed last
+    if kept is not None:
+        info = owner(kept)
         where = f"TileLang ({info.describe()}) is installed (at {found.tree})"
-        source = editable_source(found.owners[0])
+        source = editable_source(kept)
         named = (source, None) if source else (info.name, info.version)
-        steps = tilelang_repair(found.owners[0], named=named, editable=source is not None)
+        steps = tilelang_repair(kept, named=named, editable=source is not None)
     else:
         where = f"TileLang from a source tree at {found.tree} (the `tilelang` that `import tilelang` gives)"
     otherwise, cause = "Repair that tree (or take it off PYTHONPATH), then run again", ""

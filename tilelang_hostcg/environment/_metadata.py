@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..core._names import normalize_name
 from ._advice import reinstall
+from ._direct_url import file_url_path, is_editable
 
 if TYPE_CHECKING:
     from importlib.metadata import Distribution
@@ -122,24 +123,30 @@ def folder_name_version(dist: Distribution) -> tuple[str, str]:
     return name, version.partition("-")[0]
 
 
+def name_and_version(dist: Distribution) -> tuple[str, str | None]:
+    """``dist``'s metadata ``Name`` (PEP 503 normalized) and ``Version``, its ``METADATA`` parsed once;
+    where it cannot be read, its folder's name and version, else ``?`` and ``None``."""
+    name: object = None
+    version: object = None
+    if not files_problem(dist, "METADATA", "PKG-INFO"):
+        try:
+            metadata = dist.metadata
+            name, version = metadata["Name"], metadata["Version"]
+        except Exception:  # unreadable metadata
+            name = version = None
+    folder_name, folder_version = folder_name_version(dist)
+    return (normalize_name(str(name or "") or folder_name) or "?",
+            str(version) if version else (folder_version or None))
+
+
 def distribution_name(dist: Distribution) -> str:
     """``dist``'s metadata ``Name``, PEP 503 normalized (where it cannot be read, its folder's, else ``?``)."""
-    try:
-        name = "" if files_problem(dist, "METADATA", "PKG-INFO") else str(dist.metadata["Name"] or "")
-    except Exception:  # unreadable metadata
-        name = ""
-    return normalize_name(name or folder_name_version(dist)[0]) or "?"
+    return name_and_version(dist)[0]
 
 
 def distribution_version(dist: Distribution) -> str | None:
     """``dist``'s metadata ``Version`` (where it cannot be read, its folder's, else ``None``)."""
-    version: object = None
-    if not files_problem(dist, "METADATA", "PKG-INFO"):
-        try:
-            version = dist.metadata["Version"]
-        except Exception:  # unreadable metadata
-            version = None
-    return str(version) if version else (folder_name_version(dist)[1] or None)
+    return name_and_version(dist)[1]
 
 
 def direct_url(dist: Distribution) -> dict[str, Any]:
@@ -152,24 +159,19 @@ def direct_url(dist: Distribution) -> dict[str, Any]:
     return doc if isinstance(doc, dict) else {}
 
 
-def file_url_path(url: object) -> str | None:
-    """The local path a ``file:`` URL names, else ``None``."""
-    from urllib.parse import unquote, urlsplit
-    parts = urlsplit(str(url))
-    return unquote(parts.path) if parts.scheme == "file" else None
-
-
-def is_editable(doc: dict[str, Any]) -> bool:
-    """Whether a :func:`direct_url` document says the install is editable."""
-    dir_info = doc.get("dir_info")
-    return isinstance(dir_info, dict) and dir_info.get("editable") is True
-
-
 def editable_source(dist: Distribution) -> str | None:
     """The source folder of ``dist`` where it is an editable install, else ``None``."""
     doc = direct_url(dist)
     path = file_url_path(doc.get("url", "")) if is_editable(doc) else None
     return os.path.realpath(path) if path else None
+
+
+def installed_at(dist: Distribution) -> float:
+    """When ``dist`` was installed: the time its metadata folder was written (0 where it cannot be read)."""
+    try:
+        return os.stat(folder_of(dist)).st_mtime
+    except (OSError, ValueError):
+        return 0.0
 
 
 def has_record(dist: Distribution) -> bool:
@@ -278,7 +280,8 @@ class Owner(NamedTuple):
 
 def owner(dist: Distribution) -> Owner:
     """The :class:`Owner` record of ``dist``."""
-    return Owner(distribution_name(dist), distribution_version(dist), folder_of(dist), has_record(dist))
+    name, version = name_and_version(dist)
+    return Owner(name, version, folder_of(dist), has_record(dist))
 
 
 def _same_file(a: str, b: str) -> bool:

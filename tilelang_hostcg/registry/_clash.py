@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING
 
 from ..core._errors import DuplicateRegistrationError
-from ..environment._metadata import folder_of
+from ..environment._metadata import installed_at
 
 if TYPE_CHECKING:
     from ._sources import SourceInfo
@@ -17,7 +16,7 @@ def _installed_at(distribution: str) -> float:
     from importlib.metadata import PackageNotFoundError
     from importlib.metadata import distribution as find
     try:
-        return os.stat(folder_of(find(distribution))).st_mtime
+        return installed_at(find(distribution))
     except (PackageNotFoundError, OSError, ValueError):
         return 0.0
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..core._errors import PluginWarning, text_of
 from ..core._types import SourceState
@@ -80,26 +81,36 @@ def plugin_traceback(exc: BaseException | None) -> list[str]:
     return "".join(report.format()).rstrip("\n").split("\n")
 
 
+def install_record(distribution: str, location: str | None = None) -> dict[str, Any]:
+    """How ``distribution`` (its metadata folder ``location``, else the first on ``sys.path``) was
+    installed: its PEP 610 ``direct_url.json`` where that names a source (a folder, file, URL or VCS),
+    else empty (from an index, or not installed). A lock keeps it for when the distribution is gone."""
+    from importlib.metadata import Distribution, PackageNotFoundError
+
+    from ..environment._direct_url import pip_source
+    from ..environment._metadata import direct_url
+    try:
+        doc = direct_url(Distribution.at(location) if location else Distribution.from_name(distribution))
+    except (PackageNotFoundError, OSError, ValueError):
+        return {}
+    return {k: v for k, v in doc.items() if k in _PEP_610} if pip_source(doc) is not None else {}
+
+
+_PEP_610 = ("url", "dir_info", "archive_info", "vcs_info", "subdirectory")  # what direct_url.json holds
+
+
 def reinstall_command(distribution: str, location: str | None = None) -> str:
     """The reinstall of ``distribution`` as it was installed (PEP 610 ``direct_url.json``)."""
     from importlib.metadata import Distribution, PackageNotFoundError
 
-    from ..environment._advice import reinstall
-    from ..environment._metadata import direct_url, file_url_path, is_editable
+    from ..environment._advice import reinstall_as_installed
     try:
         dist = Distribution.at(location) if location else Distribution.from_name(distribution)
-        info, version = direct_url(dist), dist.version
+        version = dist.version
     except (PackageNotFoundError, OSError, ValueError):
-        info, version = {}, None
-    url = info.get("url")
-    if not isinstance(url, str) or not url:
-        return reinstall(distribution, version if isinstance(version, str) else None)
-    source = file_url_path(url) or url
-    vcs = info.get("vcs_info")
-    if isinstance(vcs, dict) and isinstance(vcs.get("vcs"), str):
-        revision = vcs.get("requested_revision") or vcs.get("commit_id")
-        source = f"{vcs['vcs']}+{url}" + (f"@{revision}" if isinstance(revision, str) else "")
-    return reinstall(source, editable=is_editable(info))
+        version = None
+    return reinstall_as_installed(distribution, version if isinstance(version, str) else None,
+                                  install_record(distribution, location))
 
 
 def state_text(info: SourceInfo) -> str:
@@ -112,14 +123,23 @@ def state_text(info: SourceInfo) -> str:
     return "failed to load"
 
 
-def reinstall_advice(distribution: str, version: str) -> str:
-    """How to put back ``distribution`` at ``version``, as it was installed: from its folder, wheel
-    or VCS where ``direct_url.json`` names one (editable stays editable), else from an index; where
-    it is not installed, how it was installed is not known, and the advice says so."""
+def reinstall_advice(distribution: str, version: str, recorded: object = None) -> str:
+    """How to put back ``distribution`` at ``version``, as it was installed: from the folder, wheel, URL
+    or VCS that ``recorded`` (its ``direct_url.json`` as a lock kept it) names, where that is still
+    there; else as it is installed now (its own ``direct_url.json``), else from an index. Where it is
+    not installed and the lock kept no source, how it was installed is not known, and the advice says so."""
     from importlib.metadata import Distribution, PackageNotFoundError
 
-    from ..environment._advice import reinstall
+    from ..environment._advice import reinstall, reinstall_as_installed
+    from ..environment._direct_url import pip_source
     from ..environment._metadata import direct_url
+    source = pip_source(recorded)
+    if source is not None:
+        command = reinstall_as_installed(distribution, version, recorded)
+        if source.spec.startswith(os.sep) and not os.path.exists(source.spec):
+            return (f"it was installed from {source.spec!r}, which is gone: put that folder or file back, then "
+                    f"`{command}`")
+        return f"`{command}` (as it was installed when locked)"
     try:
         installed = Distribution.from_name(distribution)
     except (PackageNotFoundError, OSError, ValueError):

@@ -11,6 +11,7 @@ from ..core._names import CODEGEN_GROUP, CORE_DISTRIBUTION, HOOK_GROUP, normaliz
 from ..core._types import CODE_ORIGIN, HostCodegen, HostCodegenHook, Origin
 from ..discovery._planning import Controls
 from ..environment._targets import canonical_kind, host_of, is_host_target, parse_target
+from ._client_defaults import ClientDefaults
 from ._loading import IndexLoader, Loader, Watch
 from ._resolution import (
     Candidate,
@@ -48,14 +49,19 @@ class Registry:
     """Host codegens and hooks by target kind, with lazy plugin loading; thread-safe.
 
     ``Registry(discover=True)`` reads the installed entry points (and the ``TILELANG_HOSTCG_*`` controls,
-    unless ``controls`` is given) at first use. ``watch(origin)`` surrounds each plugin's import."""
+    unless ``controls`` is given) at first use. ``watch(origin)`` surrounds each plugin's import.
+    ``client_defaults``: the joiners of a client that routes builds into this registry, called before
+    each decision (default: none of its own, until a client's ``install(registry=...)`` adds one)."""
 
     def __init__(self, *, discover: bool = False, controls: Controls | None = None,
-                 index_loader: IndexLoader | None = None, watch: Watch | None = None) -> None:
+                 index_loader: IndexLoader | None = None, watch: Watch | None = None,
+                 client_defaults: ClientDefaults | None = None) -> None:
         self._table = RegistrationTable()
         self._loader = Loader(self._table, self, discover=discover, controls=controls,
                               index_loader=index_loader, watch=watch)
         self._call_watch: CallWatch | None = None
+        self.client_defaults = ClientDefaults() if client_defaults is None else client_defaults
+        self.client_defaults.read_by(self._forget_answers)
 
     def watch_calls(self, watch: CallWatch | None) -> None:
         """Run each codegen's and hook's ``lower`` inside ``watch(registration)`` from now on (``None``: plainly
@@ -65,6 +71,11 @@ class Registry:
     def _calling(self, reg: Registration | None) -> AbstractContextManager[None]:
         watch = self._call_watch
         return nullcontext() if watch is None or reg is None else watch(reg)
+
+    def _forget_answers(self) -> None:
+        """Drop the remembered resolutions (a client's defaults join or leave)."""
+        with self._table.lock:
+            self._table.invalidate()
 
     def register_host_codegen(self, target_host_kind: str, codegen: HostCodegen, *, override: bool = False,
                               origin: Origin | None = None, default: bool = False) -> HostCodegen:
@@ -216,6 +227,7 @@ class Registry:
     def _decide(self, target: Target) -> tuple[Resolution, list[Source]]:
         host = host_of(target)
         kind = canonical_kind(host.kind.name)
+        self.client_defaults.join(self, kind)  # before any answer, not at a client's first build
         settled = self._loader.settled(CODEGEN_GROUP, kind)
         resolution = decide(kind, host, settled.registrations, [s.info() for s in settled.problems], settled.disabled,
                             settled.controls)

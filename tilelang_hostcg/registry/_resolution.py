@@ -231,6 +231,19 @@ def _nothing_matches_error(kind: str, host: Target, candidates: Sequence[Candida
 _FIRST_PARTY = {"cuda_host": "tilelang-hostcg-cuda"}
 
 
+def _first_party_install(distribution: str) -> str:
+    """How to install the first-party plugin ``distribution`` (read from how tilelang-hostcg was installed)."""
+    from importlib.metadata import Distribution, PackageNotFoundError
+
+    from ..environment._advice import first_party_install
+    from ..environment._metadata import direct_url
+    try:
+        core = direct_url(Distribution.from_name(CORE_DISTRIBUTION))
+    except (PackageNotFoundError, OSError, ValueError):
+        core = {}
+    return first_party_install(distribution, core)
+
+
 def _no_codegen_error(kind: str, host: Target, candidates: Sequence[Candidate],
                       disabled: Sequence[SourceInfo], controls: Controls) -> NoHostCodegenError:
     """TileLang's sentence, what is registered, what was skipped and what to do."""
@@ -244,7 +257,7 @@ def _no_codegen_error(kind: str, host: Target, candidates: Sequence[Candidate],
     else:
         hint = _FIRST_PARTY.get(kind)
         skipped = skipped_text(hint, kind, controls) if hint else None
-        install = f"`pip install {hint}`" if hint else "a plugin that provides it"
+        install = _first_party_install(hint) if hint else "a plugin that provides it"
         message += skipped if skipped else (
             f"Install {install} (see `tilelang-hostcg list`), or register one with register_host_codegen()")
     for info in disabled:

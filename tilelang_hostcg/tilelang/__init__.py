@@ -13,7 +13,7 @@ from ..clients._state import ClientState
 from ..core._errors import UnsupportedTileLangError, warn_plugin
 from ..core._names import TILELANG
 from ..core._types import Origin
-from ..environment._builds import tilelang_builds, tilelang_overlap
+from ..environment._builds import tilelang_overlap
 from ..environment._finding import Found, find, import_tilelang
 from ._cache_key import fingerprint, patch_cache_key
 from ._layouts import DEFAULT_PREFIX, State, enter, rollback, watch
@@ -41,7 +41,7 @@ def imported_tilelang() -> Found:
 def _state(registry: Registry | None) -> State:
     """What :func:`install` or :func:`add_defaults` records, TileLang imported and checked."""
     found = imported_tilelang()
-    overlap = tilelang_overlap(tilelang_builds(found))
+    overlap = tilelang_overlap(found)
     if overlap is not None:
         warn_plugin(overlap)
     mode = check(found)

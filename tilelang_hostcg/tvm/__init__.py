@@ -13,6 +13,7 @@ from ..clients._interface import Client, Native, tilelang_takes_builds
 from ..clients._state import ClientState, Route
 from ..clients._watch import watch_builds
 from ..core._errors import UnsupportedTVMError
+from ._joining import DefaultsJoiner
 from ._points import BUILD_FUNCTION, BUILD_MODULE, BUILD_PACKAGE, DEFAULT_PREFIX, FUNCTION, KINDS, check
 from ._route import State, handed_to_tvm, make_route
 
@@ -31,6 +32,10 @@ class TVMClient(Client):
     compiler = "TVM"
     native_modules = (BUILD_MODULE,)
 
+    def __init__(self) -> None:
+        super().__init__()
+        self.joiner: DefaultsJoiner | None = None  # that of the install in effect
+
     def _prepare(self, registry: Registry | None) -> tuple[Any, Registry | None]:
         from ..environment._finding import import_tvm
         return sys.modules.get("tvm") or import_tvm(), registry  # importing TVM may activate: it installs first
@@ -45,7 +50,16 @@ class TVMClient(Client):
         setattr(module, FUNCTION, route)
         watch_builds(state, sys.modules[BUILD_PACKAGE], BUILD_FUNCTION, client="tvm", compiler="TVM",
                      skip=handed_to_tvm)
+        self.joiner = DefaultsJoiner(state)
+        self.joiner.start()  # TVM's defaults join before any answer, not at the first build
         return state
+
+    def uninstall(self) -> list[str]:
+        with self.lock:
+            joiner, self.joiner = self.joiner, None
+            if joiner is not None:
+                joiner.stop()
+            return super().uninstall()
 
     def blocker(self) -> str | None:
         from ..environment._finding import import_tvm
@@ -114,5 +128,5 @@ def uninstall() -> None:
 
 def add_defaults(registry: Registry) -> None:
     """Register TVM's own codegens in ``registry`` as :func:`install` does, without touching TVM."""
-    from ._defaults import register_defaults
+    from ._registering import register_defaults
     register_defaults(registry, {})

@@ -1,31 +1,16 @@
-"""TVM's own host codegens as registry defaults, and the routed build (imported at the first build)."""
+"""The routed build (imported at the first build): TVM's defaults in the registry, then the build through it."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..core._names import APACHE_TVM
-from ..core._types import HostCodegen, Origin
-from ..environment._compiler import tvm_info
-from ..environment._finding import import_tvm
-from ..environment._targets import GlobalFuncBuild, parse_target
+from ..environment._targets import parse_target
 from ..registry._build import build_split
-from ._points import DEFAULT_PREFIX, KINDS
+from ._registering import join_defaults
 
 if TYPE_CHECKING:
     from ..registry._registry import Registry
     from ._route import State
-
-def register_defaults(registry: Registry, held: dict[str, HostCodegen], kinds: tuple[str, ...] = KINDS) -> None:
-    """Register TVM's ``target.build.<kind>`` of each of ``kinds`` not in ``held`` and known to the TVM
-    in use (0.26 has no ``cuda_host``) as a default (origin ``apache-tvm``), adding it to ``held``."""
-    info = tvm_info()
-    origin = Origin(APACHE_TVM, info.provider_version or info.version)
-    known = set(import_tvm().target.Target.list_kinds())
-    for kind in (k for k in kinds if k not in held and k in known):
-        codegen = HostCodegen(DEFAULT_PREFIX + kind, GlobalFuncBuild("target.build." + kind))
-        registry.register_host_codegen(kind, codegen, origin=origin, default=True)
-        held[kind] = codegen
 
 
 def routed(state: State, host_mod: Any, device_mod_dict: Any, target_host: Any) -> Any:
@@ -52,12 +37,6 @@ def _defaults_in(state: State, kind: str) -> Registry | None:
 
         requested = default_registry()  # outside the lock: it may load plugins
     with state.lock:
-        if not state.active:
-            return None
-        registry = state.registry
-        if registry is None:
-            assert requested is not None
-            state.registry = registry = requested
-            register_defaults(registry, state.codegens)
-        register_defaults(registry, state.codegens, (kind,))
-        return registry
+        registry = state.registry if state.registry is not None else requested
+        assert registry is not None
+        return registry if join_defaults(state, registry, kind) else None

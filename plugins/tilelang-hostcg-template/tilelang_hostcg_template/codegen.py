@@ -34,7 +34,9 @@ ACME_LLVM_CODEGEN = HostCodegen(
     "acme_llvm",
     global_func_host_codegen("target.build.llvm"),  # TVM's own LLVM host codegen
     supports_target=is_acme_host,
-    priority=10,  # above the core's llvm codegen (0), which also matches these targets
+    # Above every other codegen that serves these targets: the core's llvm codegen (0) and the
+    # first-party stamp plugin's (10), which serves every llvm host; at 10 it would tie with it.
+    priority=20,
 )
 """LLVM host code for Acme triples."""
 
