@@ -439,7 +439,7 @@ def test_a_compiler_that_declares_but_never_calls_fails_check_strict(tmp_path):
     assert declared.returncode != 0 and not doc["ok"]
     assert doc["client"]["probe"]["called"] is False and doc["client"]["native"] == "tvm.tirx.build"
     (problem,) = [p for p in doc["problems"] if p["code"] == "route-unused"]
-    assert "did not call tilelang_hostcg.native: tvm.tirx.build declares native API 2" in problem["message"]
+    assert "did not call tilelang-hostcg: tvm.tirx.build declares native API 2" in problem["message"]
     assert "its declaration is its maintainers' to fix" in problem["message"]
     write(stock)
     undeclared = env.command("check", "--strict", "--json", cwd=tmp_path)
