@@ -23,6 +23,7 @@ from ._report import is_core
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from ..clients._interface import Client
     from ..registry._table import Registration
 
 IMPORTING = "importing the compiler"
@@ -94,8 +95,8 @@ def _written(before: tuple[int, int]) -> dict[str, int]:
     return {"stdout": counts[0], "stderr": counts[1]}
 
 
-def _build(reporter: Reporter) -> Probe | None:
-    """Import the compiler as a program does, watch the registries its builds use, build the probe."""
+def _client(reporter: Reporter) -> Client | None:
+    """Import the compiler as a program does and watch the registries its builds use."""
     reporter.send("stage", stage=IMPORTING)
     from ..environment._compiler import tvm_document
     from ._client import client_for
@@ -105,6 +106,13 @@ def _build(reporter: Reporter) -> Probe | None:
     from .._api import default_registry
     for registry in {id(r): r for r in (default_registry(), getattr(client.state, "registry", None)) if r}.values():
         registry.watch_calls(reporter.calling)
+    return client
+
+
+def _build(reporter: Reporter, client: Client | None) -> Probe | None:
+    """Build the probe."""
+    if client is None:
+        return None
     reporter.send("stage", stage=BUILDING)
     return probe(client)
 
@@ -113,10 +121,12 @@ def main(fd: int) -> None:
     """Build the probe and report; then end at once (the interpreter's teardown is no part of the build)."""
     reporter = Reporter(fd)
     reporter.send("hello", package=package_folder())
+    with capture([]):  # the import and activation: check's own process did the same, and told what it gave
+        client = _client(reporter)
     warned: list[str] = []
     failed: set[str] = set()
-    with capture(warned, failed):  # as check's own process: plugin warnings are told, never raised
-        found = _build(reporter)
+    with capture(warned, failed):  # the build's: plugin warnings are told (in check's document), never raised
+        found = _build(reporter, client)
     result = None if found is None else {
         "called": found.called, "text": found.text, "seconds": found.seconds, "hints": list(found.hints),
         "error": found.failure.error if found.failure is not None else None}

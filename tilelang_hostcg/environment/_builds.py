@@ -46,8 +46,8 @@ def _reinstall_step(dist: Distribution, info: Owner) -> str:
     """The reinstall of the kept build, as it was installed; for one that lists no files, what to do,
     since pip cannot reinstall it as written."""
     if not info.record:
-        return (f"reinstall {info.describe()} as you installed it (it lists no files, so `pip install "
-                "--force-reinstall` cannot replace it)")
+        return (f"reinstall {info.describe()} as you installed it (it lists no files, so pip cannot reinstall "
+                "it over its files)")
     return f"`{reinstall_as_installed(info.name, info.version, direct_url(dist))}`"
 
 
