@@ -227,9 +227,12 @@ def _build_notes(installed: Installed, extra: Mapping[str, str]) -> str:
 def test_prefer_advice_names_only_codegens_that_serve_and_can_build(installed: Installed) -> None:
     notes = _build_notes(installed, {})
     assert "raised by host codegen 'raises'" in notes
-    assert "choose another codegen with TILELANG_HOSTCG_PREFER=c=c" in notes
+    # The plugins turn TVM's integration on: TVM's own c codegen serves too, and the core's.
+    assert "choose another codegen with TILELANG_HOSTCG_PREFER=c=apache-tvm-c or TILELANG_HOSTCG_PREFER=c=c" in notes
     assert "=refuses" not in notes and "=nobuild" not in notes and "=other" not in notes
-    none = _build_notes(installed, {"TILELANG_HOSTCG_DISABLE": "tilelang-hostcg:c"})
+    off = {"TILELANG_HOSTCG_AUTO_INSTALL": "0"}  # no TVM default: the core's c alone serves
+    assert "choose another codegen with TILELANG_HOSTCG_PREFER=c=c" in _build_notes(installed, off)
+    none = _build_notes(installed, {**off, "TILELANG_HOSTCG_DISABLE": "tilelang-hostcg:c"})
     assert "TILELANG_HOSTCG_PREFER=" not in none  # the core's c is skipped: nothing else serves
     assert "no other codegen of kind 'c' serves this target and can build" in none
 

@@ -201,7 +201,7 @@ def test_error_names_distribution_version_and_entry_point(setup: Setup, tmp_path
     assert error["cause"]["message"] == "simulated failure"
     assert out["allowed"]["ok"] and out["allowed"]["value"] == []
     assert [w[0] for w in out["allowed"]["warnings"]] == ["PluginWarning"]
-    assert out["llvm"] == {"ok": True, "value": "llvm", "warnings": []}
+    assert out["llvm"] == {"ok": True, "value": "apache-tvm-llvm", "warnings": []}  # TVM's own: the plugin turns it on
     (source,) = out["sources"]
     assert source["state"] == "broken" and source["version"] == "0.3"
     assert source["error"]["type"] == "RuntimeError"
@@ -245,12 +245,16 @@ def test_disable_a_distribution_by_normalized_name(setup: Setup, tmp_path: Path)
 
 def test_disable_one_entry_point_of_a_distribution(setup: Setup, tmp_path: Path) -> None:
     out = run(setup.env, """
-        out["cuda_host"] = attempt(lambda: resolve("cuda_host"))
+        out["cuda_host"] = attempt(lambda: resolve("cuda_host", hc.Registry(discover=True)))
+        out["served"] = resolve("cuda_host")
         out["cuda"] = apply_hooks("cuda")
         out["states"] = {s["kind"]: s["state"] for s in sources()
                          if s["distribution"] == "hcgt-attrform"}
     """, tmp_path / "markers", {**only(ATTRFORM),
                                 "TILELANG_HOSTCG_DISABLE": "hcgt-attrform:cuda_host"})
+    # The program's registry: TVM's own cuda_host codegen serves (the plugin turns the integration
+    # on), not the disabled entry point; a registry without TVM's defaults says which control skips it.
+    assert out["served"] == "apache-tvm-cuda_host"
     error = out["cuda_host"]["error"]
     assert error["type"] == "NoHostCodegenError"
     assert "TILELANG_HOSTCG_DISABLE=hcgt-attrform:cuda_host" in error["message"]
@@ -266,7 +270,7 @@ def test_only_allowlist_runs_no_other_distribution(setup: Setup, tmp_path: Path)
         out["loaded"] = sorted({s["distribution"] for s in sources() if s["state"] == "loaded"})
         out["modules"] = plugin_modules()
     """, tmp_path / "markers", only(CALLABLE))
-    assert out["composite"] == "callable-composite" and out["llvm"] == "llvm"
+    assert out["composite"] == "callable-composite" and out["llvm"] == "apache-tvm-llvm"
     assert out["loaded"] == ["hcgt-callable", "tilelang-hostcg"]
     assert out["modules"] == ["hcgt_callable"]
     assert (tmp_path / "markers").read_text().split() == ["import:hcgt_callable"]
@@ -293,7 +297,8 @@ def test_prefer_resolves_an_ambiguity(setup: Setup, tmp_path: Path) -> None:
 def test_incompatible_plugin_is_not_imported_and_says_why(setup: Setup, tmp_path: Path) -> None:
     out = run(setup.env, """
         out["test"] = attempt(lambda: resolve("test"))
-        out["cuda_host"] = attempt(lambda: resolve("cuda_host"))
+        out["cuda_host"] = attempt(lambda: resolve("cuda_host", hc.Registry(discover=True)))
+        out["served"] = attempt(lambda: resolve("cuda_host"))
         out["composite"] = attempt(lambda: resolve("composite"))
         out["states"] = {s["distribution"]: [s["state"], s["reason"]] for s in sources()}
         out["modules"] = plugin_modules()
@@ -303,8 +308,12 @@ def test_incompatible_plugin_is_not_imported_and_says_why(setup: Setup, tmp_path
     assert "'apache-tvm>=9'" in tvm_error["message"]
     assert f"apache-tvm {TVM_VERSION} is installed" in tvm_error["message"]
     assert "'hcgt-needs-tvm' 1.0" in tvm_error["message"]
+    # Where nothing else serves cuda_host (a registry without TVM's defaults), the error says why the
+    # plugin is not used; the program's registry has TVM's own, and warns of the plugin.
     core_error = out["cuda_host"]["error"]
     assert "'tilelang-hostcg>=5'" in core_error["message"]
+    assert out["served"]["value"] == "apache-tvm-cuda_host", out["served"]
+    assert any("'tilelang-hostcg>=5'" in w[1] for w in out["served"]["warnings"]), out["served"]
     assert "tilelang-hostcg 0.1.0 is installed" in core_error["message"]
     # Markers that do not apply and satisfied ranges do not block a plugin.
     assert out["composite"] == {"ok": True, "value": "compatible", "warnings": []}

@@ -181,14 +181,19 @@ def only(*plugins: Plugin) -> dict[str, str]:
 
 # Registrations and sources of a registry, everything loaded, without the sources of
 # the distribution under test: equal to the same for a registry without it installed.
+# TVM's defaults (distribution apache-tvm) are the TVM integration's, not a plugin's: the
+# default registry gets them at its first answer where a plugin turns the integration on.
 STATE = """
+def plugins_and_code(rows):
+    return [r for r in rows if r[4] != "apache-tvm"]
+
 def state(registry, skip=""):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         registry.load_all()
     srcs = sorted([s["group"], s["kind"], s["value"], s["distribution"], s["state"]]
                   for s in sources(registry) if s["distribution"] != skip)
-    return {"registrations": snapshot(registry), "sources": srcs}
+    return {"registrations": plugins_and_code(snapshot(registry)), "sources": srcs}
 """
 
 MATRIX = STATE + """
@@ -237,10 +242,10 @@ def test_fault_is_isolated(env: PluginEnvironment, tmp_path: Path, name: str) ->
     assert warning[0] == "PluginWarning"
     names_plugin(warning[1], plugin)
 
-    # Other kinds are untouched.
+    # Other kinds are untouched (the plugins turn TVM's integration on: TVM's own codegens serve).
     assert out["others"] == {
-        "llvm": {"ok": True, "value": "llvm", "warnings": []},
-        "c": {"ok": True, "value": "c", "warnings": []},
+        "llvm": {"ok": True, "value": "apache-tvm-llvm", "warnings": []},
+        "c": {"ok": True, "value": "apache-tvm-c", "warnings": []},
         "cuda_host": {"ok": True, "value": "other-cuda-host", "warnings": []},
     }
     assert out["hooks"] == {"ok": True, "value": ["other-cuda"], "warnings": []}
@@ -263,9 +268,9 @@ def test_system_exit_during_import_is_the_plugins_failure_and_rolled_back(
     armed = tmp_path / "armed"
     armed.touch()
     out = run(env, STATE + dedent("""
-        out["before"] = snapshot()
+        out["before"] = plugins_and_code(snapshot())
         out["first"] = attempt(lambda: resolve("test"))
-        out["after"] = snapshot()
+        out["after"] = plugins_and_code(snapshot())
         out["source"] = [s["state"] for s in sources() if s["distribution"] == "hcgt-f-interrupt"]
         out["second"] = attempt(lambda: resolve("test"))
         out["others"] = [resolve("cuda_host"), apply_hooks("cuda")]
@@ -289,13 +294,13 @@ def test_interrupt_during_import_propagates_and_can_retry(env: PluginEnvironment
     armed.touch()
     out = run(env, STATE + dedent("""
         out["warm"] = [resolve("llvm"), resolve("cuda_host"), apply_hooks("cuda")]
-        out["before"] = snapshot(), markers()
+        out["before"] = plugins_and_code(snapshot()), markers()
         try:
             resolve("test")
             out["first"] = "returned"
         except (KeyboardInterrupt, SystemExit) as exc:
             out["first"] = type(exc).__name__
-        out["after"] = snapshot()
+        out["after"] = plugins_and_code(snapshot())
         out["markers"] = markers()[len(out["before"][1]):]
         out["source"] = [s["state"] for s in sources() if s["distribution"] == "hcgt-f-interrupt"]
         # No load is left current: a registration made in code now is the user's own.
@@ -309,7 +314,7 @@ def test_interrupt_during_import_propagates_and_can_retry(env: PluginEnvironment
     """), tmp_path / "markers", {**only(GOOD_OTHER, INTERRUPT), "HCG_ARM_FILE": str(armed),
                                 "HCG_ARM_EXC": exc})
     assert out["first"] == exc
-    assert out["warm"] == ["llvm", "other-cuda-host", ["other-cuda"]]
+    assert out["warm"] == ["apache-tvm-llvm", "other-cuda-host", ["other-cuda"]]
     assert out["after"] == out["before"][0]  # the half-made registrations are gone
     assert out["markers"] == ["import:hcgt_f_interrupt"]
     assert out["source"] == ["lazy", "lazy"]  # its codegen and hook entry points
@@ -352,7 +357,7 @@ def test_two_distributions_claiming_one_name_or_one_priority(env: PluginEnvironm
                  "TILELANG_HOSTCG_PREFER=test=tie-a"):
         assert part in error["message"]
     assert out["tie_allowed"] == {"ok": True, "value": ["tie-a", "tie-b"], "warnings": []}
-    assert out["tie_others"] == ["llvm", "other-cuda-host", ["other-cuda"]]
+    assert out["tie_others"] == ["apache-tvm-llvm", "other-cuda-host", ["other-cuda"]]
     assert out["tie_preferred"] == {"ok": True, "value": "tie-b", "warnings": []}
 
 
@@ -366,7 +371,7 @@ def test_plugin_resolving_and_registering_during_its_import(env: PluginEnvironme
         out["origins"] = {r[2]: r[4] for r in snapshot()}
     """, tmp_path / "markers", only(GOOD_OTHER, REENTRANT), timeout=60)
     assert out["test"] == "reentrant"
-    assert out["seen"] == [{"llvm": "llvm", "cuda_host": "other-cuda-host"}, ["other-cuda"],
+    assert out["seen"] == [{"llvm": "apache-tvm-llvm", "cuda_host": "other-cuda-host"}, ["other-cuda"],
                            "reentrant"]
     assert out["metal"] == ["reentrant-metal"]
     assert out["origins"]["reentrant-metal"] == "hcgt-f-reentrant"
@@ -456,9 +461,11 @@ def test_third_party_llvm_codegens_are_visible(env: PluginEnvironment, tmp_path:
         out["hijack_after"] = attempt(lambda: llvm_view(hijacked))
     """, tmp_path / "markers", only(LLVM_VARIANT))
     chosen, regs, srcs = out["variant"]
-    # A higher-priority variant wins, and both it and the core's codegen show their origin.
+    # A higher-priority variant wins, and it, TVM's own codegen (the plugin turns TVM's integration
+    # on) and the core's show their origin.
     assert chosen == "fast-llvm"
-    assert regs == [["fast-llvm", 10, "hcgt-f-llvm-variant"], ["llvm", 0, "tilelang-hostcg"]]
+    assert regs == [["fast-llvm", 10, "hcgt-f-llvm-variant"], ["apache-tvm-llvm", 0, "apache-tvm"],
+                    ["llvm", 0, "tilelang-hostcg"]]
     assert srcs == [
         ["hcgt-f-llvm-override", "llvm = hcgt_f_llvm_override", "disabled"],
         ["hcgt-f-llvm-variant", "llvm = hcgt_f_llvm_variant:CG", "loaded"],
@@ -525,6 +532,6 @@ def test_only_allowlist_runs_no_other_distribution(env: PluginEnvironment,
                         for k in ("llvm", "test", "cuda_host")}
         out["modules"] = plugin_modules()
     """, tmp_path / "markers", only(GOOD_OTHER))
-    assert out["kinds"] == {"llvm": "llvm", "test": None, "cuda_host": "other-cuda-host"}
+    assert out["kinds"] == {"llvm": "apache-tvm-llvm", "test": None, "cuda_host": "other-cuda-host"}
     assert out["modules"] == ["hcgt_good_other"]
     assert read_markers(tmp_path / "markers") == ["import:hcgt_good_other"]

@@ -212,9 +212,11 @@ def test_installed_plugins_under_concurrent_first_use(tmp_path_factory: pytest.T
     """, tmp_path / "markers", {"TILELANG_HOSTCG_ONLY": ",".join(p.dist for p in PLUGINS)})
     assert out["alive"] == 0 and out["errors"] == []
     assert out["objects"] == len(CODEGEN_KINDS)  # one object per kind, for every thread
+    # The plugins turn TVM's integration on: TVM's own codegens are defaults from the first call (c);
+    # a plugin's codegen that matches wins over a default whatever its priority (llvm, at -1).
     assert [a[:2] for a in out["answers"]] == [
-        ["c", "c"], ["composite", "stress-composite"], ["cuda_host", "stress-cuda-host"],
-        ["llvm", "llvm"], ["test", "stress-test"]]
+        ["c", "apache-tvm-c"], ["composite", "stress-composite"], ["cuda_host", "stress-cuda-host"],
+        ["llvm", "stress-llvm"], ["test", "stress-test"]]
     assert sum(a[2] for a in out["answers"]) == RESOLVES
     assert out["hooks"] == [["cuda", "stress-a-cuda", "stress-b-hook"], ["rocm", "stress-b-hook"]]
     imports = Counter(tag for tag in read_markers(tmp_path / "markers")
