@@ -103,11 +103,12 @@ CHECK_AFTER_RIVAL = """
 import contextlib, io, json
 import tilelang  # activation installs the integration
 import later_rival  # then another package replaces our function
-from tilelang_hostcg.cli.main import main
-out = io.StringIO()
-with contextlib.redirect_stdout(out):
-    main(["check", "--json"])
-print(json.dumps(json.loads(out.getvalue())["client"]))
+from tilelang_hostcg.cli._probe_process import probed_client
+from tilelang_hostcg.clients._probe import probe
+# check's client document, its probe build run in this process, where the rival is (check runs it in a
+# process of its own, which imports only what a program of the environment imports)
+client, _ = probed_client(probe)
+print(json.dumps(client))
 """
 
 

@@ -241,7 +241,7 @@ def test_a_tilelang_checkout_on_pythonpath_is_routed_and_named_by_its_tree(tilel
         docs = {}
         for argv in (("list", "--json"), ("check", "--strict", "--json")):
             proc = subprocess.run([env.python, "-m", "tilelang_hostcg", *argv], capture_output=True, text=True,
-                                  env=env.environ(extra), timeout=300)
+                                  env=env.environ(extra), timeout=300, cwd=env.path)  # not this checkout's root
             assert proc.returncode == 0, proc.stdout + proc.stderr
             docs[argv[0]] = json.loads(proc.stdout)
         listed = docs["list"]["tvm"]["describe"]

@@ -23,7 +23,8 @@ import pytest
 
 from tilelang_hostcg.testing import PluginEnvironment
 
-from .plugin_factory import Plugin, build_wheels, codegen_module, install
+from .plugin_factory import Plugin, build_wheels, install
+from .plugin_factory import module as module_text
 
 pytestmark = pytest.mark.slow
 
@@ -39,8 +40,10 @@ def _plugin(dist: str, priority: int, version: str = "1.0") -> Plugin:
     """A plugin of a ``c`` codegen named as its distribution (kinds TVM knows: ``check
     --strict`` passes with it)."""
     module = dist.replace("-", "_")
-    return Plugin(dist, version, codegens={"c": module},
-                  files={f"{module}.py": codegen_module("c", dist, priority)})
+    # A working codegen (TVM's own C build): check's probe build confirms the route with it.
+    register = (f"hc.register_host_codegen('c', hc.HostCodegen({dist!r}, "
+                f"hc.global_func_host_codegen('target.build.c'), priority={priority}))\n")
+    return Plugin(dist, version, codegens={"c": module}, files={f"{module}.py": module_text(register)})
 
 
 def _names(doc: Any) -> list[str]:

@@ -42,7 +42,7 @@ def client_document(tvm: dict[str, Any], probe: Probe | None = None) -> dict[str
     if predicted and routed is None:  # one line: what will happen, and how to see it for sure
         describe = f"{client.title}, expected: {answer.reason}"
     if probe is not None and probe.called is False and probe.failure is None:
-        routed, problem = False, probe_text(probe, answer.reason if answer.by_build else None)
+        routed, problem = False, probe_text(probe, answer.reason if answer.by_build else probe.shown)
         describe = f"none: {problem}"
     elif probe is not None:
         describe += f" ({probe.text})" if probe.confirmed else f" (not confirmed: {probe.text})"

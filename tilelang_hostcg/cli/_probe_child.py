@@ -117,6 +117,16 @@ def _build(reporter: Reporter, client: Client | None) -> Probe | None:
     return probe(client)
 
 
+def _shown(client: Client | None) -> str | None:
+    """What the build showed of ``client``'s routes (which it missed, and who holds it), where the build
+    decided; else ``None``."""
+    if client is None:
+        return None
+    from ..clients._routing import routing
+    answer = routing(client)
+    return answer.reason if answer.by_build else None
+
+
 def main(fd: int) -> None:
     """Build the probe and report; then end at once (the interpreter's teardown is no part of the build)."""
     reporter = Reporter(fd)
@@ -129,7 +139,7 @@ def main(fd: int) -> None:
         found = _build(reporter, client)
     result = None if found is None else {
         "called": found.called, "text": found.text, "seconds": found.seconds, "hints": list(found.hints),
-        "error": found.failure.error if found.failure is not None else None}
+        "error": found.failure.error if found.failure is not None else None, "shown": _shown(client)}
     reporter.send("result", probe=result, warnings=[[text, text in failed] for text in warned])
     _flush()
     os._exit(0)

@@ -263,8 +263,9 @@ def judge(lines: list[bytes], status: int | None, timed_out: bool, bound: Bound)
     if found is None:
         return _failed(ProbeFailure(ENDED, "its process had no probe build to run: the integration was not installed "
                                     "there (its activation at the compiler's import did not run)", stage=report.stage))
+    shown_there = found.get("shown")
     probe = Probe(found["called"], found["text"], float(found["seconds"]), tuple(map(str, found["hints"])),
-                  warnings=report.warnings)
+                  warnings=report.warnings, shown=str(shown_there) if shown_there is not None else None)
     if found["error"] is not None:
         raised = report.raised[0] if report.raised else None
         stage = report.stage if probe.called else f"{report.stage}, before it reached the route"

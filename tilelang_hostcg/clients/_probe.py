@@ -62,7 +62,8 @@ class Probe(NamedTuple):
     """``called``: whether the probe build went through the route (``None``: no answer, ``text`` says
     why); ``seconds`` the build took (never in a document); ``hints`` from reading the compiler's code
     (never a verdict); ``failure``: what went wrong, else ``None``; ``warnings``: the plugin warnings its
-    process gave, each ``(text, about a failed plugin)``."""
+    process gave, each ``(text, about a failed plugin)``; ``shown``: what the build showed of the routes
+    (which it missed, and who holds it), where it was the build that decided."""
 
     called: bool | None
     text: str
@@ -70,6 +71,7 @@ class Probe(NamedTuple):
     hints: tuple[str, ...] = ()
     failure: ProbeFailure | None = None
     warnings: tuple[tuple[str, bool], ...] = ()
+    shown: str | None = None
 
     @property
     def confirmed(self) -> bool:
