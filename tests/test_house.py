@@ -14,6 +14,7 @@ from pathlib import Path
 
 import tilelang_hostcg
 from tilelang_hostcg import HostCodegenError
+from tilelang_hostcg.core import FrontDoor
 
 ROOT = Path(tilelang_hostcg.__file__).parent
 HOOK = ROOT.parent / "_tilelang_hostcg_hook.py"
@@ -59,6 +60,8 @@ def test_the_public_surface_is_small() -> None:
         parts = path.relative_to(ROOT.parent).parts
         if any(p.startswith("_") and p not in ("__init__.py", "__main__.py") for p in parts):
             continue
+        if path.name == "__init__.py" and _door(_module_name(path)) is not None:
+            continue  # a layer's front door: what the package's own layers use, not the user's API
         public[_module_name(path)] = _all_of(path)
     assert sum(map(len, public.values())) <= 80, public
     for module in ("tilelang_hostcg", "tilelang_hostcg.tilelang", "tilelang_hostcg.tvm",
@@ -103,10 +106,26 @@ def _imports(path: Path, name: str) -> set[str]:
                 base = f"{anchor}.{base}" if base else anchor
             if base.startswith("tilelang_hostcg"):
                 found.add(base)
-                found.update(f"{base}.{a.name}" for a in node.names)
+                found.update(_through_door(base, a.name) for a in node.names)
         elif isinstance(node, ast.Import):
             found.update(a.name for a in node.names if a.name.startswith("tilelang_hostcg"))
     return found
+
+
+def _door(package: str) -> FrontDoor | None:
+    """The front door of ``package`` (a layer's ``__init__``), where it has one."""
+    if package not in {_module_name(p) for p in FILES if p.name == "__init__.py"}:
+        return None
+    door = getattr(importlib.import_module(package), "_DOOR", None)
+    return door if isinstance(door, FrontDoor) else None
+
+
+def _through_door(base: str, name: str) -> str:
+    """What ``from base import name`` depends on: the module that defines ``name`` where ``base``
+    is a front door, else ``base.name`` (a module, or nothing of the package)."""
+    door = _door(base)
+    defined_in = door.module_of(name) if door is not None else None
+    return defined_in or f"{base}.{name}"
 
 
 def _graph() -> dict[str, set[str]]:
@@ -218,3 +237,63 @@ def test_the_architecture_pages_name_what_exists() -> None:
                 missing.append(f"{page}: `{name}`")
     assert checked >= 40  # the pages name modules, functions and classes: the test sees them
     assert missing == []
+
+
+def _folder(module: str) -> str:
+    """The folder of the package ``module`` lives in: a layer's (``tilelang_hostcg.registry``), or the
+    package's own for the modules at its root."""
+    parts = module.split(".")
+    if len(parts) > 1 and (ROOT / parts[1]).is_dir():
+        return ".".join(parts[:2])
+    return parts[0]
+
+
+def _private(module: str, folder: str) -> bool:
+    """Whether ``module`` is a private module of ``folder`` (a part of its name below it starts with ``_``)."""
+    below = module[len(folder):].strip(".").split(".") if module != folder else []
+    return any(part.startswith("_") and not part.startswith("__") for part in below)
+
+
+def test_no_module_reaches_into_another_layers_private_modules() -> None:
+    """Every import from another folder goes through its front door (its ``__init__``), also under
+    ``TYPE_CHECKING`` and inside functions."""
+    modules = {_module_name(p): p for p in FILES}
+    reaches = []
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            base = node.module or ""
+            if node.level:
+                anchor = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                base = f"{anchor}.{base}" if base else anchor
+            if not base.startswith("tilelang_hostcg"):
+                continue
+            targets = [base, *(f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in modules)]
+            reaches += [f"{name} imports {target} (line {node.lineno})" for target in targets
+                        if _folder(target) != _folder(name) and _private(target, _folder(target))]
+    assert reaches == []
+
+
+def test_each_front_door_tells_type_checkers_and_the_runtime_the_same_names() -> None:
+    """A layer's ``__init__`` lists each name twice, for type checkers and for its door: the two
+    agree, module by module, and each name opens."""
+    doors = 0
+    for path in FILES:
+        package = _module_name(path)
+        door = _door(package) if path.name == "__init__.py" else None
+        if door is None:
+            continue
+        doors += 1
+        checked = {alias.asname or alias.name: f"{package}.{node.module}"
+                   for node in ast.walk(ast.parse(path.read_text())) if isinstance(node, ast.If)
+                   for stmt in node.body if isinstance(stmt, ast.ImportFrom)
+                   for alias in stmt.names for node in [stmt]}
+        annotations_only = {name for name, where in checked.items()
+                            if not hasattr(importlib.import_module(where), name)}  # type aliases
+        assert {name: where for name, where in checked.items() if name not in annotations_only} == {
+            name: door.module_of(name) for name in door.names}, package
+        module = importlib.import_module(package)
+        assert all(getattr(module, name) is not None for name in door.names), package
+    assert doors == 5  # core, environment, discovery, registry, clients

@@ -19,24 +19,24 @@ if TYPE_CHECKING:  # explicit re-exports, for type checkers
     from ._api import register_lazy_host_codegen as register_lazy_host_codegen
     from ._api import register_lazy_host_codegen_hooks as register_lazy_host_codegen_hooks
     from ._api import resolve_host_codegen as resolve_host_codegen
-    from .core._errors import AmbiguousHostCodegenError as AmbiguousHostCodegenError
-    from .core._errors import DeviceAsHostError as DeviceAsHostError
-    from .core._errors import DuplicateRegistrationError as DuplicateRegistrationError
-    from .core._errors import HostCodegenError as HostCodegenError, MissingGlobalFuncError as MissingGlobalFuncError
-    from .core._errors import NativeDefaultError as NativeDefaultError
-    from .core._errors import NoHostCodegenError as NoHostCodegenError, PluginCallbackError as PluginCallbackError
-    from .core._errors import PluginLoadError as PluginLoadError, PluginWarning as PluginWarning
-    from .core._errors import TargetParseError as TargetParseError, UnsupportedTileLangError as UnsupportedTileLangError
-    from .registry._registry import Registry as Registry
-    from .registry._resolution import Candidate as Candidate, Resolution as Resolution
-    from .registry._sources import SourceInfo as SourceInfo
-    from .registry._table import Registration as Registration
-    from .environment._targets import global_func_host_codegen as global_func_host_codegen, parse_target as parse_target
-    from .core._errors import TVMNotFoundError as TVMNotFoundError
-    from .core._types import HostCodegen as HostCodegen, HostCodegenFunc as HostCodegenFunc
-    from .core._types import HostCodegenHook as HostCodegenHook, HostCodegenHookFunc as HostCodegenHookFunc
-    from .core._types import Origin as Origin, TargetPredicate as TargetPredicate
-    from .discovery._controls import Controls as Controls
+    from .core import AmbiguousHostCodegenError as AmbiguousHostCodegenError
+    from .core import DeviceAsHostError as DeviceAsHostError
+    from .core import DuplicateRegistrationError as DuplicateRegistrationError
+    from .core import HostCodegenError as HostCodegenError, MissingGlobalFuncError as MissingGlobalFuncError
+    from .core import NativeDefaultError as NativeDefaultError
+    from .core import NoHostCodegenError as NoHostCodegenError, PluginCallbackError as PluginCallbackError
+    from .core import PluginLoadError as PluginLoadError, PluginWarning as PluginWarning
+    from .core import TargetParseError as TargetParseError, UnsupportedTileLangError as UnsupportedTileLangError
+    from .registry import Registry as Registry
+    from .registry import Candidate as Candidate, Resolution as Resolution
+    from .registry import SourceInfo as SourceInfo
+    from .registry import Registration as Registration
+    from .environment import global_func_host_codegen as global_func_host_codegen, parse_target as parse_target
+    from .core import TVMNotFoundError as TVMNotFoundError
+    from .core import HostCodegen as HostCodegen, HostCodegenFunc as HostCodegenFunc
+    from .core import HostCodegenHook as HostCodegenHook, HostCodegenHookFunc as HostCodegenHookFunc
+    from .core import Origin as Origin, TargetPredicate as TargetPredicate
+    from .discovery import Controls as Controls
 
 # Where each public name lives (the block above says the same to type checkers; a test compares).
 _WHERE = {

@@ -5,15 +5,13 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
-from .registry._client_defaults import FOR_THE_DEFAULT_REGISTRY
-from .registry._registry import Registry
-from .registry._sources import ACTIVE, current_load
+from .registry import ACTIVE, FOR_THE_DEFAULT_REGISTRY, Registry, current_load
 
 if TYPE_CHECKING:
     from tvm.ir import IRModule
     from tvm.runtime import Module
 
-    from .core._types import HostCodegen, HostCodegenHook, TargetLike
+    from .core import HostCodegen, HostCodegenHook, TargetLike
 
 _default: list[Registry] = []
 _default_lock = threading.Lock()
@@ -90,5 +88,5 @@ def build_host(host_mod: IRModule, target_host: TargetLike, target: TargetLike |
 def build(func_or_mod: Any, target: Any = None, pipeline: Any = "default", *,
           registry: Registry | None = None) -> Module:
     """Compile like ``tvm.tirx.build``, building host code through ``registry`` (default: the default one)."""
-    from .registry._build import build as drive  # here: the first resolution never needs the driver
+    from .registry import build as drive  # here: the first resolution never needs the driver
     return drive(registry or _current(), func_or_mod, target, pipeline)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .core._types import HostCodegen
-from .environment._targets import global_func_host_codegen
+from .core import HostCodegen
+from .environment import global_func_host_codegen
 
 __all__ = ["C_HOST_CODEGEN", "LLVM_HOST_CODEGEN"]
 

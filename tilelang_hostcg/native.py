@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import sys
 
-from .core._names import NATIVE_API_VERSION, NATIVE_DECLARATION
+from .core import NATIVE_API_VERSION, NATIVE_DECLARATION
 
 # Not ``typing.TYPE_CHECKING``: importing ``typing`` costs milliseconds. Type checkers read it as True.
 TYPE_CHECKING = False
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from typing import Any
 
-    from .clients._plan import HostPlan
+    from .clients import HostPlan
 
 __all__ = ["API_VERSION", "DECLARATION", "HostPlan", "apply_hooks", "build_host", "fingerprint", "plan"]
 
@@ -51,7 +51,7 @@ def plan(target_host: Any, target: Any = None, *, codegens: Mapping[str, Any] | 
     as it wants it shown. A bad ``codegens`` or ``hooks`` raises
     :class:`~tilelang_hostcg.NativeDefaultError` (a ``TypeError``) naming it; a kind with no codegen
     raises only when :meth:`HostPlan.build` is called."""
-    from .clients._native import plan as make
+    from .clients import plan as make
     return make(target_host, target, codegens, hooks, client, sys._getframe(1).f_globals, "plan")
 
 
@@ -59,17 +59,17 @@ def build_host(mod: Any, target_host: Any, *, defaults: Mapping[str, Any], clien
     """API 1: ``plan(target_host, codegens=defaults, client=client).build(mod)``. A kind with neither
     a plugin's codegen nor a default raises :class:`~tilelang_hostcg.NoHostCodegenError`, a
     ``ValueError``."""
-    from .clients._native import plan as make
+    from .clients import plan as make
     return make(target_host, None, defaults, (), client, sys._getframe(1).f_globals, "build_host").build(mod)
 
 
 def apply_hooks(mod: Any, target_host: Any, target: Any, *, defaults: Sequence[Any] = (), client: str) -> Any:
     """API 1: ``plan(target_host, target, hooks=defaults, client=client).apply_hooks(mod)``: host ``mod``
     after the hooks of device ``target``'s kind, the compiler's own (``defaults``) and the plugins'."""
-    from .clients._native import plan as make
+    from .clients import plan as make
     made = make(target_host, target, None, defaults, client, sys._getframe(1).f_globals, "apply_hooks")
     if target is None:  # as API 1 did: the compiler's own hooks, given no device target
-        from .clients._plan import call_apply
+        from .clients import call_apply
         for hook in defaults:
             mod = call_apply(hook, mod, made.target_host, None)
         return mod
@@ -81,18 +81,18 @@ def fingerprint() -> str | None:
     (keys unchanged), else a short string made from what the plugins' codegens and hooks would run
     for each kind they serve, and the controls that decided: the same in every process with the same
     installed set and controls. (API 2: :attr:`HostPlan.fingerprint`, exact for one build's targets.)"""
-    from .clients._native import fingerprint as compute
+    from .clients import fingerprint as compute
     return compute()
 
 
 def calls() -> dict[str, int]:
     """Builds and hook passes made through plans in this process, by the ``client`` name given."""
-    from .clients._native_state import NATIVE
+    from .clients import NATIVE
     return NATIVE.calls()
 
 
 def __getattr__(name: str) -> Any:
     if name == "HostPlan":
-        from .clients._plan import HostPlan
+        from .clients import HostPlan
         return HostPlan
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .registry._registry import Registry
+    from .registry import Registry
 
 __all__ = ["PluginEnvironment", "check_plugin", "hostcg_registry", "plugin_environment", "write_distribution"]
 
@@ -134,7 +134,7 @@ class PluginEnvironment:
 
     def environ(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
         """The environment for processes run here: no inherited controls."""
-        from .discovery._controls import PREFIX
+        from .discovery import PREFIX
 
         env = {k: v for k, v in os.environ.items()
                if not k.startswith(PREFIX) and k not in ("PYTHONPATH", "VIRTUAL_ENV")}
@@ -183,14 +183,10 @@ def check_plugin(distribution: str, registry: Registry | None = None) -> list[st
     import importlib
 
     from . import __version__
-    from .core._names import CODEGEN_GROUP, HOOK_GROUP, normalize_name
-    from .core._types import SourceState
-    from .discovery._planning import Controls, discover, plan_sources
-    from .environment._finding import import_tvm
-    from .environment._targets import DEVICE_KIND, UNKNOWN_KIND, kind_misfit
-    from .registry._failures import capture
-    from .registry._registry import Registry
-    from .registry._resolution import cannot_build_text, missing_build
+    from .core import CODEGEN_GROUP, HOOK_GROUP, SourceState, normalize_name
+    from .discovery import Controls, discover, plan_sources
+    from .environment import DEVICE_KIND, UNKNOWN_KIND, import_tvm, kind_misfit
+    from .registry import Registry, cannot_build_text, capture, missing_build
     importlib.invalidate_caches()
     wanted = normalize_name(distribution)
     entries = [ep for ep in discover(Controls()).entry_points
@@ -256,8 +252,8 @@ else:
     def hostcg_registry() -> Registry:
         """A fresh registry reading no entry points; TVM is imported first, as the library
         imports it, so the test and its plugins can ``import tvm``."""
-        from .environment._finding import import_tvm
-        from .registry._registry import Registry
+        from .environment import import_tvm
+        from .registry import Registry
         import_tvm()
         return Registry()
 

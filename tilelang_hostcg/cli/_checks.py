@@ -8,24 +8,51 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core._errors import AmbiguousHostCodegenError, UnknownKindError, shown, text_of
-from ..core._names import APACHE_TVM, CODEGEN_GROUP, HOOK_GROUP, TILELANG, normalize_name
-from ..core._types import Origin, SourceState
-from ..discovery._controls import ENV_DISABLE
-from ..discovery._planning import ControlProblem, Controls, DiscoveryIndex, declaration_problems
-from ..environment._advice import reinstall
-from ..environment._builds import tilelang_overlap
-from ..environment._compiler import describe_tvm, tvm_document
-from ..environment._finding import find
-from ..environment._metadata import distribution_name, distribution_version
-from ..environment._requirements import other_build_requirements
-from ..environment._targets import DEVICE_KIND, UNKNOWN_KIND, canonical_kind, is_host_target, kind_misfit, parse_target
-from ..registry._failures import advice, failure_site, failure_text, plugin_traceback, state_text
-from ..registry._registry import Registry
-from ..registry._resolution import Resolution, cannot_build_text, missing_build
-from ..registry._skipped import AUTOLOAD_OFF_TEXT
-from ..registry._sources import SourceInfo, module_of
-from ..registry._table import Registration
+from ..core import (
+    APACHE_TVM,
+    CODEGEN_GROUP,
+    HOOK_GROUP,
+    TILELANG,
+    AmbiguousHostCodegenError,
+    Origin,
+    SourceState,
+    UnknownKindError,
+    normalize_name,
+    shown,
+    text_of,
+)
+from ..discovery import ENV_DISABLE, ControlProblem, Controls, DiscoveryIndex, declaration_problems
+from ..environment import (
+    DEVICE_KIND,
+    UNKNOWN_KIND,
+    canonical_kind,
+    describe_tvm,
+    distribution_name,
+    distribution_version,
+    find,
+    is_host_target,
+    kind_misfit,
+    other_build_requirements,
+    parse_target,
+    reinstall,
+    tilelang_overlap,
+    tvm_document,
+)
+from ..registry import (
+    AUTOLOAD_OFF_TEXT,
+    Registration,
+    Registry,
+    Resolution,
+    SourceInfo,
+    advice,
+    cannot_build_text,
+    failure_site,
+    failure_text,
+    missing_build,
+    module_of,
+    plugin_traceback,
+    state_text,
+)
 from ._lockfile import lock_drift, read_lock
 from ._probe_process import DEFAULT_BOUND, Bound, failure_fix, isolated, probed_client
 from ._report import Doc, Session, controls_doc, document, duplicate_text, is_core, lock_from
@@ -33,7 +60,7 @@ from ._report import Doc, Session, controls_doc, document, duplicate_text, is_co
 if TYPE_CHECKING:
     from importlib.metadata import Distribution
 
-    from ..clients._probe import Probe
+    from ..clients import Probe
 
 
 @dataclass
@@ -253,7 +280,7 @@ def _check_tilelang_requirements(c: _Checked) -> list[Doc]:
 def _check_tilelang_environment(c: _Checked) -> list[Doc]:
     """``tvm-conflict``: ``apache-tvm`` installed beside TileLang, or TileLang's requirement on
     ``apache-tvm-ffi`` not met (even while ``import tilelang`` still works)."""
-    from ..environment._advice import FFI, foreign_tvm, tilelang_repair, unmet_requirement
+    from ..environment import FFI, foreign_tvm, tilelang_repair, unmet_requirement
     dist = _tilelang_distribution()
     if dist is None:
         return []
@@ -274,7 +301,7 @@ def _check_tilelang_environment(c: _Checked) -> list[Doc]:
 def _check_compiler_metadata(c: _Checked) -> list[Doc]:
     """``metadata-file``: beside the TileLang or TVM in use, a metadata file that is a FIFO, a device or a
     folder (never read: reading it would wait or fail)."""
-    from ..environment._metadata import folder_problems
+    from ..environment import folder_problems
     sites = [found.tree for found in map(find, (TILELANG, "tvm")) if found is not None]
     return [_problem("metadata-file", text, severity="warning")
             for site in dict.fromkeys(sites) for text in folder_problems(site)]

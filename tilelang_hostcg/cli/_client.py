@@ -7,8 +7,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..clients._interface import Client
-    from ..clients._probe import Probe
+    from ..clients import Client, Probe
 
 
 def client_for(provider: object) -> Client | None:
@@ -26,7 +25,7 @@ def client_document(tvm: dict[str, Any], probe: Probe | None = None) -> dict[str
     """``{"active", "client", "routed", "predicted", "problem", "describe", "probe", "native"}`` for the TVM
     document ``tvm``; ``probe``: what ``check``'s probe build showed (it decides over what can be known
     before, and ``describe`` says it, as the text output's ``Client:`` line does)."""
-    from ..clients._routing import routing
+    from ..clients import routing
     client = client_for(tvm.get("provider"))
     predicted = "tvm" not in sys.modules
     shown = probe and {"called": probe.called, "confirmed": probe.confirmed, "text": probe.text,
@@ -60,7 +59,7 @@ def client_document(tvm: dict[str, Any], probe: Probe | None = None) -> dict[str
 def damaged_api() -> str | None:
     """Why ``tilelang_hostcg.native`` cannot serve a compiler that calls it (this install is damaged: the
     module fails to import or lacks its API), else ``None``."""
-    from ..core._names import NATIVE_API_VERSION
+    from ..core import NATIVE_API_VERSION
     try:
         import tilelang_hostcg.native as api
     except Exception as exc:  # any failure of a damaged file: told, never raised
@@ -72,8 +71,8 @@ def damaged_api() -> str | None:
         if not missing and version == NATIVE_API_VERSION:
             return None
         broken = f"lacks {', '.join(missing)}" if missing else f"says API {version!r}, not {NATIVE_API_VERSION}"
-    from ..core._names import CORE_DISTRIBUTION
-    from ..registry._failures import reinstall_command
+    from ..core import CORE_DISTRIBUTION
+    from ..registry import reinstall_command
     return (f"this tilelang-hostcg is damaged: its module tilelang_hostcg.native {broken}, so the compiler's builds "
             f"that call it fail. Reinstall it: {reinstall_command(CORE_DISTRIBUTION)}")
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from ..core._errors import UsageError
-from ..core._names import CODEGEN_GROUP, HOOK_GROUP
+from ..core import CODEGEN_GROUP, HOOK_GROUP, UsageError
 from ._client import client_text
 from ._output import (
     PROG,
@@ -132,8 +131,8 @@ def _codegen_text(doc: Doc) -> str:
 
 def cmd_explain(args: argparse.Namespace) -> int:
     """``explain``: the codegen and hooks a target resolves to, and why; 1 when none."""
-    from ..discovery._controls import is_utf8_text
-    from ..environment._targets import is_host_target, parse_target
+    from ..discovery import is_utf8_text
+    from ..environment import is_host_target, parse_target
     from ._explain import explain_document
     for value, what in ((args.target, "TARGET"), (args.host, "--host")):
         if value is not None and not is_utf8_text(value):

@@ -9,21 +9,16 @@ from typing import TYPE_CHECKING, Any
 
 from _tilelang_hostcg_switch import ENV_AUTO_INSTALL, activation_off
 
-from ..core._errors import DeviceAsHostError
-from ..core._names import CODEGEN_GROUP, HOOK_GROUP
-from ..core._types import SourceState
-from ..discovery._controls import ENV_AUTOLOAD_OFF
-from ..discovery._planning import ENV_PREFER, Controls
-from ..environment._compiler import tvm_document
-from ..environment._targets import canonical_kind, host_of, is_host_target, parse_target
-from ..registry._resolution import Candidate, Resolution, Tier, Why, top_matches, verdict_text
+from ..core import CODEGEN_GROUP, HOOK_GROUP, DeviceAsHostError, SourceState
+from ..discovery import ENV_AUTOLOAD_OFF, ENV_PREFER, Controls
+from ..environment import canonical_kind, host_of, is_host_target, parse_target, tvm_document
+from ..registry import Candidate, Resolution, Tier, Why, top_matches, verdict_text
 from ._report import Doc, Session, describe_state, document, error_doc, registration_doc, source_doc
 
 if TYPE_CHECKING:
     from tvm.target import Target
 
-    from ..registry._registry import Registry
-    from ..registry._sources import SourceInfo
+    from ..registry import Registry, SourceInfo
 
 def _target_json(target: Target) -> Any:
     try:

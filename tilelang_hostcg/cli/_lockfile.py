@@ -10,9 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..core._errors import LockFileError, cut
-from ..core._names import normalize_name
-from ..registry._failures import reinstall_advice
+from ..core import LockFileError, cut, normalize_name
+from ..registry import reinstall_advice
 
 LOCK_SCHEMA = 1
 MAX_LOCK_BYTES = 16 * 1024 * 1024  # far above any lock; a file without end (/dev/zero) stops here

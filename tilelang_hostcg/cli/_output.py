@@ -12,7 +12,7 @@ import sys
 import tempfile
 from typing import IO, TYPE_CHECKING, Any, TextIO, TypeVar
 
-from ..core._errors import CLI_PROG, shown
+from ..core import CLI_PROG, shown
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
@@ -237,7 +237,7 @@ def quietly(build: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
     document: its ``warnings``, or a ``check`` problem of the same text; else it is shown as before."""
     import warnings
 
-    from ..registry._failures import capture
+    from ..registry import capture
     caught: list[str] = []
     with held_output(), capture(caught):
         result = build(*args, **kwargs)
@@ -247,7 +247,7 @@ def quietly(build: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
     told = {str(p.get("message")) for p in result.get("problems", ())} if isinstance(result, dict) else set()
     for text in caught:
         if text not in told:
-            from ..core._errors import PluginWarning
+            from ..core import PluginWarning
             warnings.warn_explicit(text, PluginWarning, PROG, 0)
     return result
 

@@ -12,10 +12,9 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from ..clients._probe import Probe, error_line, probe
-from ..core._names import CODEGEN_GROUP, HOOK_GROUP
-from ..core._types import HostCodegenHook
-from ..registry._failures import capture
+from ..clients import Probe, error_line, probe
+from ..core import CODEGEN_GROUP, HOOK_GROUP, HostCodegenHook
+from ..registry import capture
 from ._output import without_tvm_guess
 from ._probe_process import package_folder
 from ._report import is_core
@@ -23,8 +22,8 @@ from ._report import is_core
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from ..clients._interface import Client
-    from ..registry._table import Registration
+    from ..clients import Client
+    from ..registry import Registration
 
 IMPORTING = "importing the compiler"
 BUILDING = "building the probe"
@@ -98,12 +97,12 @@ def _written(before: tuple[int, int]) -> dict[str, int]:
 def _client(reporter: Reporter) -> Client | None:
     """Import the compiler as a program does and watch the registries its builds use."""
     reporter.send("stage", stage=IMPORTING)
-    from ..environment._compiler import tvm_document
+    from ..environment import tvm_document
     from ._client import client_for
     client = client_for(tvm_document().get("provider"))
     if client is None:
         return None
-    from .._api import default_registry
+    from .. import default_registry
     for registry in {id(r): r for r in (default_registry(), getattr(client.state, "registry", None)) if r}.values():
         registry.watch_calls(reporter.calling)
     return client
@@ -122,7 +121,7 @@ def _shown(client: Client | None) -> str | None:
     decided; else ``None``."""
     if client is None:
         return None
-    from ..clients._routing import routing
+    from ..clients import routing
     answer = routing(client)
     return answer.reason if answer.by_build else None
 

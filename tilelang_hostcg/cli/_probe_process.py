@@ -19,18 +19,17 @@ import time
 from collections.abc import Callable, Mapping
 from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
-from ..clients._probe import ENDED, GARBLED, PRINTED, RAISED, TIMED_OUT, Probe, ProbeFailure, Running, takes_probe
-from ..core._errors import InputError, cut, shown, warn_plugin
-from ..core._types import Origin
-from ..discovery._controls import ENV_DISABLE, ENV_PROBE_TIMEOUT, PROBE_TIMEOUT_DEFAULT, probe_timeout_error
-from ..environment._compiler import tvm_document
+from ..clients import ENDED, GARBLED, PRINTED, RAISED, TIMED_OUT, Probe, ProbeFailure, Running, takes_probe
+from ..core import InputError, Origin, cut, shown, warn_plugin
+from ..discovery import ENV_DISABLE, ENV_PROBE_TIMEOUT, PROBE_TIMEOUT_DEFAULT, probe_timeout_error
+from ..environment import tvm_document
 from ._client import client_document, client_for
 from ._output import without_tvm_guess
 from ._report import Doc
 
 if TYPE_CHECKING:
-    from ..clients._interface import Client
-    from ..discovery._planning import Controls
+    from ..clients import Client
+    from ..discovery import Controls
 
 ProbeRun = Callable[["Client"], "Probe | None"]  # a client's probe build, run somewhere
 

@@ -9,34 +9,32 @@ from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
-from ..clients._interface import tilelang_takes_builds
-from ..core._errors import TVMNotFoundError, text_of
-from ..core._names import CODEGEN_GROUP, CORE_DISTRIBUTION, HOOK_GROUP
-from ..core._types import Origin
-from ..discovery._planning import (
+from ..clients import tilelang_takes_builds
+from ..core import CODEGEN_GROUP, CORE_DISTRIBUTION, HOOK_GROUP, Origin, TVMNotFoundError, normalize_name, text_of
+from ..discovery import (
     CORE_ENTRY_POINTS,
     Controls,
     DiscoveryIndex,
     PlannedSource,
     discover,
-    normalize_name,
     plan_sources,
 )
-from ..environment._compiler import tvm_document
-from ..environment._finding import import_tvm
-from ..environment._targets import canonical_kind, required_global_funcs
-from ..registry._failures import (
+from ..environment import canonical_kind, import_tvm, required_global_funcs, tvm_document
+from ..registry import (
+    Registry,
+    SourceInfo,
+    can_build_text,
+    cannot_build_text,
     capture,
     error_message,
     failure_site,
     failure_text,
     install_record,
+    missing_build,
+    module_of,
     plugin_traceback,
     wrong_entry_point,
 )
-from ..registry._registry import Registry
-from ..registry._resolution import can_build_text, cannot_build_text, missing_build
-from ..registry._sources import SourceInfo, module_of
 from ..tilelang import UnsupportedTileLangError, add_defaults
 from ._lockfile import LOCK_SCHEMA
 from ._output import printed_while
@@ -44,7 +42,7 @@ from ._output import printed_while
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
 
-    from ..registry._table import Registration
+    from ..registry import Registration
 
 SCHEMA = 1  # the version of the ``--json`` documents
 Doc = dict[str, Any]

@@ -11,7 +11,8 @@ import sys
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from .. import __version__
-from ..core._errors import (
+from ..core import (
+    CORE_DISTRIBUTION,
     CliError,
     InputError,
     TargetParseError,
@@ -19,7 +20,6 @@ from ..core._errors import (
     UnsupportedTileLangError,
     UsageError,
 )
-from ..core._names import CORE_DISTRIBUTION
 from ._commands import cmd_check, cmd_explain, cmd_list, cmd_lock
 from ._output import PROG, document_stream, err, own_stdout, shown, write_json
 

@@ -14,16 +14,15 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple
 
 from _tilelang_hostcg_switch import ENV_AUTO_INSTALL
 
-from ..core._errors import warn_activation_failed, warn_once, warn_plugin
-from ..core._names import CODEGEN_GROUP, HOOK_GROUP
-from ..core._names import NATIVE_API_VERSION as API_VERSION
-from ..core._names import NATIVE_DECLARATION as DECLARATION
-from ..environment._tilelang_layout import holds_tilelang_layout
+from ..core import CODEGEN_GROUP, HOOK_GROUP, warn_activation_failed, warn_once, warn_plugin
+from ..core import NATIVE_API_VERSION as API_VERSION
+from ..core import NATIVE_DECLARATION as DECLARATION
+from ..environment import holds_tilelang_layout
 from ._state import ClientState, Route
 
 if TYPE_CHECKING:
-    from ..core._types import HostCodegen, HostCodegenHook
-    from ..registry._registry import Registry
+    from ..core import HostCodegen, HostCodegenHook
+    from ..registry import Registry
 
 ClientName = Literal["tilelang", "tvm"]
 

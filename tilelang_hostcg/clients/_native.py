@@ -8,8 +8,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..core._errors import NativeDefaultError, warn_once
-from ..core._names import CODEGEN_GROUP, NATIVE_DECLARATION
+from ..core import CODEGEN_GROUP, NATIVE_DECLARATION, NativeDefaultError, warn_once
 from ._interface import declaration_problem
 from ._native_state import NATIVE, third_party_kinds
 from ._plan import HostPlan, fingerprint_of, make_plan
@@ -57,7 +56,7 @@ def _target(value: Any) -> Any:
     target_type = getattr(sys.modules.get("tvm.target"), "Target", None)  # imported: the compiler uses TVM
     if target_type is not None and isinstance(value, target_type):
         return value
-    from ..environment._targets import parse_target
+    from ..environment import parse_target
     return parse_target(value)
 
 
@@ -121,8 +120,8 @@ def fingerprint() -> str | None:
     registry = NATIVE.registry()
     if registry is None:
         return None
-    from ..core._errors import HostCodegenError
-    from ..environment._targets import default_host, parse_target
+    from ..core import HostCodegenError
+    from ..environment import default_host, parse_target
     parts = {}
     for group, kind in sorted(third_party_kinds(registry)):
         try:

@@ -11,11 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 from _tilelang_hostcg_switch import activation_off
 
-from ..core._names import CODEGEN_GROUP, CORE_DISTRIBUTION, HOOK_GROUP, normalize_name
-from ..core._types import HostCodegen
+from ..core import CODEGEN_GROUP, CORE_DISTRIBUTION, HOOK_GROUP, HostCodegen, normalize_name
 
 if TYPE_CHECKING:
-    from ..registry._registry import Registry
+    from ..registry import Registry
 
 
 class NativeUse:
@@ -60,7 +59,7 @@ class NativeUse:
         if self._planned is None:
             with self._lock:
                 if self._planned is None:
-                    from ..discovery._planning import Controls, third_party_planned
+                    from ..discovery import Controls, third_party_planned
                     self._planned = third_party_planned(Controls.from_environ())
         return self._planned
 
@@ -76,7 +75,7 @@ class NativeUse:
             return made  # type: ignore[no-any-return]
         if not self.planned():
             return None
-        from .._api import default_registry
+        from .. import default_registry
         return default_registry()
 
     def third_party(self) -> bool:

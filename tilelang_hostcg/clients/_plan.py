@@ -11,19 +11,16 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..core._errors import HostCodegenError, NativeDefaultError, NoHostCodegenError
-from ..discovery._controls import ENV_PREFER
-from ..registry._resolution import Why
-from ..registry._table import Registration, run_order
+from ..core import HostCodegenError, NativeDefaultError, NoHostCodegenError
+from ..discovery import ENV_PREFER
+from ..registry import Registration, Why, run_order
 from ._native_state import NATIVE
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from ..discovery._planning import Controls
-    from ..registry._registry import Registry
-    from ..registry._resolution import Candidate
-    from ..registry._sources import SourceInfo
+    from ..discovery import Controls
+    from ..registry import Candidate, Registry, SourceInfo
 
 # The plugins' codegens and hooks running in this context: a build one of them starts through the
 # compiler (a helper compiled with tvm.compile) is planned past them, never into them again.

@@ -9,11 +9,10 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, NamedTuple
 
-from ..core._errors import text_of
-from ..core._names import HOOK_GROUP
+from ..core import HOOK_GROUP, text_of
 
 if TYPE_CHECKING:
-    from ..core._types import Origin
+    from ..core import Origin
     from ._interface import Client
 
 CONFIRMED = "confirmed by a probe build"

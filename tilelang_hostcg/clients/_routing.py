@@ -48,7 +48,7 @@ def routing(client: Client, *, import_it: bool = True, activating: bool = False)
         return Routing(name, False, replaced, replaced)
     if not activating and activation_off(os.environ):
         return Routing(name, False, f"activation is off ({ENV_AUTO_INSTALL}=0)")
-    from ..discovery._planning import Controls, third_party_planned
+    from ..discovery import Controls, third_party_planned
     if not third_party_planned(Controls.from_environ()):
         return Routing(name, False, NO_PLUGIN)
     if aside is not None:

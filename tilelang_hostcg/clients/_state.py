@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..core._types import HostCodegen, HostCodegenHook
-    from ..registry._registry import Registry
+    from ..core import HostCodegen, HostCodegenHook
+    from ..registry import Registry
 
 
 @dataclass(eq=False)

@@ -15,7 +15,7 @@ from typing import Any
 
 from _tilelang_hostcg_switch import ENV_AUTO_INSTALL
 
-from ..core._errors import at_import, warn_plugin
+from ..core import at_import, warn_plugin
 from ._interface import owner_of
 from ._state import ClientState, Route
 

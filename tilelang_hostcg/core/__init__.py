@@ -1,2 +1,90 @@
+# isort: skip_file
 """The bottom layer: the names everyone agrees on, the public value types, and every error and
-warning of the package. Imports nothing else of the package."""
+warning of the package. Imports nothing else of the package.
+
+Its front door: the names below are what other layers may use, each loaded from its module on
+first access; no module outside this folder imports one of its private modules."""
+
+from __future__ import annotations
+
+from ._doors import FrontDoor
+
+# Not ``typing.TYPE_CHECKING``: the door stays as cheap as the modules it opens. Type checkers read it as True.
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # explicit re-exports, for type checkers
+    from ._errors import (
+        AmbiguousHostCodegenError as AmbiguousHostCodegenError,
+        CLI_PROG as CLI_PROG,
+        CliError as CliError,
+        DeviceAsHostError as DeviceAsHostError,
+        DuplicateRegistrationError as DuplicateRegistrationError,
+        HostCodegenError as HostCodegenError,
+        InputError as InputError,
+        LockFileError as LockFileError,
+        MissingGlobalFuncError as MissingGlobalFuncError,
+        NativeDefaultError as NativeDefaultError,
+        NoHostCodegenError as NoHostCodegenError,
+        PluginCallbackError as PluginCallbackError,
+        PluginLoadError as PluginLoadError,
+        PluginWarning as PluginWarning,
+        TVMNotFoundError as TVMNotFoundError,
+        TargetParseError as TargetParseError,
+        UnknownKindError as UnknownKindError,
+        UnsupportedTVMError as UnsupportedTVMError,
+        UnsupportedTileLangError as UnsupportedTileLangError,
+        UsageError as UsageError,
+        add_note as add_note,
+        at_import as at_import,
+        cut as cut,
+        shown as shown,
+        text_of as text_of,
+        warn_activation_failed as warn_activation_failed,
+        warn_once as warn_once,
+        warn_plugin as warn_plugin,
+    )
+    from ._names import (
+        APACHE_TVM as APACHE_TVM,
+        CODEGEN_GROUP as CODEGEN_GROUP,
+        CORE_DISTRIBUTION as CORE_DISTRIBUTION,
+        GROUPS as GROUPS,
+        HOOK_GROUP as HOOK_GROUP,
+        NATIVE_API_VERSION as NATIVE_API_VERSION,
+        NATIVE_DECLARATION as NATIVE_DECLARATION,
+        TILELANG as TILELANG,
+        normalize_name as normalize_name,
+    )
+    from ._types import (
+        CODE_ORIGIN as CODE_ORIGIN,
+        HostCodegen as HostCodegen,
+        HostCodegenFunc as HostCodegenFunc,
+        HostCodegenHook as HostCodegenHook,
+        HostCodegenHookFunc as HostCodegenHookFunc,
+        Origin as Origin,
+        PlanState as PlanState,
+        SourceState as SourceState,
+        TargetLike as TargetLike,  # an annotation only: not in the door
+        TargetPredicate as TargetPredicate,
+        Verdict as Verdict,
+    )
+
+_DOOR = FrontDoor(__name__, {
+    "_errors": ("AmbiguousHostCodegenError", "CLI_PROG", "CliError", "DeviceAsHostError", "DuplicateRegistrationError",
+                "HostCodegenError", "InputError", "LockFileError", "MissingGlobalFuncError", "NativeDefaultError",
+                "NoHostCodegenError", "PluginCallbackError", "PluginLoadError", "PluginWarning", "TVMNotFoundError",
+                "TargetParseError", "UnknownKindError", "UnsupportedTVMError", "UnsupportedTileLangError",
+                "UsageError", "add_note", "at_import", "cut", "shown", "text_of", "warn_activation_failed",
+                "warn_once", "warn_plugin"),
+    "_names": ("APACHE_TVM", "CODEGEN_GROUP", "CORE_DISTRIBUTION", "GROUPS", "HOOK_GROUP", "NATIVE_API_VERSION",
+               "NATIVE_DECLARATION", "TILELANG", "normalize_name"),
+    "_types": ("CODE_ORIGIN", "HostCodegen", "HostCodegenFunc", "HostCodegenHook", "HostCodegenHookFunc", "Origin",
+               "PlanState", "SourceState", "TargetPredicate", "Verdict"),
+})
+__all__ = ["FrontDoor", *_DOOR.names]
+
+
+def __getattr__(name: str) -> object:
+    return _DOOR.open(name, globals())
+
+
+def __dir__() -> list[str]:
+    return list(__all__)

@@ -10,9 +10,8 @@ from typing import TYPE_CHECKING
 
 from _tilelang_hostcg_switch import ENV_AUTO_INSTALL, is_on, is_understood
 
-from ..core._errors import cut, shown, warn_once
-from ..core._names import CODEGEN_GROUP, CORE_DISTRIBUTION, normalize_name
-from ..environment._targets import kind_spellings
+from ..core import CODEGEN_GROUP, CORE_DISTRIBUTION, cut, normalize_name, shown, warn_once
+from ..environment import kind_spellings
 from ._records import CORE_ENTRY_POINTS
 
 if TYPE_CHECKING:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..core._names import GROUPS
+from ..core import GROUPS
 
 
 def _squeeze(group: str) -> str:

@@ -1,21 +1,18 @@
-"""Discovery's interface: installed metadata and the controls -> planned sources (one scan, no cache)."""
+"""Installed metadata and the controls -> planned sources (one scan, no cache)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..core._names import CORE_DISTRIBUTION, normalize_name
-from ..core._types import SourceState
-from ..environment._requirements import applicable
-from ._controls import ENV_PREFER, ControlProblem, Controls, warn_control_problems
+from ..core import CORE_DISTRIBUTION, SourceState, normalize_name
+from ..environment import applicable
+from ._controls import Controls, warn_control_problems
 from ._records import CORE_ENTRY_POINTS, AdvertisedEntryPoint, DiscoveryIndex, PlannedSource
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-__all__ = ["AdvertisedEntryPoint", "CORE_ENTRY_POINTS", "ControlProblem", "Controls", "DiscoveryIndex", "ENV_PREFER",
-           "PlannedSource", "declaration_problems", "discover", "normalize_name", "plan_sources", "planned_sources",
-           "third_party_planned"]
+__all__ = ["declaration_problems", "discover", "plan_sources", "planned_sources", "third_party_planned"]
 
 
 def plan_sources(entry_points: Iterable[AdvertisedEntryPoint], controls: Controls,

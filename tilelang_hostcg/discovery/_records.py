@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..core._names import CODEGEN_GROUP
-from ..core._types import PlanState
+from ..core import CODEGEN_GROUP, PlanState
 
 # The core's own entry points; pyproject.toml advertises exactly these (a test checks).
 CORE_ENTRY_POINTS: tuple[tuple[str, str, str], ...] = (

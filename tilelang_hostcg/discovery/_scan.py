@@ -9,22 +9,22 @@ import stat
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from ..core._errors import warn_once, warn_plugin
-from ..core._names import CORE_DISTRIBUTION, GROUPS, normalize_name
-from ..environment._advice import installed_version
-from ..environment._compiler import provider_versions
-from ..environment._metadata import (
+from ..core import CORE_DISTRIBUTION, GROUPS, normalize_name, warn_once, warn_plugin
+from ..environment import (
     FOLDER,
+    check_requirements,
     editable_source,
     file_kind,
     file_problem,
     files_problem,
     folder_of,
+    installed_version,
     metadata_file_path,
+    provider_versions,
     read_file,
+    relevant_requires,
     unusable,
 )
-from ..environment._requirements import check_requirements, relevant_requires
 from ._near_miss import near_miss_group
 from ._records import AdvertisedEntryPoint, DiscoveryIndex
 

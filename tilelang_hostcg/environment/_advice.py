@@ -7,7 +7,7 @@ from __future__ import annotations
 from contextlib import suppress
 from typing import TYPE_CHECKING
 
-from ..core._names import APACHE_TVM
+from ..core import APACHE_TVM
 from ._direct_url import file_url_path, pip_source
 
 if TYPE_CHECKING:
@@ -71,7 +71,7 @@ def unmet_requirement(dist: Distribution, name: str) -> tuple[str, str | None] |
     """``(requirement, installed version)`` of ``dist``'s requirement on ``name`` that is unmet, else ``None``."""
     from packaging.requirements import InvalidRequirement
 
-    from ..core._names import normalize_name
+    from ..core import normalize_name
     from ._requirements import applicable, meets
     installed = installed_version(name)
     try:

@@ -9,7 +9,7 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from ..core._names import TILELANG
+from ..core import TILELANG
 from ._advice import reinstall_as_installed
 from ._finding import Found, find
 from ._metadata import Owner, direct_url, folder_of, owner, shipping

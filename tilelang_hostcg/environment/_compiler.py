@@ -9,8 +9,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, NamedTuple
 
-from ..core._errors import TVMNotFoundError
-from ..core._names import APACHE_TVM, TILELANG
+from ..core import APACHE_TVM, TILELANG, TVMNotFoundError
 from ._advice import installed_version
 from ._finding import Found, find, has_module, import_tvm
 from ._requirements import UNKNOWN_VERSION

@@ -13,8 +13,7 @@ import sys
 from importlib.machinery import PathFinder
 from typing import TYPE_CHECKING, NamedTuple
 
-from ..core._errors import TVMNotFoundError
-from ..core._names import APACHE_TVM, TILELANG
+from ..core import APACHE_TVM, TILELANG, TVMNotFoundError
 from ._advice import installed_version, reinstall
 from ._importing import is_initializing
 from ._metadata import Owner, files_match, has_record, installed_at, owner, owners_of, unusable_entry_points

@@ -7,7 +7,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, NamedTuple
 
-from ..core._names import APACHE_TVM, normalize_name
+from ..core import APACHE_TVM, normalize_name
 from ._advice import foreign_tvm, reinstall, tilelang_repair, unmet_requirement
 from ._metadata import editable_source, owner, shipping
 

@@ -10,7 +10,7 @@ import os
 import stat
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ..core._names import normalize_name
+from ..core import normalize_name
 from ._advice import reinstall
 from ._direct_url import file_url_path, is_editable
 

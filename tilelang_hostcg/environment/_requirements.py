@@ -9,8 +9,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from contextlib import suppress
 from typing import TYPE_CHECKING
 
-from ..core._names import APACHE_TVM, TILELANG, normalize_name
-from ..core._names import CORE_DISTRIBUTION as CORE
+from ..core import APACHE_TVM, TILELANG, normalize_name
+from ..core import CORE_DISTRIBUTION as CORE
 
 if TYPE_CHECKING:
     from packaging.requirements import Requirement

@@ -6,7 +6,7 @@ import inspect
 import json
 from typing import TYPE_CHECKING, Any
 
-from ..core._errors import MissingGlobalFuncError, TargetParseError, cut
+from ..core import MissingGlobalFuncError, TargetParseError, cut
 from ._compiler import describe_tvm, get_global_func
 from ._finding import import_tvm
 

@@ -6,10 +6,8 @@ import json
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from ..core._errors import DeviceAsHostError, HostCodegenError
-from ..environment._compiler import describe_tvm, get_global_func
-from ..environment._finding import import_tvm
-from ..environment._targets import default_host, is_host_target, parse_target
+from ..core import DeviceAsHostError, HostCodegenError
+from ..environment import default_host, describe_tvm, get_global_func, import_tvm, is_host_target, parse_target
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable

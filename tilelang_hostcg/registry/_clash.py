@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..core._errors import DuplicateRegistrationError
-from ..environment._metadata import installed_at
+from ..core import DuplicateRegistrationError
+from ..environment import installed_at
 
 if TYPE_CHECKING:
     from ._sources import SourceInfo

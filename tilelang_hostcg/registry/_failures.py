@@ -8,13 +8,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from ..core._errors import PluginWarning, text_of
-from ..core._types import SourceState
+from ..core import PluginWarning, SourceState, text_of
 from ._clash import clash_advice
 from ._sources import module_of
 
 if TYPE_CHECKING:
-    from ..discovery._planning import Controls
+    from ..discovery import Controls
     from ._sources import SourceInfo
 
 _PACKAGE = __name__.partition(".")[0]
@@ -87,8 +86,7 @@ def install_record(distribution: str, location: str | None = None) -> dict[str, 
     else empty (from an index, or not installed). A lock keeps it for when the distribution is gone."""
     from importlib.metadata import Distribution, PackageNotFoundError
 
-    from ..environment._direct_url import pip_source
-    from ..environment._metadata import direct_url
+    from ..environment import direct_url, pip_source
     try:
         doc = direct_url(Distribution.at(location) if location else Distribution.from_name(distribution))
     except (PackageNotFoundError, OSError, ValueError):
@@ -103,7 +101,7 @@ def reinstall_command(distribution: str, location: str | None = None) -> str:
     """The reinstall of ``distribution`` as it was installed (PEP 610 ``direct_url.json``)."""
     from importlib.metadata import Distribution, PackageNotFoundError
 
-    from ..environment._advice import reinstall_as_installed
+    from ..environment import reinstall_as_installed
     try:
         dist = Distribution.at(location) if location else Distribution.from_name(distribution)
         version = dist.version
@@ -130,9 +128,7 @@ def reinstall_advice(distribution: str, version: str, recorded: object = None) -
     not installed and the lock kept no source, how it was installed is not known, and the advice says so."""
     from importlib.metadata import Distribution, PackageNotFoundError
 
-    from ..environment._advice import reinstall, reinstall_as_installed
-    from ..environment._direct_url import pip_source
-    from ..environment._metadata import direct_url
+    from ..environment import direct_url, pip_source, reinstall, reinstall_as_installed
     source = pip_source(recorded)
     if source is not None:
         command = reinstall_as_installed(distribution, version, recorded)
@@ -171,8 +167,7 @@ def failure_text(info: SourceInfo) -> str:
 
 def advice(info: SourceInfo, controls: Controls | None = None) -> str:
     """What to do about a source that failed or is incompatible (a ``DISABLE`` keeps what ``controls`` skip)."""
-    from ..discovery._controls import ENV_DISABLE
-    from ..discovery._planning import Controls
+    from ..discovery import ENV_DISABLE, Controls
     dist = info.origin.distribution
     if dist is None and (info.error is None or wrong_entry_point(info) is not None):
         return f"fix the import path {info.value!r} passed to register_lazy_*()"
@@ -199,7 +194,7 @@ def error_message(exc: BaseException) -> str:
 
 def wrong_entry_point(info: SourceInfo) -> str | None:
     """What is wrong with a source's value naming a missing module or attribute, else ``None``."""
-    from ..discovery._controls import nearest
+    from ..discovery import nearest
     err, module = info.error, module_of(info.value)
     attr = info.value.partition(":")[2].partition("[")[0].strip() or None
     name = getattr(err, "name", None)

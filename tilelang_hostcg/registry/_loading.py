@@ -11,11 +11,9 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..core._names import CODEGEN_GROUP
-from ..core._types import CODE_ORIGIN, HostCodegen, HostCodegenHook, Origin, SourceState
-from ..discovery._planning import Controls, PlannedSource, planned_sources
-from ..environment._importing import is_initializing
-from ..environment._targets import canonical_kind
+from ..core import CODE_ORIGIN, CODEGEN_GROUP, HostCodegen, HostCodegenHook, Origin, SourceState
+from ..discovery import Controls, PlannedSource, planned_sources
+from ..environment import canonical_kind, is_initializing
 from ._sources import Load, Source, SourceInfo, current, current_load, ends_import_chains, journal, write_journal
 from ._table import NOUN
 

@@ -6,11 +6,21 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any
 
-from ..core._errors import add_note, warn_once, warn_plugin
-from ..core._names import CODEGEN_GROUP, CORE_DISTRIBUTION, HOOK_GROUP, normalize_name
-from ..core._types import CODE_ORIGIN, HostCodegen, HostCodegenHook, Origin
-from ..discovery._planning import Controls
-from ..environment._targets import canonical_kind, host_of, is_host_target, parse_target
+from ..core import (
+    CODE_ORIGIN,
+    CODEGEN_GROUP,
+    CORE_DISTRIBUTION,
+    HOOK_GROUP,
+    HostCodegen,
+    HostCodegenHook,
+    Origin,
+    add_note,
+    normalize_name,
+    warn_once,
+    warn_plugin,
+)
+from ..discovery import Controls
+from ..environment import canonical_kind, host_of, is_host_target, parse_target
 from ._client_defaults import ClientDefaults
 from ._loading import IndexLoader, Loader, Watch
 from ._resolution import (
@@ -34,7 +44,7 @@ if TYPE_CHECKING:
     from tvm.runtime import Module
     from tvm.target import Target
 
-    from ..core._types import TargetLike
+    from ..core import TargetLike
 
 _RESOLVE_CACHE_LIMIT = 1024
 CallWatch = Callable[[Registration], AbstractContextManager[None]]

@@ -6,19 +6,19 @@ from dataclasses import dataclass
 from enum import Enum, IntEnum
 from typing import TYPE_CHECKING
 
-from ..core._errors import (
+from ..core import (
+    CORE_DISTRIBUTION,
     AmbiguousHostCodegenError,
+    HostCodegenHook,
     NoHostCodegenError,
     PluginCallbackError,
     PluginLoadError,
+    Verdict,
     cut,
     text_of,
 )
-from ..core._names import CORE_DISTRIBUTION
-from ..core._types import HostCodegenHook, Verdict
-from ..discovery._controls import ENV_DISABLE, ENV_PREFER
-from ..environment._compiler import describe_tvm, get_global_func
-from ..environment._targets import required_global_funcs
+from ..discovery import ENV_DISABLE, ENV_PREFER
+from ..environment import describe_tvm, get_global_func, required_global_funcs
 from ._skipped import skipped_text
 
 if TYPE_CHECKING:
@@ -26,9 +26,8 @@ if TYPE_CHECKING:
 
     from tvm.target import Target
 
-    from ..core._errors import HostCodegenError
-    from ..core._types import HostCodegen, Origin
-    from ..discovery._planning import Controls
+    from ..core import HostCodegen, HostCodegenError, Origin
+    from ..discovery import Controls
     from ._sources import SourceInfo
     from ._table import Registration
 
@@ -235,8 +234,7 @@ def _first_party_install(distribution: str) -> str:
     """How to install the first-party plugin ``distribution`` (read from how tilelang-hostcg was installed)."""
     from importlib.metadata import Distribution, PackageNotFoundError
 
-    from ..environment._advice import first_party_install
-    from ..environment._metadata import direct_url
+    from ..environment import direct_url, first_party_install
     try:
         core = direct_url(Distribution.from_name(CORE_DISTRIBUTION))
     except (PackageNotFoundError, OSError, ValueError):

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..discovery._controls import ENV_AUTOLOAD_OFF, ENV_DISABLE, ENV_ONLY
+from ..discovery import ENV_AUTOLOAD_OFF, ENV_DISABLE, ENV_ONLY
 
 if TYPE_CHECKING:
-    from ..discovery._planning import Controls
+    from ..discovery import Controls
 
 AUTOLOAD_OFF_TEXT = (f"plugin autoload is off ({ENV_AUTOLOAD_OFF}=1): no plugin's entry point is read; unset "
                      f"{ENV_AUTOLOAD_OFF} to use the installed plugins")
@@ -17,7 +17,7 @@ AUTOLOAD_OFF_TEXT = (f"plugin autoload is off ({ENV_AUTOLOAD_OFF}=1): no plugin'
 def skipped_text(distribution: str, kind: str, controls: Controls) -> str | None:
     """Where ``distribution`` is installed and a control skips it for ``kind``: which control, and how
     to undo it; else ``None``."""
-    from ..environment._advice import installed_version
+    from ..environment import installed_version
     control = controls.skip_control(distribution, kind)
     if control is None or installed_version(distribution) is None:
         return None

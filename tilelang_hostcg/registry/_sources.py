@@ -10,15 +10,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..core._types import Origin, SourceState
-from ..environment._importing import is_initializing
-from ..environment._targets import canonical_kind
+from ..core import Origin, SourceState
+from ..environment import canonical_kind, is_initializing
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from types import CodeType
 
-    from ..discovery._planning import AdvertisedEntryPoint
+    from ..discovery import AdvertisedEntryPoint
     from ._loading import Loader
     from ._registry import Registry
     from ._table import Undo

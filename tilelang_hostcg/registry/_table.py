@@ -7,9 +7,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..core._errors import DuplicateRegistrationError
-from ..core._names import CODEGEN_GROUP, HOOK_GROUP
-from ..core._types import HostCodegen, HostCodegenHook, Origin
+from ..core import CODEGEN_GROUP, HOOK_GROUP, DuplicateRegistrationError, HostCodegen, HostCodegenHook, Origin
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -8,19 +8,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..clients._interface import Client, Native
-from ..clients._state import ClientState
-from ..core._errors import UnsupportedTileLangError, warn_plugin
-from ..core._names import TILELANG
-from ..core._types import Origin
-from ..environment._builds import tilelang_overlap
-from ..environment._finding import Found, find, import_tilelang
+from ..clients import Client, ClientState, Native
+from ..core import TILELANG, Origin, UnsupportedTileLangError, warn_plugin
+from ..environment import Found, find, import_tilelang, tilelang_overlap
 from ._cache_key import fingerprint, patch_cache_key
 from ._layouts import DEFAULT_PREFIX, State, enter, rollback, watch
 from ._points import build_name, check
 
 if TYPE_CHECKING:
-    from ..registry._registry import Registry
+    from ..registry import Registry
 
 __all__ = ["DEFAULT_PREFIX", "UnsupportedTileLangError", "add_defaults", "install",
            "is_installed", "plugin_fingerprint", "uninstall"]
@@ -46,7 +42,7 @@ def _state(registry: Registry | None) -> State:
         warn_plugin(overlap)
     mode = check(found)
     if registry is None:
-        from .._api import default_registry
+        from .. import default_registry
 
         registry = default_registry()
     name, version = build_name(found)
@@ -139,7 +135,7 @@ def plugin_fingerprint(target: Any = None, target_host: Any = None, *,
     not ``None`` (else they are TileLang's own)."""
     state = CLIENT.state
     if registry is None:
-        from .._api import default_registry
+        from .. import default_registry
 
         registry = state.registry if state is not None and state.registry is not None else default_registry()
     own = state if state is not None and state.registry is registry else None

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from _tilelang_hostcg_switch import ENV_AUTO_INSTALL
 
-from ..core._errors import at_import
+from ..core import at_import
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -26,7 +26,7 @@ def find_spec(finder: _Finder, name: str, path: Sequence[str] | None,
               target: ModuleType | None) -> ModuleSpec | None:
     """TileLang's spec as the finders after ``finder`` find it, with a loader that runs
     :func:`activate` once TileLang's module has executed (a look is not an import)."""
-    from ..discovery._controls import auto_install_problem, warn_control_problems
+    from ..discovery import auto_install_problem, warn_control_problems
     if (problem := auto_install_problem(os.environ.get(ENV_AUTO_INSTALL))) is not None:
         warn_control_problems([problem])
     meta_path = sys.meta_path
@@ -81,7 +81,7 @@ def activate() -> None:
     try:
         if CLIENT.native() is not None:  # TileLang calls the registry itself: nothing to patch
             return
-        from ..clients._routing import routing
+        from ..clients import routing
 
         # install() raises what blocks it, naming it; a stray `tilelang` with no integration point
         # that no distribution ships is not TileLang: left alone.
@@ -95,8 +95,8 @@ def activate() -> None:
 def _is_tilelang() -> bool:
     """Whether the imported ``tilelang`` is TileLang: it has a layout's first point, or an installed
     distribution ships it."""
-    from ..core._names import TILELANG
-    from ..environment._finding import find
+    from ..core import TILELANG
+    from ..environment import find
     from ._points import has_points
     found = find(TILELANG)
     return found is not None and (bool(found.owners) or has_points())

@@ -11,13 +11,13 @@ import json
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from ..clients._plan import make_plan
-from ..environment._targets import default_host, host_of, is_host_target, parse_target
+from ..clients import make_plan
+from ..environment import default_host, host_of, is_host_target, parse_target
 from ._layouts import State, patch
 
 if TYPE_CHECKING:
-    from ..core._types import HostCodegen, HostCodegenHook
-    from ..registry._registry import Registry
+    from ..core import HostCodegen, HostCodegenHook
+    from ..registry import Registry
 
 
 def fingerprint(registry: Registry, target: Any = None, target_host: Any = None,

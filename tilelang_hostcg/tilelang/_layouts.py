@@ -10,11 +10,9 @@ from dataclasses import dataclass, field
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from ..clients._interface import remove_defaults
-from ..clients._state import ClientState, Route
-from ..clients._watch import hand_on, watch_builds
-from ..core._types import HostCodegen, HostCodegenHook, Origin
-from ..environment._targets import closure_global_func
+from ..clients import ClientState, Route, hand_on, remove_defaults, watch_builds
+from ..core import HostCodegen, HostCodegenHook, Origin
+from ..environment import closure_global_func
 from ._points import Mode
 
 if TYPE_CHECKING:

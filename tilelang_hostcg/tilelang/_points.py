@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from ..clients._point import Point
-from ..core._errors import UnsupportedTileLangError
-from ..environment._finding import Found, has_module
+from ..clients import Point
+from ..core import UnsupportedTileLangError
+from ..environment import Found, has_module
 
 Mode = Literal["registry", "backend"]  # TileLang's layouts (see ._layouts)
 

@@ -9,16 +9,14 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from ..clients._interface import Client, Native, tilelang_takes_builds
-from ..clients._state import ClientState, Route
-from ..clients._watch import watch_builds
-from ..core._errors import UnsupportedTVMError
+from ..clients import Client, ClientState, Native, Route, tilelang_takes_builds, watch_builds
+from ..core import UnsupportedTVMError
 from ._joining import DefaultsJoiner
 from ._points import BUILD_FUNCTION, BUILD_MODULE, BUILD_PACKAGE, DEFAULT_PREFIX, FUNCTION, KINDS, check
 from ._route import State, handed_to_tvm, make_route
 
 if TYPE_CHECKING:
-    from ..registry._registry import Registry
+    from ..registry import Registry
 
 __all__ = ["DEFAULT_PREFIX", "KINDS", "UnsupportedTVMError", "add_defaults", "install",
            "is_installed", "uninstall"]
@@ -37,7 +35,7 @@ class TVMClient(Client):
         self.joiner: DefaultsJoiner | None = None  # that of the install in effect
 
     def _prepare(self, registry: Registry | None) -> tuple[Any, Registry | None]:
-        from ..environment._finding import import_tvm
+        from ..environment import import_tvm
         return sys.modules.get("tvm") or import_tvm(), registry  # importing TVM may activate: it installs first
 
     def _enter(self, prepared: tuple[Any, Registry | None]) -> ClientState:
@@ -62,7 +60,7 @@ class TVMClient(Client):
             return super().uninstall()
 
     def blocker(self) -> str | None:
-        from ..environment._finding import import_tvm
+        from ..environment import import_tvm
         try:
             check(sys.modules.get("tvm") or import_tvm(), activation=True)  # at ``import tvm``: in the making
         except Exception as exc:  # UnsupportedTVMError, TVMNotFoundError
@@ -85,7 +83,7 @@ class TVMClient(Client):
         return Native(BUILD_MODULE, None, where) if where is not None else None
 
     def join_extension_point(self) -> bool:
-        from ..environment._finding import import_tvm
+        from ..environment import import_tvm
         from ._provider import ADAPTER
         if "tvm" not in sys.modules:
             import_tvm()  # its autoload registers the adapter, where it runs

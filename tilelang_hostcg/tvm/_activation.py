@@ -11,8 +11,8 @@ import sys
 
 from _tilelang_hostcg_switch import activation_off
 
-from ..clients._routing import routing
-from ..core._errors import at_import
+from ..clients import routing
+from ..core import at_import
 from . import CLIENT
 
 
@@ -36,7 +36,7 @@ def _activate() -> None:
         return
     from ._provider import ADAPTER
     if ADAPTER.names() is not None:  # TVM's own extension point: the adapter goes there, nothing is patched
-        from ..discovery._planning import Controls, third_party_planned
+        from ..discovery import Controls, third_party_planned
         if third_party_planned(Controls.from_environ()):
             ADAPTER.register()
         return

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..environment._targets import parse_target
-from ..registry._build import build_split
+from ..environment import parse_target
+from ..registry import build_split
 from ._registering import join_defaults
 
 if TYPE_CHECKING:
-    from ..registry._registry import Registry
+    from ..registry import Registry
     from ._route import State
 
 
@@ -33,7 +33,7 @@ def _defaults_in(state: State, kind: str) -> Registry | None:
     (defaults registered then would outlive it and collide with the next ``install()``'s)."""
     requested = state.requested
     if state.registry is None and requested is None:
-        from .._api import default_registry
+        from .. import default_registry
 
         requested = default_registry()  # outside the lock: it may load plugins
     with state.lock:

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..clients._interface import tilelang_takes_builds
-from ..registry._client_defaults import FOR_THE_DEFAULT_REGISTRY, ClientDefaults
+from ..clients import tilelang_takes_builds
+from ..registry import FOR_THE_DEFAULT_REGISTRY, ClientDefaults
 
 if TYPE_CHECKING:
-    from ..registry._registry import Registry
+    from ..registry import Registry
     from ._route import State
 
 

@@ -9,9 +9,8 @@ from importlib import import_module
 from types import FunctionType, ModuleType
 from typing import Any
 
-from ..clients._interface import owner_of
-from ..clients._point import Point
-from ..core._errors import UnsupportedTVMError
+from ..clients import Point, owner_of
+from ..core import UnsupportedTVMError
 
 BUILD_MODULE = "tvm.tirx.build"
 FUNCTION = "tir_to_runtime"  # the one function of TVM replaced: every TIR build passes through it

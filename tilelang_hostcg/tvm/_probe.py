@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..environment._finding import import_tvm
+from ..environment import import_tvm
 
 PROBE_TARGET = "c"
 

@@ -6,15 +6,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..core._names import APACHE_TVM
-from ..core._types import HostCodegen, Origin
-from ..environment._compiler import tvm_info
-from ..environment._finding import import_tvm
-from ..environment._targets import GlobalFuncBuild
+from ..core import APACHE_TVM, HostCodegen, Origin
+from ..environment import GlobalFuncBuild, import_tvm, tvm_info
 from ._points import DEFAULT_PREFIX, KINDS
 
 if TYPE_CHECKING:
-    from ..registry._registry import Registry
+    from ..registry import Registry
     from ._route import State
 
 

@@ -9,16 +9,14 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..clients._interface import tilelang_takes_builds
-from ..clients._state import ClientState
-from ..clients._watch import hand_on
-from ..core._errors import NoHostCodegenError
+from ..clients import ClientState, hand_on, tilelang_takes_builds
+from ..core import NoHostCodegenError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
     from types import ModuleType
 
-    from ..registry._registry import Registry
+    from ..registry import Registry
 
 _LOCAL = threading.local()  # .busy: this thread is inside a routed build
 
