@@ -12,7 +12,7 @@ from _tilelang_hostcg_switch import ENV_AUTO_INSTALL, activation_off
 from ..core import CODEGEN_GROUP, HOOK_GROUP, DeviceAsHostError, SourceState
 from ..discovery import ENV_AUTOLOAD_OFF, ENV_PREFER, Controls
 from ..environment import canonical_kind, host_of, is_host_target, parse_target, tvm_document
-from ..registry import Candidate, Resolution, Tier, Why, top_matches, verdict_text
+from ..registry import Candidate, Resolution, Standing, Why, verdict_text
 from ._report import Doc, Session, describe_state, document, error_doc, registration_doc, source_doc
 
 if TYPE_CHECKING:
@@ -68,29 +68,27 @@ def _host_from(target: Target, device: bool) -> str:
 
 
 def _codegen_reason(resolution: Resolution, c: Candidate, controls: Controls) -> str:
-    """Why a codegen candidate was selected or passed over."""
-    reg, kind, chosen = c.registration, resolution.kind, resolution.choice
-    if c is chosen:
+    """Why a codegen candidate was selected or passed over, as the decision placed it."""
+    reg, kind, above = c.registration, resolution.kind, c.beaten_by
+    if c.standing is Standing.SELECTED:
         return "selected: " + _selected_text(resolution, c)
-    if c.verdict != "match":
+    if c.standing is Standing.NO_MATCH:
         return "passed over: " + verdict_text(c)
-    if chosen is None:  # an ambiguity
-        _, top = top_matches(resolution.matching)
-        if c in top:
-            return (f"ambiguous: equal top priority {reg.priority} with a codegen of another distribution; choose with "
-                    f"{controls.suggest(ENV_PREFER, f'{kind}={reg.name}')}")
-        return f"passed over: priority {reg.priority} is lower than the top match ({top[0].registration.priority})"
-    winner = chosen.registration
-    if resolution.why is Why.PREFERRED:
-        return f"passed over: {ENV_PREFER}={kind}={winner.name} chose {winner.name!r}"
-    if c.rank > chosen.rank:
-        if c.tier is Tier.CLIENT_DEFAULT:
-            return (f"passed over: a default ({reg.origin.describe()}), used only when no other codegen of the kind "
-                    "matches")
+    if c.standing is Standing.TIED:
+        return (f"ambiguous: equal top priority {reg.priority} with a codegen of another distribution; choose with "
+                f"{controls.suggest(ENV_PREFER, f'{kind}={reg.name}')}")
+    if c.standing is Standing.CLIENT_DEFAULT:
+        return f"passed over: a default ({reg.origin.describe()}), used only when no other codegen of the kind matches"
+    if c.standing is Standing.SUPERSEDED_CORE:
         return f"passed over: the core's own codegen; {kind!r} has a client default, which supersedes it"
-    if reg.priority < winner.priority:
-        return f"passed over: priority {reg.priority} is lower than {winner.name!r} ({winner.priority})"
-    return f"passed over: equal priority {reg.priority}, registered after {winner.name!r}"
+    assert above is not None  # the other standings name the registration above
+    if c.standing is Standing.BELOW_TIE:
+        return f"passed over: priority {reg.priority} is lower than the top match ({above.priority})"
+    if c.standing is Standing.NOT_PREFERRED:
+        return f"passed over: {ENV_PREFER}={kind}={above.name} chose {above.name!r}"
+    if c.standing is Standing.LOWER_PRIORITY:
+        return f"passed over: priority {reg.priority} is lower than {above.name!r} ({above.priority})"
+    return f"passed over: equal priority {reg.priority}, registered after {above.name!r}"
 
 
 def _selected_text(resolution: Resolution, chosen: Candidate) -> str:
@@ -113,8 +111,8 @@ def _codegen_docs(resolution: Resolution, sources: Sequence[SourceInfo], control
     for c in resolution.candidates:
         reg = c.registration
         doc = registration_doc(reg, CODEGEN_GROUP)
-        doc.update(matches=c.matches, verdict=c.verdict, buildable=c.buildable, selected=c is resolution.choice,
-                   state=SourceState.LOADED)
+        doc.update(matches=c.matches, verdict=c.verdict, buildable=c.buildable,
+                   selected=c.standing is Standing.SELECTED, state=SourceState.LOADED)
         why = _codegen_reason(resolution, c, controls)
         if doc["replaces_core"]:
             why += f"; replaces the core's {reg.name!r} codegen"

@@ -32,12 +32,11 @@ if TYPE_CHECKING:  # explicit re-exports, for type checkers
     from ._resolution import (
         Candidate as Candidate,
         Resolution as Resolution,
-        Tier as Tier,
+        Standing as Standing,
         Why as Why,
         can_build_text as can_build_text,
         cannot_build_text as cannot_build_text,
         missing_build as missing_build,
-        top_matches as top_matches,
         verdict_text as verdict_text,
     )
     from ._skipped import AUTOLOAD_OFF_TEXT as AUTOLOAD_OFF_TEXT
@@ -55,8 +54,8 @@ _DOOR = FrontDoor(__name__, {
     "_failures": ("advice", "capture", "error_message", "failure_site", "failure_text", "install_record",
                   "plugin_traceback", "reinstall_advice", "reinstall_command", "state_text", "wrong_entry_point"),
     "_registry": ("Registry",),
-    "_resolution": ("Candidate", "Resolution", "Tier", "Why", "can_build_text", "cannot_build_text", "missing_build",
-                    "top_matches", "verdict_text"),
+    "_resolution": ("Candidate", "Resolution", "Standing", "Why", "can_build_text", "cannot_build_text",
+                    "missing_build", "verdict_text"),
     "_skipped": ("AUTOLOAD_OFF_TEXT",),
     "_sources": ("ACTIVE", "SourceInfo", "current_load", "module_of"),
     "_table": ("Registration", "run_order"),

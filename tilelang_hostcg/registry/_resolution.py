@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum, IntEnum
 from typing import TYPE_CHECKING
 
@@ -61,6 +61,33 @@ class Why(str, Enum):
         return self.value
 
 
+class Standing(str, Enum):
+    """Where a candidate stands in the decision, as the decision made it: chosen, or why not.
+    ``Candidate.beaten_by`` names the registration that stood above it, where one did."""
+
+    SELECTED = "selected"
+    """Chosen (``Resolution.why`` says why)."""
+    NO_MATCH = "no-match"
+    """It does not serve the target (its verdict says why)."""
+    TIED = "tied"
+    """Of the top priority, tied with a codegen of another distribution: nothing is chosen."""
+    BELOW_TIE = "below-tie"
+    """Below the tied top priority (``beaten_by``: the first of the tie)."""
+    NOT_PREFERRED = "not-preferred"
+    """``TILELANG_HOSTCG_PREFER`` chose another (``beaten_by``)."""
+    CLIENT_DEFAULT = "client-default"
+    """A client's default: used only when no plain codegen of the kind matches."""
+    SUPERSEDED_CORE = "superseded-core"
+    """The core's own codegen of a kind that has a client default, which supersedes it."""
+    LOWER_PRIORITY = "lower-priority"
+    """A lower priority than the chosen one (``beaten_by``)."""
+    LATER = "later"
+    """Of the chosen one's priority, registered after it (``beaten_by``)."""
+
+    def __str__(self) -> str:
+        return self.value
+
+
 def missing_build(obj: object) -> str | None:
     """The first TVM global function ``obj`` needs that the TVM in use lacks (the one "can build" rule)."""
     return next((name for name in required_global_funcs(obj) if get_global_func(name) is None), None)
@@ -97,6 +124,10 @@ class Candidate:
     verdict: Verdict
     detail: str | None
     tier: Tier | None
+    standing: Standing = Standing.NO_MATCH
+    """Where the decision put it (set by :func:`decide`)."""
+    beaten_by: Registration | None = None
+    """The registration that stood above it, where its standing names one."""
 
     @property
     def matches(self) -> bool:
@@ -129,14 +160,13 @@ class Resolution:
     error: HostCodegenError | None
     preference_problem: str | None = None
 
+    ranked: tuple[Candidate, ...] = ()
+    """The candidates that match, best first, as the decision ordered them."""
+
     @property
     def matching(self) -> list[Candidate]:
         """The candidates that match, best first (as ``allowed_host_codegens_for_target``)."""
-        found = sorted((c for c in self.candidates if c.matches), key=lambda c: c.rank)  # stable
-        if self.choice is not None and self.why is Why.PREFERRED:
-            found.remove(self.choice)
-            found.insert(0, self.choice)
-        return found
+        return list(self.ranked)
 
 
 def decide(kind: str, host: Target, regs: Sequence[Registration], failed: Sequence[SourceInfo],
@@ -162,8 +192,36 @@ def decide(kind: str, host: Target, regs: Sequence[Registration], failed: Sequen
         unknown = controls.unknown_preference(kind, (c.registration.name for c in candidates))
         if unknown is not None:
             problem = unknown.message
-    return Resolution(kind, host, tuple(candidates), tuple(failed), tuple(disabled), preferred,
-                      choice, why, error, problem)
+    placed = [_placed(c, choice, why, matching) for c in candidates]
+    chosen = placed[candidates.index(choice)] if choice is not None else None
+    ranked = sorted((c for c in placed if c.matches), key=lambda c: c.rank)  # stable
+    if chosen is not None and why is Why.PREFERRED:
+        ranked.remove(chosen)
+        ranked.insert(0, chosen)
+    return Resolution(kind, host, tuple(placed), tuple(failed), tuple(disabled), preferred,
+                      chosen, why, error, problem, tuple(ranked))
+
+
+def _placed(c: Candidate, choice: Candidate | None, why: Why | None, matching: Sequence[Candidate]) -> Candidate:
+    """``c`` with its standing in the decision, and the registration above it where there is one."""
+    if c is choice:
+        return replace(c, standing=Standing.SELECTED)
+    if not c.matches:
+        return c
+    if choice is None:  # a tie of distributions at the top
+        _, top = top_matches(matching)
+        if c in top:
+            return replace(c, standing=Standing.TIED)
+        return replace(c, standing=Standing.BELOW_TIE, beaten_by=top[0].registration)
+    winner = choice.registration
+    if why is Why.PREFERRED:
+        return replace(c, standing=Standing.NOT_PREFERRED, beaten_by=winner)
+    if c.rank > choice.rank:
+        tiered = Standing.CLIENT_DEFAULT if c.tier is Tier.CLIENT_DEFAULT else Standing.SUPERSEDED_CORE
+        return replace(c, standing=tiered)
+    if c.registration.priority < winner.priority:
+        return replace(c, standing=Standing.LOWER_PRIORITY, beaten_by=winner)
+    return replace(c, standing=Standing.LATER, beaten_by=winner)
 
 
 def _tier(reg: Registration, superseding: bool) -> Tier:
