@@ -1,10 +1,12 @@
-"""Advice is safe to follow as written: one helper, ``tilelang_hostcg.environment._advice.reinstall``,
-words every reinstall the package advises (never with the dependencies, the name and version
-shell-quoted), and no other text of the package words one."""
+"""Advice is safe to follow as written, and each piece is written once: one helper,
+``tilelang_hostcg.diagnosis._advice.reinstall``, words every reinstall the package advises (never
+with the dependencies, the name and version shell-quoted), one, ``uninstall``, every uninstall
+(it asks nothing), and no other text of the package words one."""
 
 from __future__ import annotations
 
 import ast
+import re
 import shlex
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import tilelang_hostcg
-from tilelang_hostcg.environment._advice import reinstall
+from tilelang_hostcg.diagnosis import reinstall, uninstall
 
 PACKAGE = Path(tilelang_hostcg.__file__).parent
 # A reinstall or put-back: pinned, forced, without dependencies, or editable.
@@ -33,9 +35,12 @@ def test_reinstall_advice_is_safe_to_follow_as_written(args: tuple[str, ...], sp
     assert shlex.split(reinstall(spec, editable=True)) == ["pip", "install", "--no-deps", "-e", spec]
 
 
-def _helper_lines() -> range:
-    tree = ast.parse((PACKAGE / "environment" / "_advice.py").read_text())
-    (helper,) = [node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == "reinstall"]
+ADVICE = PACKAGE / "diagnosis" / "_advice.py"
+
+
+def _helper_lines(name: str = "reinstall") -> range:
+    tree = ast.parse(ADVICE.read_text())
+    (helper,) = [node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == name]
     return range(helper.lineno, (helper.end_lineno or helper.lineno) + 1)
 
 
@@ -53,12 +58,30 @@ def test_one_helper_words_every_reinstall() -> None:
                 continue
             words_one = "force-reinstall" in text or any(
                 mark in text.partition("pip install")[2] for mark in REINSTALL_MARKS)
-            if path.name == "_advice.py" and node.lineno in helper:
+            if path == ADVICE and node.lineno in helper:
                 found += 1
             elif words_one:
                 bypassing.append(f"{path.relative_to(PACKAGE)}:{node.lineno}: {text!r}")
     assert found >= 2  # the helper's own wordings: the test sees them
     assert bypassing == [], "reinstall advice that bypasses _advice.reinstall:\n" + "\n".join(bypassing)
+
+
+def test_one_helper_words_every_uninstall() -> None:
+    """Every text of the package that words a ``pip uninstall`` comes from :func:`uninstall`, which
+    asks nothing (``-y``), so the command runs as written."""
+    assert shlex.split(uninstall("hcg-x")) == ["pip", "uninstall", "-y", "hcg-x"]
+    helper = _helper_lines("uninstall")
+    found, bypassing = 0, []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.Constant) and isinstance(node.value, str) and "pip uninstall" in node.value):
+                continue
+            if path == ADVICE and node.lineno in helper:
+                found += 1
+            elif re.search(r"(?<!``)pip uninstall", node.value):  # not a docstring naming ``pip uninstall``
+                bypassing.append(f"{path.relative_to(PACKAGE)}:{node.lineno}: {node.value!r}")
+    assert found >= 1
+    assert bypassing == [], "uninstall advice that bypasses _advice.uninstall:\n" + "\n".join(bypassing)
 
 
 def test_help_speaks_to_apache_tvm_users_too(capsys: pytest.CaptureFixture[str]) -> None:

@@ -145,6 +145,7 @@ def _graph() -> dict[str, set[str]]:
 # plugin and the start-up hook on top.
 LAYERS = (
     ("tilelang_hostcg", SWITCH.stem, "tilelang_hostcg.core"),
+    ("tilelang_hostcg.diagnosis",),
     ("tilelang_hostcg.environment",),
     ("tilelang_hostcg.discovery",),
     ("tilelang_hostcg.registry",),
@@ -296,4 +297,4 @@ def test_each_front_door_tells_type_checkers_and_the_runtime_the_same_names() ->
             name: door.module_of(name) for name in door.names}, package
         module = importlib.import_module(package)
         assert all(getattr(module, name) is not None for name in door.names), package
-    assert doors == 5  # core, environment, discovery, registry, clients
+    assert doors == 6  # core, diagnosis, environment, discovery, registry, clients

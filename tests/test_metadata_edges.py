@@ -102,13 +102,13 @@ def test_two_builds_over_each_other_with_an_edited_file_match_neither(edited: bo
     if edited:  # the one installed last is kept and put back whole: one build named, never both
         assert "match neither build" in warning and "tilelang-hostcg uses" not in warning, warning
         assert "tilelang-musa 0.1.15 was installed last" in warning, warning
-        assert "`pip uninstall tilelang`" in warning and "`pip uninstall tilelang-musa`" not in warning, warning
+        assert "`pip uninstall -y tilelang`" in warning and "`pip uninstall -y tilelang-musa`" not in warning, warning
         assert "'tilelang-musa==0.1.15'" in warning and "'tilelang==0.1.15'" not in warning, warning
         assert ("TVM in use: TVM bundled with tilelang 0.1.15 or tilelang-musa 0.1.15 (the files installed match "
                 "neither build") in listed.stdout, listed.stdout
     else:  # the files are musa's: it is the one in use, and the other one is uninstalled
         assert "tilelang-hostcg uses tilelang-musa 0.1.15" in warning, warning
-        assert "`pip uninstall tilelang`" in warning and "`pip uninstall tilelang-musa`" not in warning, warning
+        assert "`pip uninstall -y tilelang`" in warning and "`pip uninstall -y tilelang-musa`" not in warning, warning
         assert "TVM in use: TVM bundled with tilelang-musa 0.1.15 (not imported)" in listed.stdout, listed.stdout
 
 

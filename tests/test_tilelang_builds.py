@@ -197,7 +197,7 @@ def test_two_builds_the_one_whose_files_are_installed_is_used(site: Path) -> Non
     assert overlap is not None
     assert "2 TileLang builds are installed (tilelang-paddle 0.1.13, tilelang 0.1.13)" in overlap
     assert "tilelang-hostcg uses tilelang-paddle 0.1.13" in overlap
-    assert "pip uninstall tilelang" in overlap
+    assert "pip uninstall -y tilelang" in overlap
     assert "then `pip install --force-reinstall --no-deps 'tilelang-paddle==0.1.13'`" in overlap
     # The other way round: stock TileLang's files win.
     (site / "tilelang" / "__init__.py").write_text(STOCK_INIT)
@@ -212,7 +212,7 @@ def test_a_ghost_build_without_a_record_is_removed_by_hand_not_by_pip(site: Path
     (ghost / "top_level.txt").write_text("tilelang\n")
     overlap = tilelang_overlap()
     assert overlap is not None and "tilelang-ghost 0.1.0" in overlap, overlap
-    assert "pip uninstall tilelang-ghost" not in overlap
+    assert "pip uninstall -y tilelang-ghost" not in overlap
     assert f"remove its metadata folder {str(ghost)!r} by hand" in overlap
     assert "pip cannot uninstall it" in overlap
 
@@ -227,7 +227,7 @@ def test_two_builds_in_different_folders_are_said_to_shadow_not_to_share(
     assert overlap is not None
     assert "same folder" not in overlap and "breaks both" not in overlap and "shared files" not in overlap
     assert "they sit in different folders" in overlap and "the other is shadowed" in overlap
-    assert "tilelang-hostcg uses tilelang 0.1.15" in overlap and "`pip uninstall tilelang-paddle`" in overlap
+    assert "tilelang-hostcg uses tilelang 0.1.15" in overlap and "`pip uninstall -y tilelang-paddle`" in overlap
 
 
 def test_two_builds_without_a_hash_to_tell_the_first_on_sys_path_is_used(

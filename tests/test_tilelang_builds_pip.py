@@ -103,7 +103,7 @@ def test_two_builds_over_each_other_edited_keep_the_one_installed_last(
     assert message is not None and "match neither build" in message, message
     assert "tilelang-musa 0.1.15 was installed last" in message, message
     commands = _follow(env, message, tmp_path)
-    assert commands == ["pip uninstall tilelang",
+    assert commands == ["pip uninstall -y tilelang",
                         f"pip install --force-reinstall --no-deps '{wheels['tilelang-musa']}'"], message
     assert _warning(env, tmp_path) is None
     assert (env.site_packages / "tilelang" / "__init__.py").read_text() == MUSA  # musa's build, whole

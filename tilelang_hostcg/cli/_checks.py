@@ -17,10 +17,12 @@ from ..core import (
     Origin,
     SourceState,
     UnknownKindError,
+    is_core,
     normalize_name,
     shown,
     text_of,
 )
+from ..diagnosis import reinstall, uninstall
 from ..discovery import ENV_DISABLE, ControlProblem, Controls, DiscoveryIndex, declaration_problems
 from ..environment import (
     DEVICE_KIND,
@@ -34,7 +36,6 @@ from ..environment import (
     kind_misfit,
     other_build_requirements,
     parse_target,
-    reinstall,
     tilelang_overlap,
     tvm_document,
 )
@@ -55,7 +56,7 @@ from ..registry import (
 )
 from ._lockfile import lock_drift, read_lock
 from ._probe_process import DEFAULT_BOUND, Bound, failure_fix, isolated, probed_client
-from ._report import Doc, Session, controls_doc, document, duplicate_text, is_core, lock_from
+from ._report import Doc, Session, controls_doc, document, duplicate_text, lock_from
 
 if TYPE_CHECKING:
     from importlib.metadata import Distribution
@@ -203,8 +204,8 @@ def _plugin_cannot_build_fix(distribution: str | None, controls: Controls) -> st
         return "install a TVM build with it, or a release of the plugin built for this TVM"
     skip = controls.suggest(ENV_DISABLE, distribution) if distribution else ENV_DISABLE
     return (f"TileLang's bundled TVM is built without it, and no other TVM belongs beside TileLang: use the "
-            f"plugin where a TVM with it is installed, and here uninstall it (`pip uninstall -y "
-            f"{distribution}`) or skip it with {skip}")
+            f"plugin where a TVM with it is installed, and here uninstall it (`{uninstall(str(distribution))}`) or "
+            f"skip it with {skip}")
 
 
 def _check_duplicates(c: _Checked) -> list[Doc]:

@@ -13,11 +13,10 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from ..clients import Probe, error_line, probe
-from ..core import CODEGEN_GROUP, HOOK_GROUP, HostCodegenHook
+from ..core import CODEGEN_GROUP, HOOK_GROUP, HostCodegenHook, is_core
 from ..registry import capture
 from ._output import without_tvm_guess
 from ._probe_process import package_folder
-from ._report import is_core
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -21,6 +21,7 @@ from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
 from ..clients import ENDED, GARBLED, PRINTED, RAISED, TIMED_OUT, Probe, ProbeFailure, Running, takes_probe
 from ..core import InputError, Origin, cut, shown, warn_plugin
+from ..diagnosis import uninstall
 from ..discovery import ENV_DISABLE, ENV_PROBE_TIMEOUT, PROBE_TIMEOUT_DEFAULT, probe_timeout_error
 from ..environment import tvm_document
 from ._client import client_document, client_for
@@ -310,7 +311,7 @@ def failure_fix(failure: ProbeFailure, controls: Controls) -> str:
     what = ("Its codegens and hooks must not write to stdout or stderr" if failure.how == PRINTED
             else "A user's builds of this kind meet the same")
     return (f"{what}: fix or upgrade {dist!r}, or skip it with {controls.suggest(ENV_DISABLE, dist)} (or uninstall "
-            f"it: `pip uninstall -y {dist}`)")
+            f"it: `{uninstall(dist)}`)")
 
 
 def isolated(bound: Bound = DEFAULT_BOUND) -> ProbeRun:

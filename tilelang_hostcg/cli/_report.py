@@ -10,7 +10,15 @@ from typing import TYPE_CHECKING, Any
 
 from .. import __version__
 from ..clients import tilelang_takes_builds
-from ..core import CODEGEN_GROUP, CORE_DISTRIBUTION, HOOK_GROUP, Origin, TVMNotFoundError, normalize_name, text_of
+from ..core import (
+    CODEGEN_GROUP,
+    HOOK_GROUP,
+    Origin,
+    TVMNotFoundError,
+    is_core,
+    normalize_name,
+    text_of,
+)
 from ..discovery import (
     CORE_ENTRY_POINTS,
     Controls,
@@ -107,11 +115,6 @@ def duplicate_text(name: str, locations: Sequence[str]) -> str:
     return (f"distribution {name!r} is installed {len(locations)} times on sys.path ({', '.join(locations)}); the "
             f"first is used and the others are stale metadata. Remove the stale metadata folder(s) "
             f"{', '.join(locations[1:])} (or take their parent folder off sys.path/PYTHONPATH)")
-
-
-def is_core(distribution: str | None) -> bool:
-    """Whether ``distribution`` is this package's own."""
-    return distribution is not None and normalize_name(distribution) == CORE_DISTRIBUTION
 
 
 def source_doc(info: SourceInfo) -> Doc:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from _tilelang_hostcg_switch import activation_off
 
-from ..core import CODEGEN_GROUP, CORE_DISTRIBUTION, HOOK_GROUP, HostCodegen, normalize_name
+from ..core import CODEGEN_GROUP, HOOK_GROUP, HostCodegen, is_core
 
 if TYPE_CHECKING:
     from ..registry import Registry
@@ -101,7 +101,7 @@ def third_party_kinds(registry: Registry) -> set[tuple[str, str]]:
     """The (group, kind) pairs that a source or registration other than the core's and the clients'
     defaults serves (read without loading a plugin)."""
     def third_party(distribution: str | None) -> bool:
-        return distribution is None or normalize_name(distribution) != CORE_DISTRIBUTION
+        return not is_core(distribution)
 
     kinds = {(s.group, s.kind) for s in registry.sources() if third_party(s.origin.distribution)}
     kinds |= {(group, r.kind) for group in (CODEGEN_GROUP, HOOK_GROUP) for r in registry.registrations(group)

@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # explicit re-exports, for type checkers
         add_note as add_note,
         at_import as at_import,
         cut as cut,
+        notes_apart as notes_apart,
         shown as shown,
         text_of as text_of,
         warn_activation_failed as warn_activation_failed,
@@ -51,6 +52,7 @@ if TYPE_CHECKING:  # explicit re-exports, for type checkers
         NATIVE_API_VERSION as NATIVE_API_VERSION,
         NATIVE_DECLARATION as NATIVE_DECLARATION,
         TILELANG as TILELANG,
+        is_core as is_core,
         normalize_name as normalize_name,
     )
     from ._types import (
@@ -72,10 +74,10 @@ _DOOR = FrontDoor(__name__, {
                 "HostCodegenError", "InputError", "LockFileError", "MissingGlobalFuncError", "NativeDefaultError",
                 "NoHostCodegenError", "PluginCallbackError", "PluginLoadError", "PluginWarning", "TVMNotFoundError",
                 "TargetParseError", "UnknownKindError", "UnsupportedTVMError", "UnsupportedTileLangError",
-                "UsageError", "add_note", "at_import", "cut", "shown", "text_of", "warn_activation_failed",
-                "warn_once", "warn_plugin"),
+                "UsageError", "add_note", "at_import", "cut", "notes_apart", "shown", "text_of",
+                "warn_activation_failed", "warn_once", "warn_plugin"),
     "_names": ("APACHE_TVM", "CODEGEN_GROUP", "CORE_DISTRIBUTION", "GROUPS", "HOOK_GROUP", "NATIVE_API_VERSION",
-               "NATIVE_DECLARATION", "TILELANG", "normalize_name"),
+               "NATIVE_DECLARATION", "TILELANG", "is_core", "normalize_name"),
     "_types": ("CODE_ORIGIN", "HostCodegen", "HostCodegenFunc", "HostCodegenHook", "HostCodegenHookFunc", "Origin",
                "PlanState", "SourceState", "TargetPredicate", "Verdict"),
 })

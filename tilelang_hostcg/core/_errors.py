@@ -190,6 +190,16 @@ def text_of(exc: BaseException) -> str:
         return f"<{type(exc).__name__} whose str() raised>"
 
 
+_JOINED = "_tilelang_hostcg_joined_notes"  # on Python 3.10: the notes add_note joined to the message
+
+
+def notes_apart(exc: BaseException) -> list[str]:
+    """``exc``'s notes that its message does not hold: all of them, but on Python 3.10 those that
+    :func:`add_note` joined to it (told by the note objects it recorded, not by the message's text)."""
+    joined = getattr(exc, _JOINED, ())
+    return [str(n) for n in getattr(exc, "__notes__", ()) if not any(n is j for j in joined)]
+
+
 def add_note(exc: BaseException, note: str) -> None:
     """Add ``note`` to ``exc`` (PEP 678); on Python 3.10 it also joins the message, to show in the traceback."""
     if sys.version_info >= (3, 11):
@@ -202,6 +212,7 @@ def add_note(exc: BaseException, note: str) -> None:
             exc.args = (f"{exc.args[0]}\n{note}", *exc.args[1:])
         elif not exc.args:
             exc.args = (note,)
+        setattr(exc, _JOINED, [*getattr(exc, _JOINED, ()), note])
     except (AttributeError, TypeError):  # an exception type that refuses new attributes
         pass
 

@@ -22,3 +22,9 @@ def normalize_name(name: str) -> str:
     """A distribution name normalized as PEP 503 says (runs of ``-``, ``_`` and ``.`` become one
     ``-``, then lower case), without importing ``packaging``."""
     return _SEPARATORS.sub("-", name).lower()
+
+
+def is_core(distribution: str | None) -> bool:
+    """Whether ``distribution`` (a name as installed metadata spells it, or ``None``: registered in
+    code) is this package's own: the one rule every layer asks."""
+    return distribution is not None and normalize_name(distribution) == CORE_DISTRIBUTION

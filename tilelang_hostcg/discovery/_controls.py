@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from _tilelang_hostcg_switch import ENV_AUTO_INSTALL, is_on, is_understood
 
-from ..core import CODEGEN_GROUP, CORE_DISTRIBUTION, cut, normalize_name, shown, warn_once
+from ..core import CODEGEN_GROUP, CORE_DISTRIBUTION, cut, is_core, normalize_name, shown, warn_once
 from ..environment import kind_spellings
 from ._records import CORE_ENTRY_POINTS
 
@@ -137,7 +137,7 @@ class Controls:
     def skip_control(self, distribution: str, kind: str) -> tuple[str, str] | None:
         """The control that skips this entry point, as ``(variable, item)``, or ``None``."""
         dist = normalize_name(distribution)
-        if dist != CORE_DISTRIBUTION:
+        if not is_core(dist):
             if not self.autoload:
                 return ENV_AUTOLOAD_OFF, "1"
             if self.only is not None and dist not in self.only:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..core import CORE_DISTRIBUTION, SourceState, normalize_name
+from ..core import CORE_DISTRIBUTION, SourceState, is_core, normalize_name
 from ..environment import applicable
 from ._controls import Controls, warn_control_problems
 from ._records import CORE_ENTRY_POINTS, AdvertisedEntryPoint, DiscoveryIndex, PlannedSource
@@ -22,7 +22,7 @@ def plan_sources(entry_points: Iterable[AdvertisedEntryPoint], controls: Control
     warn_control_problems(controls.unknown_names(entry_points))
     core = [AdvertisedEntryPoint(group, name, value, CORE_DISTRIBUTION, core_version)
             for group, name, value in CORE_ENTRY_POINTS]
-    third_party = sorted((ep for ep in entry_points if normalize_name(ep.distribution) != CORE_DISTRIBUTION),
+    third_party = sorted((ep for ep in entry_points if not is_core(ep.distribution)),
                          key=lambda ep: (normalize_name(ep.distribution), ep.group, ep.name, ep.value))
     return [_plan(ep, controls) for ep in (*core, *third_party)]
 
@@ -43,7 +43,7 @@ def declaration_problems(index: DiscoveryIndex) -> list[tuple[str, str]]:
     seen: set[str] = set()
     for ep in index.entry_points:
         dist = normalize_name(ep.distribution)
-        if dist == CORE_DISTRIBUTION or dist in seen:
+        if is_core(dist) or dist in seen:
             continue
         seen.add(dist)
         if not _requires_core(ep.requires):
@@ -60,7 +60,7 @@ def _requires_core(requires: Iterable[str]) -> bool:
     """Whether requirement lines (``Requires-Dist``) require the core outside any extra."""
     for line in requires:
         req = applicable(line)
-        if req is not None and normalize_name(req.name) == CORE_DISTRIBUTION:
+        if req is not None and is_core(req.name):
             return True
     return False
 
@@ -80,5 +80,5 @@ def planned_sources(controls: Controls, *, full: bool = True) -> list[PlannedSou
 
 def third_party_planned(controls: Controls) -> bool:
     """Whether a non-core distribution advertises entry points the controls do not all skip."""
-    return any(normalize_name(p.entry.distribution) != CORE_DISTRIBUTION and p.state != SourceState.DISABLED
+    return any(not is_core(p.entry.distribution) and p.state != SourceState.DISABLED
                for p in planned_sources(controls, full=False))

@@ -9,7 +9,7 @@ import stat
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from ..core import CORE_DISTRIBUTION, GROUPS, normalize_name, warn_once, warn_plugin
+from ..core import CORE_DISTRIBUTION, GROUPS, is_core, normalize_name, warn_once, warn_plugin
 from ..environment import (
     FOLDER,
     check_requirements,
@@ -169,7 +169,7 @@ def _advertised(dist: Distribution, meta: PackageMetadata, eps: Iterable[EntryPo
         except Exception as exc:
             problems.append(unusable(dist, "its METADATA", exc, "; the distribution is ignored"))
             return []
-        if normalize_name(name) != CORE_DISTRIBUTION:
+        if not is_core(name):
             verdict = check_requirements(name, requires, installed)
     return [AdvertisedEntryPoint(ep.group, ep.name, ep.value, name, version, requires, verdict,
                                  folder_of(dist)) for ep in eps]

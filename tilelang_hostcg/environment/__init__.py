@@ -15,10 +15,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # explicit re-exports, for type checkers
     from ._advice import (
         FFI as FFI,
-        first_party_install as first_party_install,
+        first_party_install_as_installed as first_party_install_as_installed,
         foreign_tvm as foreign_tvm,
         installed_version as installed_version,
-        reinstall as reinstall,
         reinstall_as_installed as reinstall_as_installed,
         tilelang_repair as tilelang_repair,
         unmet_requirement as unmet_requirement,
@@ -80,7 +79,7 @@ if TYPE_CHECKING:  # explicit re-exports, for type checkers
     from ._tilelang_layout import holds_tilelang_layout as holds_tilelang_layout
 
 _DOOR = FrontDoor(__name__, {
-    "_advice": ("FFI", "first_party_install", "foreign_tvm", "installed_version", "reinstall",
+    "_advice": ("FFI", "first_party_install_as_installed", "foreign_tvm", "installed_version",
                 "reinstall_as_installed", "tilelang_repair", "unmet_requirement"),
     "_builds": ("tilelang_overlap",),
     "_compiler": ("describe_tvm", "get_global_func", "provider_versions", "tvm_document", "tvm_info"),

@@ -1,6 +1,6 @@
-"""Repair advice, safe to follow as written: :func:`reinstall` words every reinstall, never with the
-dependencies (they may replace torch's CPU build); in a TileLang environment ``apache-tvm`` is
-uninstalled and what was changed is put back alone."""
+"""Which repair fits how a thing was installed (read here; worded by :mod:`..diagnosis`): a
+reinstall as the distribution was installed, the first-party plugins from the checkout, and in a
+TileLang environment ``apache-tvm`` uninstalled and what was changed put back alone."""
 
 from __future__ import annotations
 
@@ -8,21 +8,13 @@ from contextlib import suppress
 from typing import TYPE_CHECKING
 
 from ..core import APACHE_TVM
+from ..diagnosis import first_party_install, reinstall, uninstall
 from ._direct_url import file_url_path, pip_source
 
 if TYPE_CHECKING:
     from importlib.metadata import Distribution
 
 FFI = "apache-tvm-ffi"  # TileLang pins it to the release its bundled TVM was built with
-
-
-def reinstall(name: str, version: object = None, *, editable: bool = False) -> str:
-    """``pip install --force-reinstall --no-deps 'NAME==VERSION'`` (or a requirement, folder, file, URL),
-    or ``pip install --no-deps -e 'FOLDER'``: quoted for any shell."""
-    import shlex
-    spec = f"{name}=={version}" if version else str(name)
-    quoted = q if (q := shlex.quote(spec)).startswith("'") else f"'{spec}'"  # quoted alike everywhere
-    return f"pip install --no-deps -e {quoted}" if editable else f"pip install --force-reinstall --no-deps {quoted}"
 
 
 def reinstall_as_installed(name: str, version: object, doc: object) -> str:
@@ -35,22 +27,17 @@ def reinstall_as_installed(name: str, version: object, doc: object) -> str:
     return reinstall(source.spec, editable=source.editable)
 
 
-def first_party_install(distribution: str, core_doc: object) -> str:
+def first_party_install_as_installed(distribution: str, core_doc: object) -> str:
     """How to install the first-party plugin ``distribution``, which ships as the folder
     ``plugins/<distribution>`` of tilelang-hostcg's repository: from the checkout tilelang-hostcg was
     installed from, where ``core_doc`` (tilelang-hostcg's ``direct_url.json``) names one that holds it,
     else from the root of a checkout."""
     import os
-    import shlex
-    folder = f"plugins/{distribution}"
     doc = core_doc if isinstance(core_doc, dict) else {}
     checkout = file_url_path(doc.get("url", ""))
-    if checkout and os.path.isfile(os.path.join(checkout, folder, "pyproject.toml")):
-        path = shlex.quote(os.path.join(checkout, folder))
-        return (f"`pip install {path}` (the first-party plugin {distribution}, from the checkout tilelang-hostcg "
-                "was installed from)")
-    return (f"the first-party plugin {distribution}, which ships in the `plugins/` folder of tilelang-hostcg's "
-            f"repository: in the root folder of a checkout, `pip install ./{folder}`")
+    folder = os.path.join(checkout, "plugins", distribution) if checkout else None
+    held = folder is not None and os.path.isfile(os.path.join(folder, "pyproject.toml"))
+    return first_party_install(distribution, folder if held else None)
 
 
 def installed_version(name: str) -> str | None:
@@ -92,7 +79,7 @@ def tilelang_repair(dist: Distribution, *, importable: bool = False, named: tupl
     back the ``apache-tvm-ffi`` TileLang requires; else, when TileLang cannot be imported, reinstall it
     (``named``: its name and version, as :mod:`._metadata` reads them; ``editable``: its source folder
     and ``None``, installed again in place)."""
-    steps = [f"pip uninstall -y {APACHE_TVM}"] if foreign_tvm() is not None else []
+    steps = [uninstall(APACHE_TVM)] if foreign_tvm() is not None else []
     ffi = unmet_requirement(dist, FFI)
     if ffi is not None:
         steps.append(reinstall(ffi[0]))

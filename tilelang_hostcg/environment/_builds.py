@@ -10,6 +10,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from ..core import TILELANG
+from ..diagnosis import reinstall_by_hand, remove_by_hand, uninstall
 from ._advice import reinstall_as_installed
 from ._finding import Found, find
 from ._metadata import Owner, direct_url, folder_of, owner, shipping
@@ -37,17 +38,15 @@ def _uninstall_step(info: Owner) -> str:
     """How to remove a build other than the one kept: ``pip uninstall`` where it lists its files, else
     its metadata folder, by hand (pip cannot uninstall what lists no files)."""
     if info.record:
-        return f"`pip uninstall {info.name}`"
-    return (f"remove its metadata folder {info.folder!r} by hand (it lists no files, so pip cannot uninstall "
-            "it; it ships nothing of its own)")
+        return f"`{uninstall(info.name)}`"
+    return remove_by_hand(info.folder)
 
 
 def _reinstall_step(dist: Distribution, info: Owner) -> str:
     """The reinstall of the kept build, as it was installed; for one that lists no files, what to do,
     since pip cannot reinstall it as written."""
     if not info.record:
-        return (f"reinstall {info.describe()} as you installed it (it lists no files, so pip cannot reinstall "
-                "it over its files)")
+        return reinstall_by_hand(info.describe())
     return f"`{reinstall_as_installed(info.name, info.version, direct_url(dist))}`"
 
 

@@ -14,7 +14,8 @@ from importlib.machinery import PathFinder
 from typing import TYPE_CHECKING, NamedTuple
 
 from ..core import APACHE_TVM, TILELANG, TVMNotFoundError
-from ._advice import installed_version, reinstall
+from ..diagnosis import reinstall
+from ._advice import installed_version
 from ._importing import is_initializing
 from ._metadata import Owner, files_match, has_record, installed_at, owner, owners_of, unusable_entry_points
 from ._tilelang_layout import holds_tilelang_layout

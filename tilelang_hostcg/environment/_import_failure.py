@@ -8,7 +8,8 @@ import sys
 from typing import TYPE_CHECKING, NamedTuple
 
 from ..core import APACHE_TVM, normalize_name
-from ._advice import foreign_tvm, reinstall, tilelang_repair, unmet_requirement
+from ..diagnosis import reinstall, uninstall
+from ._advice import foreign_tvm, tilelang_repair, unmet_requirement
 from ._metadata import editable_source, owner, shipping
 
 if TYPE_CHECKING:
@@ -36,8 +37,8 @@ def tilelang_failed(found: Found, exc: BaseException) -> str:
         cause = (f" The failure is in the module {dependency.module!r} ({dependency.text}), which TileLang imports, "
                  "not in TileLang itself.")
         if not _required_otherwise(found, dependency.distribution):  # broken in place: reinstalled alone
-            uninstall = [f"pip uninstall -y {APACHE_TVM}"] if foreign else []
-            steps = [*uninstall, *dependency.steps] if dependency.steps else []
+            removed = [uninstall(APACHE_TVM)] if foreign else []
+            steps = [*removed, *dependency.steps] if dependency.steps else []
             otherwise = f"Repair or reinstall what provides {dependency.module!r}, then run again"
     repair = f"Repair it with: {' && '.join(steps)} (nothing else changes)" if steps else otherwise
     return (f"{where} but cannot be imported ({type(exc).__name__}: {exc}), so its bundled TVM is not usable"

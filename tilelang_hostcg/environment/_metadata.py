@@ -11,7 +11,7 @@ import stat
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..core import normalize_name
-from ._advice import reinstall
+from ..diagnosis import reinstall
 from ._direct_url import file_url_path, is_editable
 
 if TYPE_CHECKING:

@@ -128,7 +128,8 @@ def reinstall_advice(distribution: str, version: str, recorded: object = None) -
     not installed and the lock kept no source, how it was installed is not known, and the advice says so."""
     from importlib.metadata import Distribution, PackageNotFoundError
 
-    from ..environment import direct_url, pip_source, reinstall, reinstall_as_installed
+    from ..diagnosis import reinstall
+    from ..environment import direct_url, pip_source, reinstall_as_installed
     source = pip_source(recorded)
     if source is not None:
         command = reinstall_as_installed(distribution, version, recorded)

@@ -9,13 +9,12 @@ from typing import TYPE_CHECKING, Any
 from ..core import (
     CODE_ORIGIN,
     CODEGEN_GROUP,
-    CORE_DISTRIBUTION,
     HOOK_GROUP,
     HostCodegen,
     HostCodegenHook,
     Origin,
     add_note,
-    normalize_name,
+    is_core,
     warn_once,
     warn_plugin,
 )
@@ -372,7 +371,7 @@ def _by_kind_alone(candidates: Sequence[Candidate]) -> bool:
 
 def _is_core(origin: Origin) -> bool:
     """Whether a registration is the core's own (this package's codegens)."""
-    return origin.distribution is not None and normalize_name(origin.distribution) == CORE_DISTRIBUTION
+    return is_core(origin.distribution)
 
 
 def _warn_predicates(candidates: Sequence[Candidate]) -> None:

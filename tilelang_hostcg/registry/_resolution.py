@@ -15,6 +15,7 @@ from ..core import (
     PluginLoadError,
     Verdict,
     cut,
+    is_core,
     text_of,
 )
 from ..discovery import ENV_DISABLE, ENV_PREFER
@@ -228,7 +229,7 @@ def _tier(reg: Registration, superseding: bool) -> Tier:
     """The tier of a matching registration (``superseding``: the kind has a client default)."""
     if reg.default:
         return Tier.CLIENT_DEFAULT
-    if superseding and reg.origin.distribution == CORE_DISTRIBUTION:
+    if superseding and is_core(reg.origin.distribution):
         return Tier.SUPERSEDED_CORE
     return Tier.PLAIN
 
@@ -292,12 +293,12 @@ def _first_party_install(distribution: str) -> str:
     """How to install the first-party plugin ``distribution`` (read from how tilelang-hostcg was installed)."""
     from importlib.metadata import Distribution, PackageNotFoundError
 
-    from ..environment import direct_url, first_party_install
+    from ..environment import direct_url, first_party_install_as_installed
     try:
         core = direct_url(Distribution.from_name(CORE_DISTRIBUTION))
     except (PackageNotFoundError, OSError, ValueError):
         core = {}
-    return first_party_install(distribution, core)
+    return first_party_install_as_installed(distribution, core)
 
 
 def _no_codegen_error(kind: str, host: Target, candidates: Sequence[Candidate],

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..clients import ClientState, hand_on, tilelang_takes_builds
-from ..core import NoHostCodegenError
+from ..core import NoHostCodegenError, notes_apart
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -82,7 +82,8 @@ def _carry_notes(exc: Exception) -> None:
     ffi = getattr(exc, "__tvm_ffi_error__", None)  # an error from C++: its own text is kept
     with contextlib.suppress(Exception):  # another FFI than this one: the notes stay notes
         kind, message, trace = (ffi.kind, ffi.message, ffi.backtrace) if ffi else (type(exc).__name__, str(exc), "")
-        notes = [n for n in map(str, getattr(exc, "__notes__", ())) if n not in message]  # 3.10: in it
+        # An FFI error's own text holds no note; a Python one's, on 3.10, those add_note joined to it.
+        notes = [str(n) for n in getattr(exc, "__notes__", ())] if ffi else notes_apart(exc)
         if notes:
             error = sys.modules["tvm_ffi.core"].Error(kind, "\n".join([message, *notes]), trace)
             exc.__tvm_ffi_error__ = error  # type: ignore[attr-defined]

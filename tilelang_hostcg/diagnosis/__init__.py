@@ -1,0 +1,34 @@
+# isort: skip_file
+"""Diagnosis: findings and advice worded in one place, for warnings, the command line and JSON. Imports
+only :mod:`..core`.
+
+Its front door: the names below are what other layers may use, each loaded from its module on
+first access; no module outside this folder imports one of its private modules."""
+
+from __future__ import annotations
+
+from ..core import FrontDoor
+
+# Not ``typing.TYPE_CHECKING``: the door stays as cheap as the modules it opens. Type checkers read it as True.
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # explicit re-exports, for type checkers
+    from ._advice import (
+        first_party_install as first_party_install,
+        reinstall as reinstall,
+        reinstall_by_hand as reinstall_by_hand,
+        remove_by_hand as remove_by_hand,
+        uninstall as uninstall,
+    )
+
+_DOOR = FrontDoor(__name__, {
+    "_advice": ("first_party_install", "reinstall", "reinstall_by_hand", "remove_by_hand", "uninstall"),
+})
+__all__ = _DOOR.names
+
+
+def __getattr__(name: str) -> object:
+    return _DOOR.open(name, globals())
+
+
+def __dir__() -> list[str]:
+    return list(__all__)
