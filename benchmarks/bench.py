@@ -43,7 +43,8 @@ before the clock starts, as a compiler driver has done before it asks for a code
 8. Activation: ``import tilelang`` with the example plugin installed, activation on
    against off, fresh processes interleaved, in the same TileLang environment.
 9. Plain apache-tvm with a plugin installed: ``import tvm`` with activation on against
-   off and the entry point's own CPU; steady-state ``tvm.compile`` routed against stock;
+   off and the entry point's own CPU; how many of our modules ``import tvm`` imports (a count
+   in a fresh process, as ``tests/import_cost.py`` says); steady-state ``tvm.compile`` routed against stock;
    the first compile of a fresh process, with our own code's share
    (``--only tvm`` runs this section alone).
 10. apache-tvm patched natively (``patches/apache-tvm-0.27.diff``), a plugin installed:
@@ -917,6 +918,7 @@ def bench_tvm(root: Path, rounds: int) -> None:
            (stock + cost) / stock, 1.01, [(stock + c) / stock for c in own], digits=4)
     _info("import tvm with a plugin installed vs stock (median CPU of fresh processes)",
           f"{active / stock:.3f}x")
+    bench_tvm_import_modules(env.python, on, cwd)
 
     bench_check_probe("9c", env.python, on, cwd, max(3, rounds // 3))
     script = cwd / "steady.py"
@@ -946,6 +948,24 @@ def bench_tvm(root: Path, rounds: int) -> None:
     _info("first tvm.compile of a fresh process routed vs stock (CPU)",
           f"{f_routed / f_stock:.3f}x, {f_routed - f_stock:+.1f} ms (our share); our functions' own time "
           f"{f_ours:.1f} ms")
+
+
+def bench_tvm_import_modules(python: str, environ: dict[str, str], cwd: Path) -> None:
+    """How many of our modules ``import tvm`` imports with the routed plugin installed, in a fresh
+    process of that environment (counted as ``tests/import_cost.py`` says: ``sys.modules`` entries of
+    the package, package ``__init__``s apart, the start-up hook and the switches' module left out)."""
+    from tests.import_cost import PROGRAM, TARGET, summary
+
+    out = subprocess.run([python, "-c", PROGRAM], capture_output=True, text=True, env=environ, cwd=cwd, check=True)
+    document = json.loads(out.stdout.splitlines()[-1])
+    count = len(document["modules"])
+    print(f"   import tvm with a routed plugin: {summary(document)}, target <= {TARGET}; route in place: "
+          f"{document['installed']}")
+    _guard(f"import tvm with a routed plugin: {summary(document)}, target <= {TARGET}", count, TARGET, [count],
+           unit=" modules", digits=0, holds=bool(document["installed"]), broken="the route is not in place",
+           note="a count in a fresh process, not a time")
+    _info("import tvm with a routed plugin: our modules imported", ", ".join(
+        name.removeprefix("tilelang_hostcg.") for name in document["modules"]))
 
 
 # ------------------------------------------------------------- 10. native apache-tvm

@@ -17,7 +17,6 @@ from _tilelang_hostcg_switch import ENV_AUTO_INSTALL
 from ..core import CODEGEN_GROUP, HOOK_GROUP, warn_activation_failed, warn_once, warn_plugin
 from ..core import NATIVE_API_VERSION as API_VERSION
 from ..core import NATIVE_DECLARATION as DECLARATION
-from ..environment import holds_tilelang_layout
 from ._state import ClientState, Route
 
 if TYPE_CHECKING:
@@ -117,6 +116,7 @@ def tilelang_takes_builds() -> bool:
         return False
     if _SEEN and _SEEN[0][0] is module:
         return _SEEN[0][1]
+    from ..environment import holds_tilelang_layout  # only where a ``tilelang`` is imported
     folders = getattr(module, "__path__", None)
     answer = holds_tilelang_layout([str(f) for f in folders]) if folders else False
     _SEEN[:] = [(module, answer)]

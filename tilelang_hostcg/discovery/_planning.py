@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..core import CORE_DISTRIBUTION, SourceState, is_core, normalize_name
-from ..environment import applicable
 from ._controls import Controls, warn_control_problems
 from ._records import CORE_ENTRY_POINTS, AdvertisedEntryPoint, DiscoveryIndex, PlannedSource
 
@@ -58,6 +57,7 @@ def declaration_problems(index: DiscoveryIndex) -> list[tuple[str, str]]:
 
 def _requires_core(requires: Iterable[str]) -> bool:
     """Whether requirement lines (``Requires-Dist``) require the core outside any extra."""
+    from ..environment import applicable  # ``packaging``: a full scan's, never activation's
     for line in requires:
         req = applicable(line)
         if req is not None and is_core(req.name):

@@ -12,17 +12,13 @@ from typing import TYPE_CHECKING
 from ..core import CORE_DISTRIBUTION, GROUPS, is_core, normalize_name, warn_once, warn_plugin
 from ..environment import (
     FOLDER,
-    check_requirements,
     editable_source,
     file_kind,
     file_problem,
     files_problem,
     folder_of,
-    installed_version,
     metadata_file_path,
-    provider_versions,
     read_file,
-    relevant_requires,
     unusable,
 )
 from ._near_miss import near_miss_group
@@ -115,6 +111,7 @@ def installed_versions(core_version: str) -> dict[str, str | None]:
     """Installed versions of the core (else ``core_version``: a source tree), of the TVM that ``import
     tvm`` gives (as ``apache-tvm``) and of the TileLang that ``import tilelang`` gives (under its
     distribution's name, whatever it is); ``None``: not importable."""
+    from ..environment import installed_version, provider_versions  # a full scan's alone, as verdicts are
     return {**provider_versions(), CORE_DISTRIBUTION: installed_version(CORE_DISTRIBUTION) or core_version}
 
 
@@ -164,6 +161,7 @@ def _advertised(dist: Distribution, meta: PackageMetadata, eps: Iterable[EntryPo
     requires: tuple[str, ...] = ()
     verdict = None
     if installed is not None:
+        from ..environment import check_requirements, relevant_requires
         try:  # ``requires`` parses the metadata again; it is needed only for requires.txt
             requires = relevant_requires(meta.get_all("Requires-Dist") or dist.requires or (), installed)
         except Exception as exc:
@@ -184,6 +182,8 @@ def _duplicates(copies_of: dict[str, list[Distribution]]) -> tuple[tuple[str, tu
         for copy in (head, *copies):
             unique.setdefault(os.path.realpath(folder_of(copy)), copy)
         distinct = list(unique.values())[1:]
+        if not distinct:  # one copy: no duplicate, whichever copy is editable
+            continue
         projects = [p for p in map(editable_source, (head, *distinct)) if p]
         distinct = [c for c in distinct if not _inside_any(c, projects) and not (
             _inside_any(head, projects) and editable_source(c) is not None)]

@@ -39,6 +39,7 @@ if TYPE_CHECKING:  # explicit re-exports, for type checkers
         import_tvm as import_tvm,
     )
     from ._importing import is_initializing as is_initializing
+    from ._kinds import canonical_kind as canonical_kind, kind_spellings as kind_spellings
     from ._metadata import (
         FOLDER as FOLDER,
         direct_url as direct_url,
@@ -65,14 +66,12 @@ if TYPE_CHECKING:  # explicit re-exports, for type checkers
         DEVICE_KIND as DEVICE_KIND,
         GlobalFuncBuild as GlobalFuncBuild,
         UNKNOWN_KIND as UNKNOWN_KIND,
-        canonical_kind as canonical_kind,
         closure_global_func as closure_global_func,
         default_host as default_host,
         global_func_host_codegen as global_func_host_codegen,
         host_of as host_of,
         is_host_target as is_host_target,
         kind_misfit as kind_misfit,
-        kind_spellings as kind_spellings,
         parse_target as parse_target,
         required_global_funcs as required_global_funcs,
     )
@@ -86,13 +85,14 @@ _DOOR = FrontDoor(__name__, {
     "_direct_url": ("pip_source",),
     "_finding": ("Found", "find", "has_module", "import_tilelang", "import_tvm"),
     "_importing": ("is_initializing",),
+    "_kinds": ("canonical_kind", "kind_spellings"),
     "_metadata": ("FOLDER", "direct_url", "distribution_name", "distribution_version", "editable_source", "file_kind",
                   "file_problem", "files_problem", "folder_of", "folder_problems", "installed_at",
                   "metadata_file_path", "read_file", "unusable"),
     "_requirements": ("applicable", "check_requirements", "other_build_requirements", "relevant_requires"),
-    "_targets": ("DEVICE_KIND", "GlobalFuncBuild", "UNKNOWN_KIND", "canonical_kind", "closure_global_func",
-                 "default_host", "global_func_host_codegen", "host_of", "is_host_target", "kind_misfit",
-                 "kind_spellings", "parse_target", "required_global_funcs"),
+    "_targets": ("DEVICE_KIND", "GlobalFuncBuild", "UNKNOWN_KIND", "closure_global_func", "default_host",
+                 "global_func_host_codegen", "host_of", "is_host_target", "kind_misfit", "parse_target",
+                 "required_global_funcs"),
     "_tilelang_layout": ("holds_tilelang_layout",),
 })
 __all__ = _DOOR.names

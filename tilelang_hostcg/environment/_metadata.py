@@ -11,8 +11,6 @@ import stat
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..core import normalize_name
-from ..diagnosis import reinstall
-from ._direct_url import file_url_path, is_editable
 
 if TYPE_CHECKING:
     from importlib.metadata import Distribution
@@ -161,6 +159,7 @@ def direct_url(dist: Distribution) -> dict[str, Any]:
 
 def editable_source(dist: Distribution) -> str | None:
     """The source folder of ``dist`` where it is an editable install, else ``None``."""
+    from ._direct_url import file_url_path, is_editable  # a PEP 610 document: read only here
     doc = direct_url(dist)
     path = file_url_path(doc.get("url", "")) if is_editable(doc) else None
     return os.path.realpath(path) if path else None
@@ -415,6 +414,7 @@ def unusable(dist: Distribution, what: str, exc: Exception, ignored: str = "") -
 
 def _repair(dist: Distribution) -> str:
     """The repair of ``dist``'s metadata, from its folder's name ``NAME-VERSION.dist-info``."""
+    from ..diagnosis import reinstall  # the advice is worded only where metadata is broken
     name, version = folder_name_version(dist)
     if not name:
         return "Remove the folder"

@@ -1,4 +1,5 @@
-"""TVM targets: kind aliases, the host/device rule, parsing targets, and builds by TVM global function."""
+"""TVM targets: the host/device rule, parsing targets, and builds by TVM global function (kind
+names and their aliases: :mod:`._kinds`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from ..core import MissingGlobalFuncError, TargetParseError, cut
 from ._compiler import describe_tvm, get_global_func
 from ._finding import import_tvm
+from ._kinds import KIND_ALIASES, canonical_kind
 
 if TYPE_CHECKING:
     from collections.abc import Collection
@@ -16,20 +18,8 @@ if TYPE_CHECKING:
     from tvm.ir import IRModule
     from tvm.target import Target
 
-KIND_ALIASES = {"hip": "rocm"}  # one device: TileLang says hip, TVM 0.27 says rocm
 MAX_TARGET_DEPTH = 32  # deeper JSON is a TargetParseError, never a RecursionError
 _default_host: list[Target] = []
-
-
-def canonical_kind(kind: str) -> str:
-    """The registry key of a kind name (``hip`` and ``rocm`` share one key)."""
-    return KIND_ALIASES.get(kind, kind)
-
-
-def kind_spellings(kind: str) -> tuple[str, ...]:
-    """Every spelling of ``kind``, canonical first (``rocm`` -> ``("rocm", "hip")``)."""
-    canon = canonical_kind(kind)
-    return (canon, *sorted(k for k, v in KIND_ALIASES.items() if v == canon))
 
 
 def is_host_target(target: Target) -> bool:

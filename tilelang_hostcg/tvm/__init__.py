@@ -12,7 +12,16 @@ from typing import TYPE_CHECKING, Any
 from ..clients import Client, ClientState, Native, Route, tilelang_takes_builds, watch_builds
 from ..core import UnsupportedTVMError
 from ._joining import DefaultsJoiner
-from ._points import BUILD_FUNCTION, BUILD_MODULE, BUILD_PACKAGE, DEFAULT_PREFIX, FUNCTION, KINDS, check
+from ._points import (
+    BUILD_FUNCTION,
+    BUILD_MODULE,
+    BUILD_PACKAGE,
+    DEFAULT_PREFIX,
+    FUNCTION,
+    KINDS,
+    check,
+    extension_point_names,
+)
 from ._route import State, handed_to_tvm, make_route
 
 if TYPE_CHECKING:
@@ -35,8 +44,7 @@ class TVMClient(Client):
         self.joiner: DefaultsJoiner | None = None  # that of the install in effect
 
     def _prepare(self, registry: Registry | None) -> tuple[Any, Registry | None]:
-        from ..environment import import_tvm
-        return sys.modules.get("tvm") or import_tvm(), registry  # importing TVM may activate: it installs first
+        return _imported_tvm(), registry  # importing TVM may activate: it installs first
 
     def _enter(self, prepared: tuple[Any, Registry | None]) -> ClientState:
         tvm, registry = prepared
@@ -60,9 +68,8 @@ class TVMClient(Client):
             return super().uninstall()
 
     def blocker(self) -> str | None:
-        from ..environment import import_tvm
         try:
-            check(sys.modules.get("tvm") or import_tvm(), activation=True)  # at ``import tvm``: in the making
+            check(_imported_tvm(), activation=True)  # at ``import tvm``: in the making
         except Exception as exc:  # UnsupportedTVMError, TVMNotFoundError
             return str(exc)
         return None
@@ -78,15 +85,17 @@ class TVMClient(Client):
             build_probe()
 
     def extension_point(self) -> Native | None:
-        from ._provider import ADAPTER, BUILD_MODULE
+        if extension_point_names() is None:  # no such point: the adapter is never imported
+            return None
+        from ._provider import ADAPTER
         where = ADAPTER.point()
         return Native(BUILD_MODULE, None, where) if where is not None else None
 
     def join_extension_point(self) -> bool:
-        from ..environment import import_tvm
+        _imported_tvm()  # importing it runs its autoload, which registers the adapter where it runs
+        if extension_point_names() is None:
+            return False
         from ._provider import ADAPTER
-        if "tvm" not in sys.modules:
-            import_tvm()  # its autoload registers the adapter, where it runs
         return ADAPTER.register()
 
     def hints(self) -> list[str]:
@@ -98,6 +107,15 @@ class TVMClient(Client):
             return ("TVM's autoload is off (TVM_DEVICE_BACKEND_AUTOLOAD=0), so `import tvm` does not activate the "
                     "integration; call tilelang_hostcg.tvm.install()")
         return None
+
+
+def _imported_tvm() -> Any:
+    """The imported ``tvm`` (at ``import tvm``: the module in the making), else TVM imported now."""
+    tvm = sys.modules.get("tvm")
+    if tvm is not None:
+        return tvm
+    from ..environment import import_tvm  # finding an installed TVM: only where none is imported
+    return import_tvm()
 
 
 CLIENT = TVMClient()

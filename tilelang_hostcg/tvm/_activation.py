@@ -14,6 +14,7 @@ from _tilelang_hostcg_switch import activation_off
 from ..clients import routing
 from ..core import at_import
 from . import CLIENT
+from ._points import extension_point_names
 
 
 @at_import()
@@ -34,10 +35,10 @@ def _activate() -> None:
         return
     if CLIENT.native() is not None:  # TVM calls the registry itself: nothing to patch
         return
-    from ._provider import ADAPTER
-    if ADAPTER.names() is not None:  # TVM's own extension point: the adapter goes there, nothing is patched
+    if extension_point_names() is not None:  # TVM's own extension point: the adapter goes there, nothing is patched
         from ..discovery import Controls, third_party_planned
         if third_party_planned(Controls.from_environ()):
+            from ._provider import ADAPTER
             ADAPTER.register()
         return
     # The one answer (its Controls warn of each control problem once); install() raises what blocks it.

@@ -5,6 +5,7 @@ it runs at the end of ``import tvm``."""
 
 from __future__ import annotations
 
+import sys
 from importlib import import_module
 from types import FunctionType, ModuleType
 from typing import Any
@@ -18,10 +19,23 @@ BUILD_PACKAGE, BUILD_FUNCTION = "tvm.tirx", "build"  # TVM's TIR build, which tv
 POINTS = (Point(BUILD_MODULE, FUNCTION, ("host_mod", "device_mod_dict", "target_host"), (f"{BUILD_MODULE}:build",)),
           Point(BUILD_MODULE, "codegen_build", ("mod", "target")),  # the route calls it
           Point("tvm.backend._autoload_backends", "_autoload_backends", ()))  # the last for activation only
+EXTENSION_NAMES = ("HOST_CODEGEN_FUNC", "HOST_CODEGEN_HOOK_FUNC")
+"""TVM's own host-codegen extension point: the attributes of :data:`BUILD_MODULE` naming the global
+functions ``tir_to_runtime`` looks up (:mod:`._provider` registers its adapter under them)."""
 DEFAULT_PREFIX = "apache-tvm-"
 """Names of TVM's own codegens in the registry: ``apache-tvm-<kind>``."""
 KINDS = ("llvm", "c", "cuda_host")
 """The host kinds whose ``target.build.<kind>`` is a default from the first build (another kind's: when built)."""
+
+
+def extension_point_names() -> tuple[str, str] | None:
+    """The global function names the imported TVM's build looks up (:data:`EXTENSION_NAMES`), where
+    it has its own host-codegen extension point; ``None`` where it has none (or is not imported)."""
+    module = sys.modules.get(BUILD_MODULE)
+    codegen, hook = (getattr(module, name, None) for name in EXTENSION_NAMES)
+    if isinstance(codegen, str) and isinstance(hook, str) and codegen and hook:
+        return codegen, hook
+    return None
 
 
 def is_tvms_own(func: Any, module: ModuleType) -> bool:

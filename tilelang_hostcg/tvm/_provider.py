@@ -13,9 +13,8 @@ import sys
 import threading
 from typing import Any
 
-BUILD_MODULE = "tvm.tirx.build"
-NAMES = ("HOST_CODEGEN_FUNC", "HOST_CODEGEN_HOOK_FUNC")
-"""The attributes of :data:`BUILD_MODULE` naming the global functions ``tir_to_runtime`` looks up."""
+from ._points import BUILD_MODULE, extension_point_names
+
 CLIENT_NAME = "tvm"
 
 
@@ -29,11 +28,7 @@ class Adapter:
     @staticmethod
     def names() -> tuple[str, str] | None:
         """The global function names the imported TVM's build looks up, where it has the point."""
-        module = sys.modules.get(BUILD_MODULE)
-        codegen, hook = (getattr(module, name, None) for name in NAMES)
-        if isinstance(codegen, str) and isinstance(hook, str) and codegen and hook:
-            return codegen, hook
-        return None
+        return extension_point_names()
 
     def register(self) -> bool:
         """Register the adapter's functions under TVM's names (once); whether the TVM in use has the
