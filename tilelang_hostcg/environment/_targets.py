@@ -6,7 +6,7 @@ import inspect
 import json
 from typing import TYPE_CHECKING, Any
 
-from ..core import MissingGlobalFuncError, TargetParseError, cut
+from ..core import PROCESS, MissingGlobalFuncError, TargetParseError, cut
 from ._compiler import describe_tvm, get_global_func
 from ._finding import import_tvm
 
@@ -18,7 +18,6 @@ if TYPE_CHECKING:
 
 KIND_ALIASES = {"hip": "rocm"}  # one device: TileLang says hip, TVM 0.27 says rocm
 MAX_TARGET_DEPTH = 32  # deeper JSON is a TargetParseError, never a RecursionError
-_default_host: list[Target] = []
 
 
 def canonical_kind(kind: str) -> str:
@@ -56,12 +55,13 @@ def kind_misfit(kind: str, known: Collection[str], *, host_codegen: bool) -> str
 
 def default_host() -> Target:
     """TVM's own default host target: ``llvm`` where TVM has LLVM, else ``c``."""
-    if not _default_host:
+    made = PROCESS.default_host
+    if made is None:
         tvm = import_tvm()
         from tvm.target import Target
 
-        _default_host.append(Target("llvm" if tvm.runtime.enabled("llvm") else "c"))
-    return _default_host[0]
+        made = PROCESS.default_host = Target("llvm" if tvm.runtime.enabled("llvm") else "c")
+    return made
 
 
 def host_of(target: Target) -> Target:
