@@ -21,6 +21,7 @@ from tilelang_hostcg import (
     PluginWarning,
     Registry,
 )
+from tilelang_hostcg.core import PredicatePluginWarning
 from tilelang_hostcg.testing import PluginEnvironment
 
 from .conftest import Environments
@@ -80,7 +81,7 @@ def test_misbehaving_callbacks_are_named_before_tvm_sees_anything(env, tmp_path)
     assert pred["error"]["message"].startswith(
         "No host codegen registered for target host 'composite'. Available: says-yes. ")
     [[category, message]] = pred["warnings"]
-    assert category == "PluginWarning"
+    assert category == "PredicatePluginWarning"
     assert "'says-yes'" in message and "hcgt-c-pred" in message and "returned str" in message
 
 
@@ -103,7 +104,7 @@ def test_hooks_are_as_strict_as_codegens(env, tmp_path):
     assert "hcgt-c-hookbroken" in alone["message"] and "rocm = hcgt_c_hookbroken" in alone["message"]
     beside = out["beside"]
     assert beside["ok"] and beside["value"] == ["ok-rocm"]
-    assert [w[0] for w in beside["warnings"]] == ["PluginWarning"]
+    assert [w[0] for w in beside["warnings"]] == ["SkippedPluginWarning"]
     assert "hcgt-c-hookbroken" in beside["warnings"][0][1]
     assert out["none"] == {"ok": True, "value": [], "warnings": []}  # nothing advertised: no-op
     # Every advertised provider broken (one fails to import, one registers nothing, under
@@ -114,7 +115,7 @@ def test_hooks_are_as_strict_as_codegens(env, tmp_path):
         assert "hcgt-c-hookbroken" in both["message"] or "hcgt-c-hookempty" in both["message"]
     three = out["three"]
     assert three["ok"] and three["value"] == ["ok-rocm"]
-    assert sorted(w[0] for w in three["warnings"]) == ["PluginWarning", "PluginWarning"]
+    assert sorted(w[0] for w in three["warnings"]) == ["SkippedPluginWarning", "SkippedPluginWarning"]
     assert {"hcgt-c-hookbroken", "hcgt-c-hookempty"} == {
         d for d in ("hcgt-c-hookbroken", "hcgt-c-hookempty") for w in three["warnings"] if d in w[1]}
 
@@ -154,7 +155,7 @@ def test_predicate_warning_points_at_the_callers_line():
         warnings.simplefilter("always")
         assert registry.resolve_host_codegen(Target("llvm")).name == "plain"
     [warning] = caught
-    assert warning.category is PluginWarning
+    assert warning.category is PredicatePluginWarning
     assert "returned int 1, not a bool" in str(warning.message)
     assert Path(warning.filename) == Path(__file__)
 

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from tilelang_hostcg import Controls, PluginWarning
+from tilelang_hostcg.core import ControlPluginWarning
 from tilelang_hostcg.discovery._planning import AdvertisedEntryPoint
 from tilelang_hostcg.testing import PluginEnvironment
 
@@ -89,7 +90,7 @@ def test_a_problem_warns_once_per_process() -> None:
         warnings.simplefilter("always")
         Controls.from_environ(environ)
         Controls.from_environ(environ)
-    assert [str(w.message) for w in caught if w.category is PluginWarning] == [
+    assert [str(w.message) for w in caught if w.category is ControlPluginWarning] == [
         "TILELANG_HOSTCG_PREFER: ignoring 'once-only-kind'; write kind=codegen, e.g. "
         "TILELANG_HOSTCG_PREFER=llvm=llvm"]
 
@@ -167,7 +168,7 @@ def test_typos_warn_once_with_the_nearest_name(env: Env) -> None:
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.decode().splitlines()
     assert lines[0] == "alpha-fast"  # the preference names nothing: priority decides
-    warned = [line for line in lines[1:] if line.startswith("PluginWarning")]
+    warned = [line for line in lines[1:] if line.startswith("ControlPluginWarning")]
     assert len(warned) == 2, lines
     assert all(w.split(" | ")[1] == "<string>" for w in warned), warned  # the user's line
     assert any("TILELANG_HOSTCG_DISABLE=hcgc-bta" in w and "did you mean 'hcgc-beta'?" in w
@@ -186,7 +187,7 @@ def test_only_and_kind_typos_warn_once_at_the_callers_line_and_fail_strict(env: 
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.decode().splitlines()
     assert lines[0] == "alpha-fast"  # hcgc-beta is not allowed: the typo names nothing
-    warned = [line for line in lines[1:] if line.startswith("PluginWarning")]
+    warned = [line for line in lines[1:] if line.startswith("ControlPluginWarning")]
     assert len(warned) == 3, lines  # each once, though resolved three times
     assert all(w.split(" | ")[1] == "<string>" for w in warned), warned  # the user's line
     text = " ".join(warned)

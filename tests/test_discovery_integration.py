@@ -200,7 +200,7 @@ def test_error_names_distribution_version_and_entry_point(setup: Setup, tmp_path
     assert error["cause"]["type"] == "RuntimeError"
     assert error["cause"]["message"] == "simulated failure"
     assert out["allowed"]["ok"] and out["allowed"]["value"] == []
-    assert [w[0] for w in out["allowed"]["warnings"]] == ["PluginWarning"]
+    assert [w[0] for w in out["allowed"]["warnings"]] == ["SkippedPluginWarning"]
     assert out["llvm"] == {"ok": True, "value": "apache-tvm-llvm", "warnings": []}  # TVM's own: the plugin turns it on
     (source,) = out["sources"]
     assert source["state"] == "broken" and source["version"] == "0.3"

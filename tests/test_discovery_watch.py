@@ -171,7 +171,7 @@ def test_a_near_miss_warning_points_at_the_users_line(near_miss_sites: dict[str,
                            "import tilelang_hostcg\n\ntilelang_hostcg.default_registry().sources()"],
                           capture_output=True, text=True, env=site.env(), cwd=site.cwd)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stderr.startswith("<string>:3: PluginWarning: distribution 'hcgw-typo'"), proc.stderr
+    assert proc.stderr.startswith("<string>:3: NearMissPluginWarning: distribution 'hcgw-typo'"), proc.stderr
 
 
 def test_unrelated_groups_are_not_near_misses(site: Site) -> None:

@@ -239,7 +239,7 @@ def test_fault_is_isolated(env: PluginEnvironment, tmp_path: Path, name: str) ->
     # The listing call never raises: it warns and skips.
     assert out["allowed"]["ok"] and out["allowed"]["value"] == []
     (warning,) = out["allowed"]["warnings"]
-    assert warning[0] == "PluginWarning"
+    assert warning[0] == "SkippedPluginWarning"
     names_plugin(warning[1], plugin)
 
     # Other kinds are untouched (the plugins turn TVM's integration on: TVM's own codegens serve).
@@ -256,7 +256,7 @@ def test_fault_is_isolated(env: PluginEnvironment, tmp_path: Path, name: str) ->
     # Where another provider serves the kind: success, and one warning naming the plugin.
     assert out["served"]["value"] == "good-test", out["served"]
     (warning,) = out["served"]["warnings"]
-    assert warning[0] == "PluginWarning"
+    assert warning[0] == "SkippedPluginWarning"
     names_plugin(warning[1], plugin)
     assert out["served_with"] == out["served_without"]
 
@@ -344,7 +344,7 @@ def test_two_distributions_claiming_one_name_or_one_priority(env: PluginEnvironm
     # Same name: the first distribution by name keeps it; the second is skipped, loudly.
     assert out["dup"]["value"] == "dup"
     (warning,) = out["dup"]["warnings"]
-    assert warning[0] == "PluginWarning"
+    assert warning[0] == "SkippedPluginWarning"
     names_plugin(warning[1], DUP_B)
     assert "'hcgt-f-dup-a'" in warning[1] and "already registered" in warning[1]
     assert [r[4] for r in out["dup_origin"]] == ["hcgt-f-dup-a"]
@@ -429,7 +429,7 @@ def test_broken_hook_plugin_beside_working_hooks(env: PluginEnvironment, tmp_pat
     assert out["applied"]["ok"]
     assert out["applied"]["value"] == ["good-high", "other-cuda", "good-low"]
     (warning,) = out["applied"]["warnings"]
-    assert warning[0] == "PluginWarning"
+    assert warning[0] == "SkippedPluginWarning"
     names_plugin(warning[1], HOOK_BROKEN, "cuda")
     assert "ImportError" in warning[1] and "TILELANG_HOSTCG_DISABLE=hcgt-f-hook-broken" in warning[1]
     assert out["again"] == {"ok": True, "value": out["applied"]["value"], "warnings": []}

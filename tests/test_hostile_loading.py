@@ -134,7 +134,7 @@ def test_a_plugins_exception_at_import_is_its_failure_and_the_next_provider_serv
     assert out["first"]["value"] == "good-test" and out["again"] == {
         "ok": True, "value": "good-test", "warnings": []}  # one warning, at the first use
     ((category, message),) = out["first"]["warnings"]
-    assert category == "PluginWarning"
+    assert category == "SkippedPluginWarning"
     assert "'hcgt-h-hostile'" in message and RAISED[what] in message
     assert f"{HOSTILE_FILE}:" in message  # the file and line where it failed
     assert "TILELANG_HOSTCG_DISABLE=hcgt-h-hostile" in message

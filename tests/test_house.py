@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import ast
 import builtins
+import collections
+import enum
 import importlib
 import inspect
 import pkgutil
 import re
+import threading
 from pathlib import Path
 
 import tilelang_hostcg
@@ -298,3 +301,89 @@ def test_each_front_door_tells_type_checkers_and_the_runtime_the_same_names() ->
         module = importlib.import_module(package)
         assert all(getattr(module, name) is not None for name in door.names), package
     assert doors == 6  # core, diagnosis, environment, discovery, registry, clients
+
+
+# The objects that hold the process's state, each with its reason: every other module-level value is a
+# constant (a table never changed after import) or a value type. Thread-locals count as state; a
+# ``ContextVar`` (one value per context, the standard home of such a flag) and a lock (no data) do not.
+STATE_HOLDERS = {
+    "tilelang_hostcg.core._process.PROCESS": "the process's state below the registry, typed in core",
+    "tilelang_hostcg.registry._shared.REGISTRIES": "what every registry shares: the default one, loads, journals",
+    "tilelang_hostcg.cli._output.OUTPUT": "the command line's hold on the process's standard streams",
+}
+# The clients' singletons: one integration of each compiler, and the native API's use, per process.
+CLIENT_SINGLETONS = {
+    "tilelang_hostcg.tilelang.CLIENT", "tilelang_hostcg.tvm.CLIENT", "tilelang_hostcg.tvm._provider.ADAPTER",
+    "tilelang_hostcg.clients._native_state.NATIVE",
+}
+MUTATORS = {"append", "extend", "insert", "add", "update", "setdefault", "pop", "popitem", "remove", "discard",
+            "clear", "sort", "reverse", "appendleft", "extendleft", "__setitem__", "__delitem__"}
+
+
+def _module_level_names(path: Path) -> list[str]:
+    found: list[str] = []
+    for node in ast.parse(path.read_text()).body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+            node, ast.AnnAssign) and node.value is not None else []
+        found += [t.id for t in targets if isinstance(t, ast.Name)]
+    return found
+
+
+def _mutated_names(sources: list[str]) -> set[str]:
+    """Every name of the package's code that a statement changes in place: ``X.append(...)``,
+    ``X[k] = v``, ``del X[k]``, ``X += ...``, ``global X`` (also as ``module.X``)."""
+    def name_of(node: ast.AST) -> str | None:
+        if isinstance(node, ast.Name):
+            return node.id
+        return node.attr if isinstance(node, ast.Attribute) else None
+
+    found: set[str] = set()
+    for source in sources:
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in MUTATORS:
+                found.add(name_of(node.func.value) or "")
+            elif isinstance(node, (ast.Assign, ast.AugAssign, ast.Delete)):
+                targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
+                found.update(name_of(t.value) or "" for t in targets if isinstance(t, ast.Subscript))
+                if isinstance(node, ast.AugAssign):
+                    found.add(name_of(node.target) or "")
+            elif isinstance(node, ast.Global):
+                found.update(node.names)
+    return found
+
+
+def _is_value(obj: object) -> bool:
+    """Whether ``obj`` (of a class of the package) is a value: a frozen dataclass, a tuple, an enum member,
+    a front door (its table is fixed when its layer is imported)."""
+    params = getattr(type(obj), "__dataclass_params__", None)
+    return (params is not None and params.frozen) or isinstance(obj, (tuple, enum.Enum, FrontDoor))
+
+
+def test_process_state_lives_on_few_objects() -> None:
+    """No module keeps process state in a global of its own: every module-level container that the code
+    changes, every thread-local and every object of the package that is not a value is named in
+    :data:`STATE_HOLDERS` (at most three, each with its reason) or is one of the clients' singletons."""
+    mutated = _mutated_names([path.read_text() for path in [*FILES, HOOK, SWITCH]])
+    holders = []
+    for path in FILES:
+        module_name = _module_name(path)
+        if module_name.endswith("__main__"):
+            continue
+        module = importlib.import_module(module_name)
+        for name in _module_level_names(path):
+            obj = getattr(module, name)
+            container = isinstance(obj, (list, dict, set, bytearray, collections.deque))
+            ours = type(obj).__module__.startswith("tilelang_hostcg.") and not _is_value(obj)
+            if (container and name in mutated) or isinstance(obj, threading.local) or ours:
+                holders.append(f"{module_name}.{name}")
+    assert sorted(set(holders) - CLIENT_SINGLETONS) == sorted(STATE_HOLDERS)
+    assert len(STATE_HOLDERS) <= 3 and all(STATE_HOLDERS.values())
+
+
+def test_the_state_rule_sees_each_way_of_changing_a_global() -> None:
+    """The rule of :func:`test_process_state_lives_on_few_objects` sees a global changed in place, by
+    any of the ways, and leaves a table that is only read alone."""
+    source = ("_SEEN: list[int] = []\n_BY = {}\n_N = []\n_ALL = set()\n_TABLE = {'a': 1}\n_G = None\n"
+              "def f(x, mod):\n    global _G\n    _SEEN.append(x)\n    _BY[x] = 1\n    del mod._N[0]\n"
+              "    _ALL |= {x}\n    return _TABLE['a']\n")
+    assert _mutated_names([source]) == {"_SEEN", "_BY", "_N", "_ALL", "_G"}

@@ -7,12 +7,14 @@ probe, naming the codegen or hook that was running. The probe process's own repo
 from __future__ import annotations
 
 import json
+import warnings
 from typing import Any
 
 import pytest
 
 from tilelang_hostcg.cli._probe_process import DEFAULT_BOUND, Bound, judge, package_folder, probe_bound
 from tilelang_hostcg.clients._probe import ENDED, GARBLED, PRINTED, RAISED, TIMED_OUT
+from tilelang_hostcg.core import PluginWarning, SkippedPluginWarning, warn_plugin, warning_class
 from tilelang_hostcg.core._errors import InputError
 
 CALL = {"event": "call", "group": "tilelang.host_codegen", "kind": "c", "name": "odd-c", "distribution": "hcg-odd",
@@ -34,6 +36,7 @@ def test_a_full_report_from_a_process_that_ended_well_confirms() -> None:
 @pytest.mark.parametrize("line", [
     b"confirmed by a probe build", b'{"event": "result", "probe": {"called": "yes"}, "warnings": []}',
     json.dumps({**CALL, "plugin": 1}).encode(), json.dumps({**DONE, "warnings": [["text", "yes"]]}).encode(),
+    json.dumps({**DONE, "warnings": [["text", "control", [1]]]}).encode(),
     b"[]", b'{"event": 7}'])
 def test_a_line_that_is_no_report_fails_the_probe(line: bytes) -> None:
     found = judge([*_lines(), line, *_lines(DONE)[2:]], 0, False, DEFAULT_BOUND)
@@ -105,6 +108,18 @@ def test_the_bound_comes_from_the_flag_then_the_variable_and_each_is_checked() -
 
 
 def test_the_plugin_warnings_of_the_process_come_with_its_probe() -> None:
-    told = [["predicate of 'odd-c' raised; it is treated as not matching", False], ["'bad' is skipped", True]]
+    told = [["predicate of 'odd-c' raised; it is treated as not matching", "predicate-failed",
+             ["c", "odd-c", "hcg-odd", None, "raised"]], ["'bad' is skipped", "plugin-skipped", ["bad"]]]
     found = judge(_lines({"event": "result", "probe": RESULT, "warnings": told}), 0, False, DEFAULT_BOUND)
-    assert found.confirmed and found.warnings == tuple(map(tuple, told))
+    assert found.confirmed and found.warnings == tuple((text, code, tuple(facts)) for text, code, facts in told)
+
+
+def test_the_probes_warnings_are_given_here_as_their_classes_with_their_facts() -> None:
+    told = [["'bad' is skipped", "plugin-skipped", ["bad"]], ["an old word", "no-such-code", []]]
+    found = judge(_lines({"event": "result", "probe": RESULT, "warnings": told}), 0, False, DEFAULT_BOUND)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for text, code, facts in found.warnings:
+            warn_plugin(text, warning_class(code), facts=facts)
+    assert [(w.category, w.message.key) for w in caught] == [  # type: ignore[union-attr]
+        (SkippedPluginWarning, ("plugin-skipped", ("bad",))), (PluginWarning, ("plugin", ("an old word",)))]

@@ -240,7 +240,7 @@ print(json.dumps({
 }))
 """.replace("TL_DIST", repr(env.distribution)))
         [(category, message, at_user_line)] = out["warnings"]
-        assert category == "PluginWarning" and at_user_line
+        assert category == "ActivationFailedPluginWarning" and at_user_line
         assert "DuplicateRegistrationError" in message and "'tilelang-c'" in message
         assert "TILELANG_HOSTCG_AUTO_INSTALL=0" in message
         assert out["state"]["ours"] == [False] * POINTS and not out["state"]["installed"]

@@ -303,7 +303,7 @@ def test_check_fails_strict_with_two_builds_installed(tmp_path: Path) -> None:
     assert [p["severity"] for p in strict["problems"] if p["code"] == "tilelang-builds"] == ["error"]
     # install() warns with the same text (before it refuses this stand-in, which lacks the points).
     proc = env.python_run("import tilelang_hostcg.tilelang as t; t.install()")
-    assert "PluginWarning: 2 TileLang builds are installed" in proc.stderr, proc.stderr
+    assert "TileLangBuildsPluginWarning: 2 TileLang builds are installed" in proc.stderr, proc.stderr
     assert "UnsupportedTileLangError: TileLang (tilelang-paddle" in proc.stderr
     # As the message says: uninstalling one removes the files both RECORDs list ...
     env.uninstall("tilelang")

@@ -83,7 +83,7 @@ def test_a_value_not_understood_warns_at_the_import_line(fake_tilelang):
     proc = run("import warnings\nwarnings.simplefilter('always')\nimport tilelang\n" + REPORT,
                fake_tilelang, TILELANG_HOSTCG_AUTO_INSTALL="maybe")
     assert proc.returncode == 0, proc.stderr
-    assert "<string>:3: PluginWarning: TILELANG_HOSTCG_AUTO_INSTALL='maybe' is not understood" in proc.stderr
+    assert "<string>:3: ControlPluginWarning: TILELANG_HOSTCG_AUTO_INSTALL='maybe' is not understood" in proc.stderr
     assert "TILELANG_HOSTCG_AUTO_INSTALL=0 to turn it off" in proc.stderr
     # Discovery, which activation runs, judges the variable by the same rule: one warning.
     assert proc.stderr.count("is not understood") == 1, proc.stderr

@@ -56,7 +56,7 @@ def test_a_near_miss_group_warns_at_the_users_import_tilelang_line(env: TileLang
     near = [w for w in result["warnings"] if "[tilelang.host_codegens]" in w[1]]
     assert len(near) == 1, result["warnings"]  # at import, and not again at first use
     category, message, filename, lineno = near[0]
-    assert category == "PluginWarning" and f"{DIST!r}" in message
+    assert category == "NearMissPluginWarning" and f"{DIST!r}" in message
     assert "did you mean [tilelang.host_codegen]" in message
     assert Path(filename).name.startswith("run_") and lineno == IMPORT_LINE, near[0]
     assert result["at_import"] >= 1

@@ -271,7 +271,7 @@ def test_a_broken_plugin_never_breaks_import_tvm_and_is_reported_where_used(brok
                           "ok": "int32_t" in source[0]}))
     """)
     assert out["state"]["routed"] and out["ok"]  # another provider (TVM's c) still serves
-    assert [w[0] for w in out["warnings"]] == ["PluginWarning"]
+    assert [w[0] for w in out["warnings"]] == ["SkippedPluginWarning"]
     assert "hcgt-tvm-broken" in out["warnings"][0][1] and "broken on purpose" in out["warnings"][0][1]
 
 

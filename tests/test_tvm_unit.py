@@ -18,6 +18,7 @@ from packaging.utils import canonicalize_name
 import tilelang_hostcg.discovery as discovery  # the door every decision imports it through
 import tilelang_hostcg.tvm as integration
 from tilelang_hostcg import PluginWarning
+from tilelang_hostcg.core import PROCESS
 from tilelang_hostcg.core._names import normalize_name
 from tilelang_hostcg.tvm import _activation as activation
 from tilelang_hostcg.tvm import _points as gate
@@ -157,7 +158,7 @@ def test_a_wrapped_route_still_routes_and_uninstall_hands_it_to_tvm(monkeypatch,
         integration.uninstall()  # its wrapper stays; the route in it hands every build to TVM's original
     assert build_module.tir_to_runtime is wrapper and not integration.is_installed()
     calls = []
-    monkeypatch.setattr(sys.modules["tilelang_hostcg.tvm._route"], "_LOCAL", _Recorder(calls))
+    monkeypatch.setattr(PROCESS, "thread", _Recorder(calls))
 
     @T.prim_func
     def one(A: T.Buffer((4,), "float32")):
@@ -171,7 +172,7 @@ def test_a_wrapped_route_still_routes_and_uninstall_hands_it_to_tvm(monkeypatch,
 
 
 class _Recorder:
-    """A stand-in for the route's thread-local state that records every routed build."""
+    """A stand-in for the threads' state that records every flag set (a routed build sets one)."""
 
     def __init__(self, calls: list[str]) -> None:
         object.__setattr__(self, "calls", calls)

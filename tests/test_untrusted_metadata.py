@@ -168,7 +168,7 @@ def _check(site: Path, result: dict[str, Any]) -> None:
     kinds = {kind for kind, _state in result["sources"]}
     assert "good_plugin" in kinds
     assert not kinds & {name.replace("-", "_") for name in (*BAD, *ABSENT)}, kinds
-    messages = [text for category, text in result["warnings"] if category == "PluginWarning"]
+    messages = [text for category, text in result["warnings"] if category == "MetadataPluginWarning"]
     present = [name for name in BAD if (site / f"{name.replace('-', '_')}-1.0.dist-info")
                .exists()]
     for name in present:

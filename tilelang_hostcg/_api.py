@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import threading
 from typing import TYPE_CHECKING, Any
 
-from .registry import ACTIVE, FOR_THE_DEFAULT_REGISTRY, Registry, current_load
+from .registry import REGISTRIES, Registry, current_load
 
 if TYPE_CHECKING:
     from tvm.ir import IRModule
@@ -13,23 +12,22 @@ if TYPE_CHECKING:
 
     from .core import HostCodegen, HostCodegenHook, TargetLike
 
-_default: list[Registry] = []
-_default_lock = threading.Lock()
-
 
 def default_registry() -> Registry:
     """The process-wide registry the module-level functions use (discovers plugins; a client that routes
     builds into it has its own codegens join it before it decides)."""
-    if not _default:
-        with _default_lock:
-            if not _default:
-                _default.append(Registry(discover=True, client_defaults=FOR_THE_DEFAULT_REGISTRY))
-    return _default[0]
+    made = REGISTRIES.default
+    if made is None:
+        with REGISTRIES.default_lock:
+            made = REGISTRIES.default
+            if made is None:
+                made = REGISTRIES.default = Registry(discover=True, client_defaults=REGISTRIES.client_defaults)
+    return made
 
 
 def made_default_registry() -> Registry | None:
     """The default registry where this process has made it (registered in code, or asked it), else ``None``."""
-    return _default[0] if _default else None
+    return REGISTRIES.default
 
 
 def _current() -> Registry:
@@ -40,8 +38,9 @@ def _current() -> Registry:
 
 def resolve_host_codegen(target_host: TargetLike) -> HostCodegen:
     """Resolve the host codegen for ``target_host`` (see :meth:`Registry.resolve_host_codegen`)."""
-    if _default and not ACTIVE:  # the hot path: no plugin is being loaded anywhere
-        return _default[0].resolve_host_codegen(target_host)
+    made = REGISTRIES.default
+    if made is not None and not REGISTRIES.active:  # the hot path: no plugin is being loaded anywhere
+        return made.resolve_host_codegen(target_host)
     return _current().resolve_host_codegen(target_host)
 
 

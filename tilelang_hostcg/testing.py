@@ -183,7 +183,7 @@ def check_plugin(distribution: str, registry: Registry | None = None) -> list[st
     import importlib
 
     from . import __version__
-    from .core import CODEGEN_GROUP, HOOK_GROUP, SourceState, normalize_name
+    from .core import CODEGEN_GROUP, HOOK_GROUP, PluginWarning, SourceState, normalize_name
     from .discovery import Controls, discover, plan_sources
     from .environment import DEVICE_KIND, UNKNOWN_KIND, import_tvm, kind_misfit
     from .registry import Registry, cannot_build_text, capture, missing_build
@@ -207,7 +207,7 @@ def check_plugin(distribution: str, registry: Registry | None = None) -> list[st
     problems: list[str] = []
     kinds: list[str] = []
     import_tvm()  # before any plugin's import: TileLang's TVM is importable only after tilelang
-    caught: list[str] = []
+    caught: list[PluginWarning] = []
     with capture(caught):
         registry.load_all()
         infos = [info for info in registry.sources() if ours(info.origin.distribution)]
@@ -235,7 +235,7 @@ def check_plugin(distribution: str, registry: Registry | None = None) -> list[st
                 missing = missing_build(reg.obj) if group == CODEGEN_GROUP else None
                 if missing is not None:
                     problems.append(f"codegen {reg.name!r} {cannot_build_text(missing)}")
-    problems += [f"warning: {text}" for text in caught]
+    problems += [f"warning: {warning}" for warning in caught]
     if problems:
         raise AssertionError(f"plugin distribution {distribution!r} breaks the contract:\n  - "
                              + "\n  - ".join(problems))

@@ -14,12 +14,15 @@ from ..core import (
     HOOK_GROUP,
     TILELANG,
     AmbiguousHostCodegenError,
+    ControlPluginWarning,
+    Facts,
+    NearMissPluginWarning,
     Origin,
     SourceState,
+    TileLangBuildsPluginWarning,
     UnknownKindError,
     is_core,
     normalize_name,
-    shown,
     text_of,
 )
 from ..diagnosis import reinstall, uninstall
@@ -79,6 +82,7 @@ class _Checked:
     resolutions: dict[str, Resolution | None] = field(default_factory=dict)
     client: Doc | None = None  # the client document, after the probe build
     probe: Probe | None = None  # what the probe build showed
+    reported: set[tuple[str, Facts]] = field(default_factory=set)  # the warnings' keys a problem reports
 
 
 def _problem(code: str, message: str, *, severity: str = "error", kind: str | None = None,
@@ -225,6 +229,7 @@ def _check_controls(c: _Checked) -> list[Doc]:
         problem = controls.unknown_preference(kind, names)
         if problem is not None:
             found.append(problem)
+    c.reported.update((ControlPluginWarning.code, (p.variable, p.item)) for p in found)
     return [_problem("control", p.message, severity="warning") for p in found]
 
 
@@ -239,13 +244,17 @@ def _check_lock(c: _Checked) -> list[Doc]:
 
 def _check_declarations(c: _Checked) -> list[Doc]:
     """``declaration``: entry points in a near miss of our groups, or no requirement on ``tilelang-hostcg``."""
+    c.reported.update((NearMissPluginWarning.code, miss) for miss in c.index.near_misses)
     return [_problem("declaration", message, severity="warning", distribution=dist)
             for dist, message in declaration_problems(c.index)]
 
 
 def _check_tilelang_builds(c: _Checked) -> list[Doc]:
     """``tilelang-builds``: more than one TileLang build installed (they share one folder)."""
-    return [_problem("tilelang-builds", overlap, severity="warning")] if (overlap := tilelang_overlap()) else []
+    if (overlap := tilelang_overlap()) is None:
+        return []
+    c.reported.add((TileLangBuildsPluginWarning.code, ()))
+    return [_problem("tilelang-builds", overlap, severity="warning")]
 
 
 def _tilelang_distribution() -> Distribution | None:
@@ -410,10 +419,9 @@ def check_document(*, require: Sequence[str] = (), require_hooks: Sequence[str] 
                            registry.registrations(HOOK_GROUP), known, kinds, hook_kinds, locked,
                            str(lock) if lock is not None else None, client=client, probe=probe)
         problems = [p for check in _CHECKS for p in check(checked)]
-    # ``plugin-warning``: captured warnings (escaped, as warnings are) that no other problem reports
-    reported = {shown(p["message"]) for p in problems} | session.failed_plugin_warnings
-    problems += [_problem("plugin-warning", text, severity="warning") for text in session.warnings
-                 if text not in reported]
+    # ``plugin-warning``: captured warnings no other problem reports (by code and facts; a failed plugin is one)
+    problems += [_problem("plugin-warning", str(warning), severity="warning") for warning in session.caught
+                 if not warning.failed_plugin and warning.key not in checked.reported]
     for problem in problems:
         if strict and problem["severity"] == "warning":
             problem["severity"] = "error"

@@ -25,12 +25,12 @@ PROG = CLI_PROG
 
 _T = TypeVar("_T")
 Doc = dict[str, Any]
-_DOCUMENT: list[TextIO] = []  # the standard output, once the program keeps it for itself
 
 
 def document_stream() -> TextIO:
     """Where the document goes: the stdout :func:`own_stdout` kept, else ``sys.stdout``."""
-    return _DOCUMENT[0] if _DOCUMENT else sys.stdout
+    document = OUTPUT.document
+    return document if document is not None else sys.stdout
 
 
 def own_stdout() -> None:
@@ -48,9 +48,9 @@ def own_stdout() -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 1)
         os.close(devnull)
-    _DOCUMENT[:] = [open(private, "w", 1 if stdout.line_buffering else -1,  # noqa: SIM115
-                         encoding=stdout.encoding, errors="backslashreplace")]
-    atexit.register(_DOCUMENT[0].close)  # ours to close (no ResourceWarning at exit)
+    document = OUTPUT.document = open(private, "w", 1 if stdout.line_buffering else -1,  # noqa: SIM115
+                                      encoding=stdout.encoding, errors="backslashreplace")
+    atexit.register(document.close)  # ours to close (no ResourceWarning at exit)
     sys.stdout = _stream(1, stdout)
 
 
@@ -125,13 +125,10 @@ def without_tvm_guess(data: bytes) -> bytes:
 
 
 def _flush() -> None:
-    for stream in (sys.stdout, sys.__stdout__, sys.stderr, sys.__stderr__, *_OURS):
+    for stream in (sys.stdout, sys.__stdout__, sys.stderr, sys.__stderr__, *OUTPUT.ours):
         with contextlib.suppress(Exception):
             if stream is not None:
                 stream.flush()
-
-
-_OURS: list[TextIO] = []  # the streams held_output puts in place of sys.stdout and sys.stderr
 
 
 class _Hold:
@@ -156,7 +153,21 @@ class _Hold:
         return now
 
 
-_HOLDS: list[_Hold] = []
+class _Output:
+    """The command line's hold on the process's standard streams (one process, one stdout)."""
+
+    __slots__ = ("document", "holds", "ours")
+
+    def __init__(self) -> None:
+        self.document: TextIO | None = None
+        """The standard output, once the program keeps it for itself (:func:`own_stdout`)."""
+        self.ours: list[TextIO] = []
+        """The streams :func:`held_output` puts in place of ``sys.stdout`` and ``sys.stderr``."""
+        self.holds: list[_Hold] = []
+        """The :func:`held_output` blocks open, innermost last."""
+
+
+OUTPUT = _Output()  # the command line's state: the process's standard streams are one
 
 
 @contextlib.contextmanager
@@ -179,16 +190,16 @@ def held_output() -> Iterator[None]:
                     else open(os.dup(held.fileno()), "w", 1, encoding="utf-8",  # noqa: SIM115
                               errors="backslashreplace")
                     for fd, like, held in ((1, streams[0], held_out), (2, streams[1], held_err))]
-            _OURS[:] = ours
+            OUTPUT.ours[:] = ours
             sys.stdout, sys.stderr = ours
-            _HOLDS.append(hold)
+            OUTPUT.holds.append(hold)
             yield
         finally:
             _flush()
-            if _HOLDS and _HOLDS[-1] is hold:
-                _HOLDS.pop()
+            if OUTPUT.holds and OUTPUT.holds[-1] is hold:
+                OUTPUT.holds.pop()
             sys.stdout, sys.stderr = streams
-            _OURS.clear()
+            OUTPUT.ours.clear()
             for fd, copy in reversed(saved):
                 os.dup2(copy, fd)
                 os.close(copy)
@@ -207,10 +218,10 @@ def printed_while(note: Callable[[bytes, bytes], None]) -> Iterator[None]:
     """Inside :func:`held_output`: ``note(stdout_bytes, stderr_bytes)`` of what the block wrote, if
     anything (not what an inner block notes; not TVM's CUDA or ROCm architecture guess). Outside, the block
     just runs."""
-    if not _HOLDS:
+    if not OUTPUT.holds:
         yield
         return
-    hold = _HOLDS[-1]
+    hold = OUTPUT.holds[-1]
     frame: list[Any] = [hold.count(hold.frames[-1]) if hold.frames else hold.sizes(), [b"", b""]]
     hold.frames.append(frame)
     try:
@@ -237,18 +248,19 @@ def quietly(build: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
     document: its ``warnings``, or a ``check`` problem of the same text; else it is shown as before."""
     import warnings
 
+    from ..core import PluginWarning
     from ..registry import capture
-    caught: list[str] = []
+    caught: list[PluginWarning] = []
     with held_output(), capture(caught):
         result = build(*args, **kwargs)
+    # The document holds words alone: what it already says is not said twice.
     if isinstance(result, dict) and isinstance(result.get("warnings"), list):
-        result["warnings"] += [text for text in caught if text not in result["warnings"]]
+        result["warnings"] += [text for text in map(str, caught) if text not in result["warnings"]]
         return result
     told = {str(p.get("message")) for p in result.get("problems", ())} if isinstance(result, dict) else set()
-    for text in caught:
-        if text not in told:
-            from ..core import PluginWarning
-            warnings.warn_explicit(text, PluginWarning, PROG, 0)
+    for warning in caught:
+        if str(warning) not in told:
+            warnings.warn_explicit(warning, type(warning), PROG, 0)
     return result
 
 

@@ -13,7 +13,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from ..clients import Probe, error_line, probe
-from ..core import CODEGEN_GROUP, HOOK_GROUP, HostCodegenHook, is_core
+from ..core import CODEGEN_GROUP, HOOK_GROUP, HostCodegenHook, PluginWarning, is_core
 from ..registry import capture
 from ._output import without_tvm_guess
 from ._probe_process import package_folder
@@ -131,13 +131,12 @@ def main(fd: int) -> None:
     reporter.send("hello", package=package_folder())
     with capture([]):  # the import and activation: check's own process did the same, and told what it gave
         client = _client(reporter)
-    warned: list[str] = []
-    failed: set[str] = set()
-    with capture(warned, failed):  # the build's: plugin warnings are told (in check's document), never raised
+    warned: list[PluginWarning] = []
+    with capture(warned):  # the build's: plugin warnings are told (in check's document), never raised
         found = _build(reporter, client)
     result = None if found is None else {
         "called": found.called, "text": found.text, "seconds": found.seconds, "hints": list(found.hints),
         "error": found.failure.error if found.failure is not None else None, "shown": _shown(client)}
-    reporter.send("result", probe=result, warnings=[[text, text in failed] for text in warned])
+    reporter.send("result", probe=result, warnings=[[str(w), w.code, list(w.facts)] for w in warned])
     _flush()
     os._exit(0)

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
 from ..clients import ENDED, GARBLED, PRINTED, RAISED, TIMED_OUT, Probe, ProbeFailure, Running, takes_probe
-from ..core import InputError, Origin, cut, shown, warn_plugin
+from ..core import Facts, InputError, Origin, cut, shown, warn_plugin, warning_class
 from ..diagnosis import uninstall
 from ..discovery import ENV_DISABLE, ENV_PROBE_TIMEOUT, PROBE_TIMEOUT_DEFAULT, probe_timeout_error
 from ..environment import tvm_document
@@ -91,8 +91,8 @@ def isolated_probe(bound: Bound = DEFAULT_BOUND) -> Probe:
         finally:
             _pass_on(out, err)
     found = judge(lines, status, timed_out, bound)
-    for text, failed in found.warnings:  # as if given here: the command's capture takes them
-        warn_plugin(text, failed_plugin=failed)
+    for text, code, facts in found.warnings:  # as if given here: the command's capture takes them
+        warn_plugin(text, warning_class(code), facts=facts)
     return found
 
 
@@ -190,7 +190,8 @@ def _event(line: bytes) -> dict[str, Any] | None:
     if isinstance(found, dict) and not all(_fits(found.get(k), t) for k, t in _RESULT.items()):
         return None
     told = event.get("warnings", [])
-    if not all(isinstance(w, list) and len(w) == 2 and _fits(w[0], str) and _fits(w[1], bool) for w in told):
+    if not all(isinstance(w, list) and len(w) == 3 and _fits(w[0], str) and _fits(w[1], str)
+               and isinstance(w[2], list) and all(_fits(f, _OPTIONAL) for f in w[2]) for w in told):
         return None
     return event
 
@@ -208,7 +209,7 @@ class _Report:
         self.result: dict[str, Any] | None = None
         self.done = False
         self.calls = 0
-        self.warnings: tuple[tuple[str, bool], ...] = ()
+        self.warnings: tuple[tuple[str, str, Facts], ...] = ()
 
     def take(self, event: dict[str, Any]) -> None:
         kind = event["event"]
@@ -231,7 +232,7 @@ class _Report:
                 self.printed.append((running, event["stdout"], event["stderr"]))
         elif kind == "result":
             self.result, self.done = event["probe"], True
-            self.warnings = tuple((text, failed) for text, failed in event["warnings"])
+            self.warnings = tuple((text, code, tuple(facts)) for text, code, facts in event["warnings"])
 
 
 def judge(lines: list[bytes], status: int | None, timed_out: bool, bound: Bound) -> Probe:

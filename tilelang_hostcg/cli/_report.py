@@ -14,6 +14,7 @@ from ..core import (
     CODEGEN_GROUP,
     HOOK_GROUP,
     Origin,
+    PluginWarning,
     TVMNotFoundError,
     is_core,
     normalize_name,
@@ -70,14 +71,18 @@ class Session:
     def __init__(self) -> None:
         self.index = DiscoveryIndex()
         self.printed: list[tuple[Origin, bytes, bytes]] = []
-        self.warnings: list[str] = []  # captured by the commands while plugins load
-        self.failed_plugin_warnings: set[str] = set()  # those of them about a failed plugin skipped
+        self.caught: list[PluginWarning] = []  # captured by the commands while plugins load
         self.registry = Registry(discover=True, index_loader=self._plan, watch=lambda origin: printed_while(
             lambda out, err: self.printed.append((origin, out, err))))
 
+    @property
+    def warnings(self) -> list[str]:
+        """The text of each plugin warning caught, as the documents give them."""
+        return [str(warning) for warning in self.caught]
+
     def capture(self) -> AbstractContextManager[None]:
-        """Collect the plugin warnings of the block into :attr:`warnings` (see :func:`capture`)."""
-        return capture(self.warnings, self.failed_plugin_warnings)
+        """Collect the plugin warnings of the block into :attr:`caught` (see :func:`capture`)."""
+        return capture(self.caught)
 
     def _plan(self, controls: Controls) -> Sequence[PlannedSource]:
         self.index = discover(controls)

@@ -14,7 +14,16 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple
 
 from _tilelang_hostcg_switch import ENV_AUTO_INSTALL
 
-from ..core import CODEGEN_GROUP, HOOK_GROUP, warn_activation_failed, warn_once, warn_plugin
+from ..core import (
+    CODEGEN_GROUP,
+    HOOK_GROUP,
+    PROCESS,
+    LeftInPlacePluginWarning,
+    PatchesNothingPluginWarning,
+    warn_activation_failed,
+    warn_once,
+    warn_plugin,
+)
 from ..core import NATIVE_API_VERSION as API_VERSION
 from ..core import NATIVE_DECLARATION as DECLARATION
 from ._state import ClientState, Route
@@ -104,9 +113,6 @@ class Liveness(NamedTuple):
     unserved: str | None = None
 
 
-_SEEN: list[tuple[object, bool]] = []  # the imported ``tilelang`` last judged, and whether it is TileLang
-
-
 def tilelang_takes_builds() -> bool:
     """The one rule between the clients: where TileLang is imported, its integration builds host code,
     and TVM's route hands every build to TVM's original. A ``None`` in ``sys.modules`` (a blocked
@@ -114,12 +120,13 @@ def tilelang_takes_builds() -> bool:
     module = sys.modules.get("tilelang")
     if module is None:
         return False
-    if _SEEN and _SEEN[0][0] is module:
-        return _SEEN[0][1]
+    judged = PROCESS.tilelang_judged
+    if judged is not None and judged[0] is module:
+        return judged[1]
     from ..environment import holds_tilelang_layout  # only where a ``tilelang`` is imported
     folders = getattr(module, "__path__", None)
     answer = holds_tilelang_layout([str(f) for f in folders]) if folders else False
-    _SEEN[:] = [(module, answer)]
+    PROCESS.tilelang_judged = (module, answer)
     return answer
 
 
@@ -260,7 +267,7 @@ class Client(ABC):
             effect = (f". {problem}" if problem is not None
                       else ", so its host builds go through the registry without it")
             warn_once(f"tilelang_hostcg.{self.name}.install() patches nothing: {native.describe(self.compiler)}"
-                      f"{effect}")
+                      f"{effect}", PatchesNothingPluginWarning, facts=(self.name, problem))
             return
         prepared = self._prepare(registry)
         with self.lock:
@@ -284,12 +291,12 @@ class Client(ABC):
                 if now is route.ours:
                     setattr(route.owner, route.name, route.original)
                 elif now is not route.original:
-                    left.append(self._left_text(route, now))
+                    left.append((route, self._left_text(route, now)))
             if state.registry is not None:
                 remove_defaults(state.registry, state.codegens, state.hooks)
-        for text in left:
-            warn_plugin(text)
-        return left
+        for route, text in left:
+            warn_plugin(text, LeftInPlacePluginWarning, facts=(self.name, route.path()))
+        return [text for _, text in left]
 
     def _left_text(self, route: Route, now: Any) -> str:
         """Why :meth:`uninstall` leaves ``route``'s attribute (``now``, another package's) as it is."""

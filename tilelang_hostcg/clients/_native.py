@@ -8,7 +8,14 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..core import CODEGEN_GROUP, NATIVE_DECLARATION, NativeDefaultError, warn_once
+from ..core import (
+    CODEGEN_GROUP,
+    NATIVE_DECLARATION,
+    NativeDeclarationPluginWarning,
+    NativeDefaultError,
+    NativeUndeclaredPluginWarning,
+    warn_once,
+)
 from ._interface import declaration_problem
 from ._native_state import NATIVE, third_party_kinds
 from ._plan import HostPlan, fingerprint_of, make_plan
@@ -42,12 +49,13 @@ def _served(caller: Mapping[str, Any], function: str) -> bool:
         if function != "plan":
             warn_once(f"{module} calls tilelang_hostcg.native.{function} without declaring "
                       f"{NATIVE_DECLARATION} = 1 (the API it was written for), so reports cannot tell that it builds "
-                      f"through tilelang-hostcg itself and activation may route it as well. Add that line to {module}")
+                      f"through tilelang-hostcg itself and activation may route it as well. Add that line to {module}",
+                      NativeUndeclaredPluginWarning, facts=(module, function))
         return True
     problem = declaration_problem(declared, module)
     if problem is None:
         return True
-    warn_once(problem)
+    warn_once(problem, NativeDeclarationPluginWarning, facts=(module, repr(declared)))
     return False
 
 

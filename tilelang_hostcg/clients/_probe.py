@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, NamedTuple
 
-from ..core import HOOK_GROUP, text_of
+from ..core import HOOK_GROUP, Facts, text_of
 
 if TYPE_CHECKING:
     from ..core import Origin
@@ -61,7 +61,7 @@ class Probe(NamedTuple):
     """``called``: whether the probe build went through the route (``None``: no answer, ``text`` says
     why); ``seconds`` the build took (never in a document); ``hints`` from reading the compiler's code
     (never a verdict); ``failure``: what went wrong, else ``None``; ``warnings``: the plugin warnings its
-    process gave, each ``(text, about a failed plugin)``; ``shown``: what the build showed of the routes
+    process gave, each ``(text, code, facts)``; ``shown``: what the build showed of the routes
     (which it missed, and who holds it), where it was the build that decided."""
 
     called: bool | None
@@ -69,7 +69,7 @@ class Probe(NamedTuple):
     seconds: float = 0.0
     hints: tuple[str, ...] = ()
     failure: ProbeFailure | None = None
-    warnings: tuple[tuple[str, bool], ...] = ()
+    warnings: tuple[tuple[str, str, Facts], ...] = ()
     shown: str | None = None
 
     @property

@@ -15,7 +15,14 @@ from typing import Any
 
 from _tilelang_hostcg_switch import ENV_AUTO_INSTALL
 
-from ..core import at_import, warn_plugin
+from ..core import (
+    BypassedPluginWarning,
+    Facts,
+    PluginWarning,
+    UnservedArgumentsPluginWarning,
+    at_import,
+    warn_plugin,
+)
 from ._interface import owner_of
 from ._state import ClientState, Route
 
@@ -66,7 +73,8 @@ def hand_on(state: ClientState, route: Route, more: tuple[Any, ...], options: di
     if f"{point}({what})" in state.noticed or state.probing:
         return
     state.noticed.add(f"{point}({what})")
-    _warn(f"tilelang-hostcg: {compiler} called {point}, which tilelang_hostcg.{client} replaced, with {what}: "
+    _warn(UnservedArgumentsPluginWarning, (client, point, what),
+          f"tilelang-hostcg: {compiler} called {point}, which tilelang_hostcg.{client} replaced, with {what}: "
           f"arguments that replacement was not written for. {compiler}'s own {route.name} served the call, so this "
           f"build's host code is {compiler}'s own and the installed plugins are not used; "
           f"tilelang_hostcg.{client}.is_installed() is false while builds pass them. A release of tilelang-hostcg "
@@ -87,7 +95,8 @@ def _notice(state: ClientState, missed: list[Route], client: str, compiler: str)
     remedy = (f"A release of tilelang-hostcg that knows where this {compiler} builds host code is needed"
               if all(route.current() is route.ours for route in new) else
               "For plugins to be used, that package must call the function it replaced (or be uninstalled)")
-    _warn(f"tilelang-hostcg: a {compiler} build completed without calling {points}, which "
+    _warn(BypassedPluginWarning, (client, *(route.path() for route in new)),
+          f"tilelang-hostcg: a {compiler} build completed without calling {points}, which "
           f"tilelang_hostcg.{client} replaced. Its host code is {compiler}'s own and the installed plugins are not "
           f"used; tilelang_hostcg.{client}.is_installed() is false from this build on. {remedy}; {_SHOWN}")
 
@@ -100,7 +109,7 @@ def _held(route: Route, compiler: str) -> str:
     return f"{route.path()} (held by {owner_of(now)}, which does not call it)"
 
 
-def _warn(message: str) -> None:
+def _warn(category: type[PluginWarning], facts: Facts, message: str) -> None:
     """Warn at the user's line; shown, never raised, where warnings are errors: the build is done."""
     with at_import():
-        warn_plugin(message)
+        warn_plugin(message, category, facts=facts)

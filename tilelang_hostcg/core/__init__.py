@@ -1,6 +1,6 @@
 # isort: skip_file
 """The bottom layer: the names everyone agrees on, the public value types, and every error and
-warning of the package. Imports nothing else of the package.
+warning of the package, and the process's state. Imports nothing else of the package.
 
 Its front door: the names below are what other layers may use, each loaded from its module on
 first access; no module outside this folder imports one of its private modules."""
@@ -26,7 +26,6 @@ if TYPE_CHECKING:  # explicit re-exports, for type checkers
         NoHostCodegenError as NoHostCodegenError,
         PluginCallbackError as PluginCallbackError,
         PluginLoadError as PluginLoadError,
-        PluginWarning as PluginWarning,
         TVMNotFoundError as TVMNotFoundError,
         TargetParseError as TargetParseError,
         UnknownKindError as UnknownKindError,
@@ -34,14 +33,10 @@ if TYPE_CHECKING:  # explicit re-exports, for type checkers
         UnsupportedTileLangError as UnsupportedTileLangError,
         UsageError as UsageError,
         add_note as add_note,
-        at_import as at_import,
         cut as cut,
         notes_apart as notes_apart,
         shown as shown,
         text_of as text_of,
-        warn_activation_failed as warn_activation_failed,
-        warn_once as warn_once,
-        warn_plugin as warn_plugin,
     )
     from ._names import (
         APACHE_TVM as APACHE_TVM,
@@ -55,6 +50,7 @@ if TYPE_CHECKING:  # explicit re-exports, for type checkers
         is_core as is_core,
         normalize_name as normalize_name,
     )
+    from ._process import PROCESS as PROCESS, Process as Process, ThreadState as ThreadState
     from ._types import (
         CODE_ORIGIN as CODE_ORIGIN,
         HostCodegen as HostCodegen,
@@ -64,22 +60,52 @@ if TYPE_CHECKING:  # explicit re-exports, for type checkers
         Origin as Origin,
         PlanState as PlanState,
         SourceState as SourceState,
+        TVMInfo as TVMInfo,
         TargetLike as TargetLike,  # an annotation only: not in the door
         TargetPredicate as TargetPredicate,
         Verdict as Verdict,
+    )
+    from ._warnings import (
+        ActivationFailedPluginWarning as ActivationFailedPluginWarning,
+        BypassedPluginWarning as BypassedPluginWarning,
+        ControlPluginWarning as ControlPluginWarning,
+        ExtensionPointTakenPluginWarning as ExtensionPointTakenPluginWarning,
+        Facts as Facts,
+        LeftInPlacePluginWarning as LeftInPlacePluginWarning,
+        MetadataPluginWarning as MetadataPluginWarning,
+        NativeDeclarationPluginWarning as NativeDeclarationPluginWarning,
+        NativeUndeclaredPluginWarning as NativeUndeclaredPluginWarning,
+        NearMissPluginWarning as NearMissPluginWarning,
+        PatchesNothingPluginWarning as PatchesNothingPluginWarning,
+        PluginWarning as PluginWarning,
+        PredicatePluginWarning as PredicatePluginWarning,
+        SkippedPluginWarning as SkippedPluginWarning,
+        TileLangBuildsPluginWarning as TileLangBuildsPluginWarning,
+        UnservedArgumentsPluginWarning as UnservedArgumentsPluginWarning,
+        at_import as at_import,
+        warn_activation_failed as warn_activation_failed,
+        warn_once as warn_once,
+        warn_plugin as warn_plugin,
+        warning_class as warning_class,
     )
 
 _DOOR = FrontDoor(__name__, {
     "_errors": ("AmbiguousHostCodegenError", "CLI_PROG", "CliError", "DeviceAsHostError", "DuplicateRegistrationError",
                 "HostCodegenError", "InputError", "LockFileError", "MissingGlobalFuncError", "NativeDefaultError",
-                "NoHostCodegenError", "PluginCallbackError", "PluginLoadError", "PluginWarning", "TVMNotFoundError",
-                "TargetParseError", "UnknownKindError", "UnsupportedTVMError", "UnsupportedTileLangError",
-                "UsageError", "add_note", "at_import", "cut", "notes_apart", "shown", "text_of",
-                "warn_activation_failed", "warn_once", "warn_plugin"),
+                "NoHostCodegenError", "PluginCallbackError", "PluginLoadError", "TVMNotFoundError", "TargetParseError",
+                "UnknownKindError", "UnsupportedTVMError", "UnsupportedTileLangError", "UsageError", "add_note", "cut",
+                "notes_apart", "shown", "text_of"),
     "_names": ("APACHE_TVM", "CODEGEN_GROUP", "CORE_DISTRIBUTION", "GROUPS", "HOOK_GROUP", "NATIVE_API_VERSION",
                "NATIVE_DECLARATION", "TILELANG", "is_core", "normalize_name"),
+    "_process": ("PROCESS", "Process", "ThreadState"),
     "_types": ("CODE_ORIGIN", "HostCodegen", "HostCodegenFunc", "HostCodegenHook", "HostCodegenHookFunc", "Origin",
-               "PlanState", "SourceState", "TargetPredicate", "Verdict"),
+               "PlanState", "SourceState", "TVMInfo", "TargetPredicate", "Verdict"),
+    "_warnings": ("ActivationFailedPluginWarning", "BypassedPluginWarning", "ControlPluginWarning",
+                  "ExtensionPointTakenPluginWarning", "Facts", "LeftInPlacePluginWarning", "MetadataPluginWarning",
+                  "NativeDeclarationPluginWarning", "NativeUndeclaredPluginWarning", "NearMissPluginWarning",
+                  "PatchesNothingPluginWarning", "PluginWarning", "PredicatePluginWarning", "SkippedPluginWarning",
+                  "TileLangBuildsPluginWarning", "UnservedArgumentsPluginWarning", "at_import",
+                  "warn_activation_failed", "warn_once", "warn_plugin", "warning_class"),
 })
 __all__ = ["FrontDoor", *_DOOR.names]
 

@@ -1,20 +1,11 @@
-"""Every exception of the package (one tree, typed fields), the package's warning and how it warns,
-and :func:`shown` (outside text made printable)."""
+"""Every exception of the package (one tree, typed fields), and :func:`shown` (outside text made
+printable). The warnings are :mod:`._warnings`'s."""
 
 from __future__ import annotations
 
 import re
 import sys
-import threading
-import warnings
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
-from typing import TYPE_CHECKING
 
-from _tilelang_hostcg_switch import ENV_AUTO_INSTALL
-
-if TYPE_CHECKING:
-    from types import FrameType
 
 class HostCodegenError(ValueError):
     """The root of the package's exceptions. Each is also the standard type it is (a ``ValueError``,
@@ -99,87 +90,6 @@ class UnsupportedTileLangError(HostCodegenError):
 
 class UnsupportedTVMError(HostCodegenError):
     """The TVM in use lacks an integration point, or another package replaced its ``tir_to_runtime``."""
-
-
-class PluginWarning(UserWarning):
-    """A plugin was skipped (broken, incompatible, duplicated) while something else served."""
-
-    failed_plugin = False
-    """Whether it says that a plugin which failed to load, or is incompatible, was skipped because
-    something else served its kind (``check`` reports that plugin itself, and leaves the warning out)."""
-
-
-_PACKAGE = __name__.partition(".")[0]
-# A warning looks past our frames, TileLang's and TVM's (they call us from their compilers and
-# at import), the import system's and contextlib's, to reach the user's line.
-_PASSED = (_PACKAGE, "_tilelang_hostcg_hook", "tilelang", "tvm", "importlib", "contextlib")
-
-
-def _outside(frame: FrameType | None, level: int = 2) -> tuple[int, FrameType | None]:
-    """The ``stacklevel`` of the user's line (the first frame not of :data:`_PASSED`), and it."""
-    while frame is not None:
-        name = frame.f_globals.get("__name__")
-        if not (isinstance(name, str) and any(name == p or name.startswith(p + ".") for p in _PASSED)):
-            break
-        frame = frame.f_back
-        # ``warnings`` does not count the import system's frozen frames: neither do we.
-        while frame is not None and "importlib" in (path := frame.f_code.co_filename) and "_bootstrap" in path:
-            frame = frame.f_back
-        level += 1
-    return level, frame
-
-
-_IMPORTING = threading.local()  # .on: this thread runs an activation
-
-
-@contextmanager
-def at_import() -> Iterator[None]:
-    """Where no code can catch a warning (activation): one the filters make an error is shown, not raised."""
-    before, _IMPORTING.on = getattr(_IMPORTING, "on", False), True
-    try:
-        yield
-    finally:
-        _IMPORTING.on = before
-
-
-def warn_plugin(message: str, category: type[Warning] = PluginWarning, *, failed_plugin: bool = False) -> None:
-    """Warn at the user's line with ``message`` :func:`shown`; the filters apply, but under :func:`at_import`.
-    ``failed_plugin``: the warning says a failed plugin was skipped (:attr:`PluginWarning.failed_plugin`)."""
-    level, frame = _outside(sys._getframe(1))
-    warning = category(shown(message))
-    if failed_plugin:
-        warning.failed_plugin = True  # type: ignore[attr-defined]
-    try:
-        warnings.warn(warning, stacklevel=level)
-    except category as raised:
-        if not getattr(_IMPORTING, "on", False):
-            raise
-        where = frame or sys._getframe()
-        warnings.showwarning(raised, category, where.f_code.co_filename, where.f_lineno)
-
-
-def warn_activation_failed(compiler: str, exc: BaseException) -> str:
-    """Activation of the ``compiler`` integration failed with ``exc``: the one warning (shown, never
-    raised, also under ``-W error``), worded once for both clients and the start-up hook; its text."""
-    try:
-        cause = f"{type(exc).__name__}: {exc}"
-    except Exception:
-        cause = type(exc).__name__
-    message = (f"tilelang-hostcg did not activate its {compiler} integration: {cause}. {compiler} runs "
-               f"stock, without plugins. Set {ENV_AUTO_INSTALL}=0 to turn activation off")
-    with suppress(Exception), at_import():  # never fail the import
-        warn_plugin(message)
-    return message
-
-
-_WARNED: set[str] = set()
-
-
-def warn_once(message: str, category: type[Warning] = PluginWarning) -> None:
-    """:func:`warn_plugin`, once per process for each message."""
-    if message not in _WARNED:
-        warn_plugin(message, category)  # raised as an error (``-W error``): not yet shown
-        _WARNED.add(message)
 
 
 def text_of(exc: BaseException) -> str:

@@ -1,11 +1,13 @@
-"""Value types of the registry: codegens, hooks, their provenance and callables."""
+"""Value types of the registry: codegens, hooks, their provenance and callables; the TVM in use, described."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import KW_ONLY, dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeAlias
+
+from ._names import APACHE_TVM, TILELANG
 
 if TYPE_CHECKING:
     from tvm.ir import IRModule
@@ -153,3 +155,32 @@ class Origin:
 
 
 CODE_ORIGIN = Origin()  # the origin of a registration made in code
+
+
+class TVMInfo(NamedTuple):
+    """Which TVM is in use: its ``provider`` (``apache-tvm``: a TVM of its own; ``tilelang``: the TVM
+    a TileLang bundles), the ``distribution`` whose files hold it (``None``: a source tree at
+    ``tree``) and its version, TVM's ``version``, and its capabilities."""
+
+    provider: str
+    provider_version: str | None
+    version: str
+    path: str
+    llvm: bool
+    cuda_host: bool
+    tir_module: str
+    distribution: str | None = None
+    tree: str | None = None
+
+    def describe(self) -> str:
+        """One phrase, e.g. ``apache-tvm 0.27.0``, ``TVM 0.25.dev0 bundled with tilelang 0.1.15``."""
+        if self.distribution is None:
+            source = f"a source tree at {self.tree}"
+        else:
+            source = f"{self.distribution} {self.provider_version or '?'}"
+        if self.provider == TILELANG:
+            bundled = source if self.distribution is not None else f"TileLang from {source}"
+            return f"TVM {self.version} bundled with {bundled}"
+        if self.distribution == APACHE_TVM:
+            return f"{APACHE_TVM} {self.provider_version or self.version}"
+        return f"TVM {self.version} from {source}"

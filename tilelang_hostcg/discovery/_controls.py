@@ -97,7 +97,7 @@ def nearest(word: str, candidates: Iterable[str]) -> str:
 def warn_control_problems(problems: Iterable[ControlProblem]) -> None:
     """Warn once per process about each problem, at the user's line."""
     for problem in problems:
-        warn_once(problem.message)
+        warn_once(problem.message, "control", facts=(problem.variable, problem.item))
 
 
 @dataclass(frozen=True, slots=True)

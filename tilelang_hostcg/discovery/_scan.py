@@ -9,7 +9,16 @@ import stat
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from ..core import CORE_DISTRIBUTION, GROUPS, is_core, normalize_name, warn_once, warn_plugin
+from ..core import (
+    CORE_DISTRIBUTION,
+    GROUPS,
+    MetadataPluginWarning,
+    NearMissPluginWarning,
+    is_core,
+    normalize_name,
+    warn_once,
+    warn_plugin,
+)
 from ..environment import (
     FOLDER,
     editable_source,
@@ -66,9 +75,9 @@ def scan_environment(core_version: str, *, full: bool = True) -> DiscoveryIndex:
     index = DiscoveryIndex(tuple(found), _duplicates(copies_of), tuple(dict.fromkeys(problems)),
                            tuple(near))
     for message in index.problems if full else ():
-        warn_plugin(message)
-    for message in index.near_miss_messages():  # also from activation's look, at ``import
-        warn_once(message)                       # tilelang``: once per process
+        warn_plugin(message, MetadataPluginWarning, facts=(message,))  # a problem is known by its text alone
+    for miss, message in zip(index.near_misses, index.near_miss_messages(), strict=True):  # also from activation's
+        warn_once(message, NearMissPluginWarning, facts=miss)  # look, at ``import tilelang``: once per process
     return index
 
 

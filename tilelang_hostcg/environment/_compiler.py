@@ -7,47 +7,15 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
-from ..core import APACHE_TVM, TILELANG, TVMNotFoundError
+from ..core import APACHE_TVM, PROCESS, TILELANG, TVMInfo, TVMNotFoundError
 from ._advice import installed_version
 from ._finding import Found, find, has_module, import_tvm
 from ._requirements import UNKNOWN_VERSION
 
 if TYPE_CHECKING:
     from typing import Any
-
-
-class TVMInfo(NamedTuple):
-    """Which TVM is in use: its ``provider`` (``apache-tvm``: a TVM of its own; ``tilelang``: the TVM
-    a TileLang bundles), the ``distribution`` whose files hold it (``None``: a source tree at
-    ``tree``) and its version, TVM's ``version``, and its capabilities."""
-
-    provider: str
-    provider_version: str | None
-    version: str
-    path: str
-    llvm: bool
-    cuda_host: bool
-    tir_module: str
-    distribution: str | None = None
-    tree: str | None = None
-
-    def describe(self) -> str:
-        """One phrase, e.g. ``apache-tvm 0.27.0``, ``TVM 0.25.dev0 bundled with tilelang 0.1.15``."""
-        if self.distribution is None:
-            source = f"a source tree at {self.tree}"
-        else:
-            source = f"{self.distribution} {self.provider_version or '?'}"
-        if self.provider == TILELANG:
-            bundled = source if self.distribution is not None else f"TileLang from {source}"
-            return f"TVM {self.version} bundled with {bundled}"
-        if self.distribution == APACHE_TVM:
-            return f"{APACHE_TVM} {self.provider_version or self.version}"
-        return f"TVM {self.version} from {source}"
-
-
-_INFO: list[TVMInfo] = []
 
 
 def _bundling_tilelang(tvm_file: str) -> Found | None:
@@ -62,8 +30,9 @@ def tvm_info() -> TVMInfo:
     """Which TVM is in use (importing it as :func:`import_tvm` does) and its capabilities."""
     tvm = import_tvm()
     path = getattr(tvm, "__file__", None) or ""
-    if _INFO and _INFO[0].path == path:
-        return _INFO[0]
+    known = PROCESS.tvm_info
+    if known is not None and known.path == path:
+        return known
     tilelang = _bundling_tilelang(os.path.realpath(path))
     source = tilelang if tilelang is not None else find("tvm")
     found = source.owner if source is not None else None  # its metadata parsed once
@@ -76,7 +45,7 @@ def tvm_info() -> TVMInfo:
     tir = "tvm.tirx" if has_module("tvm.tirx") else "tvm.tir"
     info = TVMInfo(provider, version, str(getattr(tvm, "__version__", "?")), path, llvm, "cuda_host" in kinds, tir,
                    found.name if found is not None else None, source.tree if source is not None else None)
-    _INFO[:] = [info]
+    PROCESS.tvm_info = info
     return info
 
 

@@ -7,7 +7,7 @@ import inspect
 import json
 from typing import TYPE_CHECKING, Any
 
-from ..core import MissingGlobalFuncError, TargetParseError, cut
+from ..core import PROCESS, MissingGlobalFuncError, TargetParseError, cut
 from ._compiler import describe_tvm, get_global_func
 from ._finding import import_tvm
 from ._kinds import KIND_ALIASES, canonical_kind
@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     from tvm.target import Target
 
 MAX_TARGET_DEPTH = 32  # deeper JSON is a TargetParseError, never a RecursionError
-_default_host: list[Target] = []
 
 
 def is_host_target(target: Target) -> bool:
@@ -46,12 +45,13 @@ def kind_misfit(kind: str, known: Collection[str], *, host_codegen: bool) -> str
 
 def default_host() -> Target:
     """TVM's own default host target: ``llvm`` where TVM has LLVM, else ``c``."""
-    if not _default_host:
+    made = PROCESS.default_host
+    if made is None:
         tvm = import_tvm()
         from tvm.target import Target
 
-        _default_host.append(Target("llvm" if tvm.runtime.enabled("llvm") else "c"))
-    return _default_host[0]
+        made = PROCESS.default_host = Target("llvm" if tvm.runtime.enabled("llvm") else "c")
+    return made
 
 
 def host_of(target: Target) -> Target:

@@ -14,7 +14,7 @@ from ..core import FrontDoor
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # explicit re-exports, for type checkers
     from ._build import build as build, build_split as build_split
-    from ._client_defaults import ClientDefaults as ClientDefaults, FOR_THE_DEFAULT_REGISTRY as FOR_THE_DEFAULT_REGISTRY
+    from ._client_defaults import ClientDefaults as ClientDefaults
     from ._failures import (
         advice as advice,
         capture as capture,
@@ -39,25 +39,22 @@ if TYPE_CHECKING:  # explicit re-exports, for type checkers
         missing_build as missing_build,
         verdict_text as verdict_text,
     )
+    from ._shared import REGISTRIES as REGISTRIES, Registries as Registries
     from ._skipped import AUTOLOAD_OFF_TEXT as AUTOLOAD_OFF_TEXT
-    from ._sources import (
-        ACTIVE as ACTIVE,
-        SourceInfo as SourceInfo,
-        current_load as current_load,
-        module_of as module_of,
-    )
+    from ._sources import SourceInfo as SourceInfo, current_load as current_load, module_of as module_of
     from ._table import Registration as Registration, run_order as run_order
 
 _DOOR = FrontDoor(__name__, {
     "_build": ("build", "build_split"),
-    "_client_defaults": ("ClientDefaults", "FOR_THE_DEFAULT_REGISTRY"),
+    "_client_defaults": ("ClientDefaults",),
     "_failures": ("advice", "capture", "error_message", "failure_site", "failure_text", "install_record",
                   "plugin_traceback", "reinstall_advice", "reinstall_command", "state_text", "wrong_entry_point"),
     "_registry": ("Registry",),
     "_resolution": ("Candidate", "Resolution", "Standing", "Why", "can_build_text", "cannot_build_text",
                     "missing_build", "verdict_text"),
+    "_shared": ("REGISTRIES", "Registries"),
     "_skipped": ("AUTOLOAD_OFF_TEXT",),
-    "_sources": ("ACTIVE", "SourceInfo", "current_load", "module_of"),
+    "_sources": ("SourceInfo", "current_load", "module_of"),
     "_table": ("Registration", "run_order"),
 })
 __all__ = _DOOR.names

@@ -19,7 +19,7 @@ Joiner = Callable[["Registry", str], None]
 
 class ClientDefaults:
     """The joiners a registry calls before it decides a kind (:meth:`join`). A registry reads one
-    :class:`ClientDefaults` (the default registry: :data:`FOR_THE_DEFAULT_REGISTRY`, which a client
+    :class:`ClientDefaults` (the default registry: ``REGISTRIES.client_defaults``, which a client
     can fill before that registry is made); adding or removing a joiner drops the answers that
     registry remembers, so that its next answer asks the joiners."""
 
@@ -53,7 +53,3 @@ class ClientDefaults:
         """Before ``registry`` decides ``kind``: each joiner adds its client's codegens."""
         for joiner in self._joiners:
             joiner(registry, kind)
-
-
-FOR_THE_DEFAULT_REGISTRY = ClientDefaults()
-"""The joiners of the process's default registry, made or not yet."""

@@ -26,21 +26,21 @@ def _hidden(module: object) -> bool:
 
 
 @contextmanager
-def capture(into: list[str], failed: set[str] | None = None) -> Iterator[None]:
-    """Collect plugin warnings as text (each once) into ``into``, and into ``failed`` too those of a
-    failed plugin skipped (:attr:`PluginWarning.failed_plugin`); other warnings are shown afterwards."""
+def capture(into: list[PluginWarning]) -> Iterator[None]:
+    """Collect the block's plugin warnings into ``into``, each finding once (by :attr:`PluginWarning.key`:
+    its code and facts, not its words); other warnings are shown afterwards."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PluginWarning)
         yield
+    known = {warning.key for warning in into}
     for item in caught:
-        if not issubclass(item.category, PluginWarning):
+        warning = item.message
+        if not isinstance(warning, PluginWarning):
             warnings.showwarning(item.message, item.category, item.filename, item.lineno)
             continue
-        text = str(item.message)
-        if text not in into:
-            into.append(text)
-        if failed is not None and getattr(item.message, "failed_plugin", False):
-            failed.add(text)
+        if warning.key not in known:
+            known.add(warning.key)
+            into.append(warning)
 
 
 def failure_site(exc: BaseException | None, module: str | None = None) -> tuple[str, int] | None:

@@ -10,15 +10,18 @@ from ..core import (
     CODE_ORIGIN,
     CODEGEN_GROUP,
     HOOK_GROUP,
+    ControlPluginWarning,
     HostCodegen,
     HostCodegenHook,
     Origin,
+    PredicatePluginWarning,
+    SkippedPluginWarning,
     add_note,
     is_core,
     warn_once,
     warn_plugin,
 )
-from ..discovery import Controls
+from ..discovery import ENV_PREFER, Controls
 from ..environment import canonical_kind, host_of, is_host_target, parse_target
 from ._client_defaults import ClientDefaults
 from ._loading import IndexLoader, Loader, Watch
@@ -245,7 +248,8 @@ class Registry:
     def _warn(self, resolution: Resolution, problems: Sequence[Source], *, always: bool = False) -> None:
         """Warn of a PREFER naming nothing, odd predicates and (``always``, or on a match) failed plugins."""
         if resolution.preference_problem is not None:
-            warn_once(resolution.preference_problem)
+            warn_once(resolution.preference_problem, ControlPluginWarning,  # check's `control` problem too
+                      facts=(ENV_PREFER, f"{resolution.kind}={resolution.preferred}"))
         _warn_predicates(resolution.candidates)
         if always or resolution.matching:
             _warn_skipped(problems, f"host kind {resolution.kind!r}", self.controls)
@@ -378,7 +382,9 @@ def _warn_predicates(candidates: Sequence[Candidate]) -> None:
     for c in candidates:
         if c.verdict in ("raised", "not-bool"):
             warn_plugin(f"{c.registration.name!r} ({c.registration.origin.describe()}): {verdict_text(c)}; "
-                        "it is treated as not matching")
+                        "it is treated as not matching", PredicatePluginWarning,
+                        facts=(c.registration.kind, c.registration.name, c.registration.origin.distribution,
+                               c.registration.origin.entry_point, c.verdict))
 
 
 def _warn_skipped(problems: Sequence[Source], what: str, controls: Controls) -> None:
@@ -389,4 +395,5 @@ def _warn_skipped(problems: Sequence[Source], what: str, controls: Controls) -> 
         from ._failures import advice, failure_text  # on failure only
 
         info = source.info()
-        warn_plugin(f"{failure_text(info)}; it is skipped for {what}. {advice(info, controls)}", failed_plugin=True)
+        warn_plugin(f"{failure_text(info)}; it is skipped for {what}. {advice(info, controls)}", SkippedPluginWarning,
+                    facts=(info.group, info.kind, info.value, info.origin.distribution, what))

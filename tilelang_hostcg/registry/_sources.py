@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core import Origin, SourceState
 from ..environment import canonical_kind, is_initializing
+from ._shared import REGISTRIES
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -82,29 +83,24 @@ class Load:
         return self.loader.registry
 
 
-_LOCAL = threading.local()
-_LOCK = threading.Lock()
-ACTIVE: list[Load] = []  # every load in progress, any thread: empty is the façades' fast path
-
-
 @contextmanager
 def current(load: Load) -> Iterator[None]:
     """Make ``load`` current in this thread while the block runs."""
-    stack = _LOCAL.__dict__.setdefault("stack", [])
+    stack = REGISTRIES.threads.stack
     stack.append(load)
-    with _LOCK:
-        ACTIVE.append(load)
+    with REGISTRIES.lock:
+        REGISTRIES.active.append(load)
     try:
         yield
     finally:
         stack.pop()
-        with _LOCK:
-            ACTIVE.remove(load)
+        with REGISTRIES.lock:
+            REGISTRIES.active.remove(load)
 
 
 def current_load() -> Load | None:
     """This thread's innermost load (what another thread registers is that thread's)."""
-    stack: list[Load] | None = getattr(_LOCAL, "stack", None)
+    stack = REGISTRIES.threads.stack
     return stack[-1] if stack else None
 
 
@@ -112,7 +108,7 @@ Entry = tuple[tuple[str, ...], str, str, object, bool]  # (chain, group, kind, o
 
 
 @dataclass(eq=False, slots=True)
-class _Journal:
+class Journal:
     """What one run of a module's top-level code registered (the run told by ``__spec__``, else the module)."""
 
     spec: object
@@ -120,20 +116,16 @@ class _Journal:
     entries: list[Entry] = field(default_factory=list)
 
 
-_JOURNALS: dict[str, _Journal] = {}
-_BOUNDARY: set[CodeType] = set()  # the loader's frames that end every import chain
-
-
 def ends_import_chains(code: CodeType) -> None:
     """Mark ``code`` as the loader's frame that ends every import chain (what runs inside it belongs to the load)."""
-    _BOUNDARY.add(code)
+    REGISTRIES.boundary.add(code)
 
 
 def _import_frames() -> list[tuple[str, object, object]]:
     """``(name, spec, module)`` of the modules whose top-level code runs in this thread, innermost first."""
     frame = sys._getframe(1)  # our own frames run functions, not a module's code: the walk passes them
     found: list[tuple[str, object, object]] = []
-    while frame is not None and frame.f_code not in _BOUNDARY:
+    while frame is not None and frame.f_code not in REGISTRIES.boundary:
         if frame.f_code.co_name == "<module>":
             globs = frame.f_globals
             name = globs.get("__name__")
@@ -147,7 +139,7 @@ def _import_frames() -> list[tuple[str, object, object]]:
     return found
 
 
-def _same_run(journal: _Journal, spec: object, module: object) -> bool:
+def _same_run(journal: Journal, spec: object, module: object) -> bool:
     """Whether ``journal`` is of the run of a module's code now on the stack (told by ``spec``, else the module)."""
     if spec is not None:
         return spec is journal.spec
@@ -161,23 +153,24 @@ def write_journal(group: str, kind: str, obj: object, override: bool) -> tuple[s
     if not chain:
         return chain
     entry = (chain, group, kind, obj, override)
-    with _LOCK:
+    journals = REGISTRIES.journals
+    with REGISTRIES.lock:
         for name, spec, module in frames:
-            found = _JOURNALS.get(name)
+            found = journals.get(name)
             if found is None or not _same_run(found, spec, module):
                 try:  # a new import of it
                     ref = None if module is None else weakref.ref(module)
                 except TypeError:  # no weak reference: its spec says which run
                     ref = None
-                found = _JOURNALS[name] = _Journal(spec, ref)
+                found = journals[name] = Journal(spec, ref)
             found.entries.append(entry)
     return chain
 
 
 def journal(name: str) -> list[Entry]:
     """What module ``name`` registered in the run that gave what ``sys.modules`` holds now."""
-    with _LOCK:
-        found = _JOURNALS.get(name)
+    with REGISTRIES.lock:
+        found = REGISTRIES.journals.get(name)
     current = sys.modules.get(name)
     if found is None or current is None:
         return []

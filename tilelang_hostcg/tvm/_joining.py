@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..clients import tilelang_takes_builds
-from ..registry import FOR_THE_DEFAULT_REGISTRY, ClientDefaults
+from ..registry import REGISTRIES, ClientDefaults
 
 if TYPE_CHECKING:
     from ..registry import Registry
@@ -24,7 +24,7 @@ class DefaultsJoiner:
         self.state = state
         self.joined: frozenset[str] = frozenset()  # kinds already asked: nothing more to do for them
         requested = state.requested
-        self.place: ClientDefaults = FOR_THE_DEFAULT_REGISTRY if requested is None else requested.client_defaults
+        self.place: ClientDefaults = REGISTRIES.client_defaults if requested is None else requested.client_defaults
 
     def __call__(self, registry: Registry, kind: str) -> None:
         if kind in self.joined or not self.state.active or tilelang_takes_builds():

@@ -10,16 +10,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..clients import ClientState, hand_on, tilelang_takes_builds
-from ..core import NoHostCodegenError, notes_apart
+from ..core import PROCESS, NoHostCodegenError, notes_apart
 
 if TYPE_CHECKING:
     from collections.abc import Callable
     from types import ModuleType
 
     from ..registry import Registry
-
-_LOCAL = threading.local()  # .busy: this thread is inside a routed build
-
 
 @dataclass(eq=False)
 class State(ClientState):
@@ -48,7 +45,7 @@ def make_route(state: State) -> Callable[..., Any]:
             hand_on(state, state.routes[0], more, options, client="tvm", compiler="TVM")
             return original(host_mod, device_mod_dict, target_host, *more, **options)
         state.called(state.routes[0])
-        _LOCAL.busy = True
+        PROCESS.thread.routing = True
         try:
             from ._defaults import routed
 
@@ -62,7 +59,7 @@ def make_route(state: State) -> Callable[..., Any]:
             _carry_notes(exc)
             raise
         finally:
-            _LOCAL.busy = False
+            PROCESS.thread.routing = False
         if built is None:
             return original(host_mod, device_mod_dict, target_host)
         return built
@@ -74,7 +71,7 @@ def make_route(state: State) -> Callable[..., Any]:
 def handed_to_tvm() -> bool:
     """Whether this thread's builds go to TVM's original on purpose: one nested in a routed build (a
     plugin's codegen compiling), or any while TileLang is imported (its integration applies)."""
-    return getattr(_LOCAL, "busy", False) or tilelang_takes_builds()
+    return PROCESS.thread.routing or tilelang_takes_builds()
 
 
 def _carry_notes(exc: Exception) -> None:

@@ -1,0 +1,146 @@
+"""The package's warnings are classes by code under :class:`PluginWarning` (as pluggy's are), each given
+where it is worded, and a warning given once per process is once per finding (its code and facts),
+never per wording."""
+
+from __future__ import annotations
+
+import ast
+import warnings
+from pathlib import Path
+
+import pytest
+from tvm.target import Target
+
+import tilelang_hostcg
+import tilelang_hostcg.core as core
+from tilelang_hostcg import Registry
+from tilelang_hostcg.core import (
+    NATIVE_DECLARATION,
+    PROCESS,
+    ControlPluginWarning,
+    NativeDeclarationPluginWarning,
+    NativeUndeclaredPluginWarning,
+    PluginWarning,
+    PredicatePluginWarning,
+    SkippedPluginWarning,
+    warn_once,
+    warn_plugin,
+    warning_class,
+)
+from tilelang_hostcg.registry import capture
+
+ROOT = Path(tilelang_hostcg.__file__).parent
+
+
+def _classes() -> list[type[PluginWarning]]:
+    found, todo = [], [PluginWarning]
+    while todo:
+        category = todo.pop()
+        found.append(category)
+        todo += category.__subclasses__()
+    return found
+
+
+@pytest.fixture
+def fresh_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The process as if nothing had been warned yet."""
+    monkeypatch.setattr(PROCESS, "warned", set())
+
+
+def test_each_code_is_one_class_under_the_root_and_the_core_exports_it() -> None:
+    classes = _classes()
+    assert len(classes) >= 12
+    codes = [category.code for category in classes]
+    assert len(set(codes)) == len(codes), codes
+    for category in classes:
+        assert warning_class(category.code) is category
+        assert issubclass(category, PluginWarning) and issubclass(category, UserWarning)
+        assert category.__name__.endswith("PluginWarning") and category.__doc__
+        assert getattr(core, category.__name__) is category  # through the core's front door
+    assert warning_class("no-such-code") is PluginWarning
+    # Only a failed plugin skipped is reported by check as that plugin.
+    assert [c for c in classes if c.failed_plugin] == [SkippedPluginWarning]
+    assert tilelang_hostcg.PluginWarning is PluginWarning and "SkippedPluginWarning" not in tilelang_hostcg.__all__
+
+
+def test_every_warning_given_in_the_package_names_its_class() -> None:
+    """Each call of ``warn_once`` or ``warn_plugin`` names a class (or its code) other than the root,
+    but in modules where another part of the package decides what they say."""
+    bare = []
+    for path in ROOT.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                    and node.func.id in ("warn_once", "warn_plugin") and len(node.args) < 2):
+                bare.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert bare == []
+
+
+def test_the_same_facts_warn_once_and_different_facts_in_the_same_words_twice(fresh_process: None) -> None:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warn_once("TILELANG_HOSTCG_X=1 cannot do it", ControlPluginWarning, facts=("TILELANG_HOSTCG_X", "1"))
+        warn_once("worded otherwise", ControlPluginWarning, facts=("TILELANG_HOSTCG_X", "1"))
+        warn_once("TILELANG_HOSTCG_X=1 cannot do it", ControlPluginWarning, facts=("TILELANG_HOSTCG_X", "2"))
+        warn_once("TILELANG_HOSTCG_X=1 cannot do it", NativeUndeclaredPluginWarning, facts=("TILELANG_HOSTCG_X", "1"))
+        warn_once("by its code", "control", facts=("TILELANG_HOSTCG_X", "2"))
+    assert [(w.category, str(w.message)) for w in caught] == [
+        (ControlPluginWarning, "TILELANG_HOSTCG_X=1 cannot do it"),
+        (ControlPluginWarning, "TILELANG_HOSTCG_X=1 cannot do it"),
+        (NativeUndeclaredPluginWarning, "TILELANG_HOSTCG_X=1 cannot do it")]
+    assert [w.message.facts for w in caught] == [  # type: ignore[union-attr]
+        ("TILELANG_HOSTCG_X", "1"), ("TILELANG_HOSTCG_X", "2"), ("TILELANG_HOSTCG_X", "1")]
+
+
+def test_a_warning_made_an_error_is_not_counted_as_given(fresh_process: None) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ControlPluginWarning)
+        with pytest.raises(ControlPluginWarning):
+            warn_once("raised", ControlPluginWarning, facts=("A",))
+    with pytest.warns(ControlPluginWarning, match="raised"):
+        warn_once("raised", ControlPluginWarning, facts=("A",))
+
+
+def test_a_capture_keeps_each_finding_once_by_its_key() -> None:
+    caught: list[PluginWarning] = []
+    with capture(caught):
+        warn_plugin("one plugin skipped", SkippedPluginWarning, facts=("g", "k", "m", "d", "for x"))
+        warn_plugin("the same, worded anew", SkippedPluginWarning, facts=("g", "k", "m", "d", "for x"))
+        warn_plugin("one plugin skipped", SkippedPluginWarning, facts=("g", "k", "m", "other", "for x"))
+        warnings.warn("a root warning of another package", PluginWarning, stacklevel=1)
+        warnings.warn("a root warning of another package", PluginWarning, stacklevel=1)
+        warnings.warn("another root warning", PluginWarning, stacklevel=1)
+    assert [(type(w), str(w)) for w in caught] == [
+        (SkippedPluginWarning, "one plugin skipped"), (SkippedPluginWarning, "one plugin skipped"),
+        (PluginWarning, "a root warning of another package"), (PluginWarning, "another root warning")]
+    assert all(w.failed_plugin is isinstance(w, SkippedPluginWarning) for w in caught)
+
+
+def _codegen(name: str, **kw: object) -> tilelang_hostcg.HostCodegen:
+    return tilelang_hostcg.HostCodegen(name, lambda mod, target: mod, **kw)  # type: ignore[arg-type]
+
+
+def test_a_predicate_that_raises_is_its_class_with_its_facts() -> None:
+    registry = Registry()
+    registry.register_host_codegen("llvm", _codegen("odd", supports_target=lambda t: 1))
+    registry.register_host_codegen("llvm", _codegen("plain", priority=-1))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert registry.resolve_host_codegen(Target("llvm")).name == "plain"
+    [warning] = caught
+    assert warning.category is PredicatePluginWarning
+    assert warning.message.key == ("predicate-failed", ("llvm", "odd", None, None, "not-bool"))  # type: ignore
+
+
+def test_a_native_caller_without_its_declaration_is_warned_once_by_its_class(fresh_process: None) -> None:
+    from tilelang_hostcg.clients._native import _served
+
+    caller = {"__name__": "some_compiler.lower"}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert _served(caller, "build_host") and _served(caller, "build_host")
+        assert _served(caller, "apply_hooks")  # another function: another finding
+        assert not _served({**caller, NATIVE_DECLARATION: 99}, "build_host")
+    assert [(w.category, w.message.facts) for w in caught] == [  # type: ignore[union-attr]
+        (NativeUndeclaredPluginWarning, ("some_compiler.lower", "build_host")),
+        (NativeUndeclaredPluginWarning, ("some_compiler.lower", "apply_hooks")),
+        (NativeDeclarationPluginWarning, ("some_compiler.lower", "99"))]
