@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 from _tilelang_hostcg_switch import ENV_AUTO_INSTALL, is_on, is_understood
 
 from ..core import CODEGEN_GROUP, CORE_DISTRIBUTION, cut, is_core, normalize_name, shown, warn_once
-from ..environment import kind_spellings
 from ._records import CORE_ENTRY_POINTS
 
 if TYPE_CHECKING:
@@ -144,6 +143,9 @@ class Controls:
                 return ENV_ONLY, ",".join(sorted(self.only))
         if dist in self.disable:
             return ENV_DISABLE, dist
+        if not self.disable:
+            return None
+        from ..environment import kind_spellings  # the kinds' names: only where something is disabled
         for spelling in kind_spellings(kind):  # dist:hip and dist:rocm name one kind
             if f"{dist}:{spelling}" in self.disable:
                 return ENV_DISABLE, f"{dist}:{spelling}"
@@ -178,6 +180,7 @@ class Controls:
         """Items of ``DISABLE``, ``ONLY`` and ``PREFER`` naming what no installed entry point advertises."""
         if not (self.disable or self.only or self.prefer):
             return []
+        from ..environment import kind_spellings  # the kinds' names: only where a control names one
         entries = list(entry_points)
         kinds_of: dict[str, set[str]] = {CORE_DISTRIBUTION: set()}
         for ep in entries:

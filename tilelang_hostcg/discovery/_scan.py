@@ -30,7 +30,6 @@ from ..environment import (
     read_file,
     unusable,
 )
-from ._near_miss import near_miss_group
 from ._records import AdvertisedEntryPoint, DiscoveryIndex
 
 if TYPE_CHECKING:
@@ -155,7 +154,9 @@ def _our_entry_points(dist: Distribution, key: str, problems: list[str],
         return []
     if not eps:
         _unreadable(dist, "entry_points.txt", problems)
-    for group in dict.fromkeys(ep.group for ep in eps):
+    near_misses_possible = not is_core(key)  # this package's own groups (``tvm.backends``) are meant as they are
+    for group in dict.fromkeys(ep.group for ep in eps if ep.group not in GROUPS and near_misses_possible):
+        from ._near_miss import near_miss_group  # only for a group not ours
         ours = near_miss_group(group)
         if ours is not None:
             near.append((key, folder_of(dist), group, ours))
