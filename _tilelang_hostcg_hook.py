@@ -41,7 +41,7 @@ class _Finder:
         except Exception as exc:  # the usual finders still import TileLang
             self.leave()  # one warning, not one per look
             try:
-                from tilelang_hostcg.core._warnings import warn_activation_failed
+                from tilelang_hostcg.diagnosis import warn_activation_failed
 
                 warn_activation_failed("TileLang", exc)
             except Exception as missing:  # the package is gone (deleted by hand): the hook says so alone

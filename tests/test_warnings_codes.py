@@ -144,3 +144,29 @@ def test_a_native_caller_without_its_declaration_is_warned_once_by_its_class(fre
         (NativeUndeclaredPluginWarning, ("some_compiler.lower", "build_host")),
         (NativeUndeclaredPluginWarning, ("some_compiler.lower", "apply_hooks")),
         (NativeDeclarationPluginWarning, ("some_compiler.lower", "99"))]
+
+
+def test_a_finding_is_worded_by_the_diagnosis_layer_alone() -> None:
+    """A code with words in ``diagnosis`` is given only as a finding (``diagnosis.warn``): no module
+    outside that layer names its class in a call of ``warn_plugin`` or ``warn_once``, and each has a
+    class. The finding's words are its facts' alone: the same facts, the same words."""
+    from tilelang_hostcg.diagnosis import Finding
+    from tilelang_hostcg.diagnosis._words import WORDS, words
+
+    worded = {warning_class(code).__name__ for code in WORDS}
+    assert all(warning_class(code).code == code for code in WORDS)
+    outside = []
+    for path in ROOT.rglob("*.py"):
+        if path.parent.name == "diagnosis":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                    and node.func.id in ("warn_once", "warn_plugin")
+                    and any(isinstance(a, ast.Name) and a.id in worded for a in node.args)):
+                outside.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert outside == []
+    finding = Finding.of(NativeUndeclaredPluginWarning, "cc", module="cc", function="build_host")
+    assert finding.code == "native-undeclared" and finding.key == ("cc", "build_host")
+    assert words(finding) == words(Finding.of(NativeUndeclaredPluginWarning, "elsewhere", module="cc",
+                                              function="build_host"))
+    assert f"cc calls tilelang_hostcg.native.build_host without declaring {NATIVE_DECLARATION} = 1" in words(finding)

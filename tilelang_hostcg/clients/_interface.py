@@ -20,12 +20,11 @@ from ..core import (
     PROCESS,
     LeftInPlacePluginWarning,
     PatchesNothingPluginWarning,
-    warn_activation_failed,
     warn_once,
-    warn_plugin,
 )
 from ..core import NATIVE_API_VERSION as API_VERSION
 from ..core import NATIVE_DECLARATION as DECLARATION
+from ..diagnosis import Finding, warn, warn_activation_failed
 from ._state import ClientState, Route
 
 if TYPE_CHECKING:
@@ -291,24 +290,17 @@ class Client(ABC):
                 if now is route.ours:
                     setattr(route.owner, route.name, route.original)
                 elif now is not route.original:
-                    left.append((route, self._left_text(route, now)))
+                    left.append(self._left(route, now))
             if state.registry is not None:
                 remove_defaults(state.registry, state.codegens, state.hooks)
-        for route, text in left:
-            warn_plugin(text, LeftInPlacePluginWarning, facts=(self.name, route.path()))
-        return [text for _, text in left]
+        return [warn(finding) for finding in left]
 
-    def _left_text(self, route: Route, now: Any) -> str:
-        """Why :meth:`uninstall` leaves ``route``'s attribute (``now``, another package's) as it is."""
-        if reaches(now, route.ours, route.original):
-            held = (f"around tilelang_hostcg's replacement, which from now on hands every call to "
-                    f"{self.compiler}'s original")
-        else:
-            held = "in place of tilelang_hostcg's replacement (which it does not call)"
-        return (f"tilelang_hostcg.{self.name}.uninstall() left {route.path()} as it is: another package put a "
-                f"function of {owner_of(now)} there, {held}. That change is the other package's to undo; to have "
-                f"{self.compiler}'s own {route.name} back, undo it as that package documents (or uninstall that "
-                "package)")
+    def _left(self, route: Route, now: Any) -> Finding:
+        """That :meth:`uninstall` leaves ``route``'s attribute (``now``, another package's) as it is, and
+        whether ``now`` wraps our replacement (which from now on hands every call to the original)."""
+        wraps = "wraps" if reaches(now, route.ours, route.original) else None
+        return Finding.of(LeftInPlacePluginWarning, self.name, client=self.name, point=route.path(),
+                          holder=owner_of(now), wraps=wraps, compiler=self.compiler, function=route.name)
 
     def live(self) -> Liveness:
         """Whether the compiler's builds go through our routes (see :class:`Liveness`), or it calls the

@@ -16,6 +16,7 @@ from ..core import (
     NativeUndeclaredPluginWarning,
     warn_once,
 )
+from ..diagnosis import Finding, warn
 from ._interface import declaration_problem
 from ._native_state import NATIVE, third_party_kinds
 from ._plan import HostPlan, fingerprint_of, make_plan
@@ -47,10 +48,7 @@ def _served(caller: Mapping[str, Any], function: str) -> bool:
     declared = caller.get(NATIVE_DECLARATION)
     if declared is None:
         if function != "plan":
-            warn_once(f"{module} calls tilelang_hostcg.native.{function} without declaring "
-                      f"{NATIVE_DECLARATION} = 1 (the API it was written for), so reports cannot tell that it builds "
-                      f"through tilelang-hostcg itself and activation may route it as well. Add that line to {module}",
-                      NativeUndeclaredPluginWarning, facts=(module, function))
+            warn(Finding.of(NativeUndeclaredPluginWarning, module, module=module, function=function), once=True)
         return True
     problem = declaration_problem(declared, module)
     if problem is None:

@@ -13,16 +13,11 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from _tilelang_hostcg_switch import ENV_AUTO_INSTALL
-
 from ..core import (
     BypassedPluginWarning,
-    Facts,
-    PluginWarning,
     UnservedArgumentsPluginWarning,
-    at_import,
-    warn_plugin,
 )
+from ..diagnosis import Finding, held_by, warn
 from ._interface import owner_of
 from ._state import ClientState, Route
 
@@ -73,16 +68,8 @@ def hand_on(state: ClientState, route: Route, more: tuple[Any, ...], options: di
     if f"{point}({what})" in state.noticed or state.probing:
         return
     state.noticed.add(f"{point}({what})")
-    _warn(UnservedArgumentsPluginWarning, (client, point, what),
-          f"tilelang-hostcg: {compiler} called {point}, which tilelang_hostcg.{client} replaced, with {what}: "
-          f"arguments that replacement was not written for. {compiler}'s own {route.name} served the call, so this "
-          f"build's host code is {compiler}'s own and the installed plugins are not used; "
-          f"tilelang_hostcg.{client}.is_installed() is false while builds pass them. A release of tilelang-hostcg "
-          f"written for these arguments is needed; {_SHOWN}")
-
-
-_SHOWN = (f"`tilelang-hostcg check` shows it with a probe build, and {ENV_AUTO_INSTALL}=0 turns activation off, "
-          "leaving the compiler stock")
+    warn(Finding.of(UnservedArgumentsPluginWarning, client, client=client, point=point, arguments=what,
+                    compiler=compiler, function=route.name), shown=True)
 
 
 def _notice(state: ClientState, missed: list[Route], client: str, compiler: str) -> None:
@@ -91,25 +78,8 @@ def _notice(state: ClientState, missed: list[Route], client: str, compiler: str)
     if not new or state.probing:
         return
     state.noticed.update(route.path() for route in new)
-    points = " or ".join(_held(route, compiler) for route in new)
-    remedy = (f"A release of tilelang-hostcg that knows where this {compiler} builds host code is needed"
-              if all(route.current() is route.ours for route in new) else
-              "For plugins to be used, that package must call the function it replaced (or be uninstalled)")
-    _warn(BypassedPluginWarning, (client, *(route.path() for route in new)),
-          f"tilelang-hostcg: a {compiler} build completed without calling {points}, which "
-          f"tilelang_hostcg.{client} replaced. Its host code is {compiler}'s own and the installed plugins are not "
-          f"used; tilelang_hostcg.{client}.is_installed() is false from this build on. {remedy}; {_SHOWN}")
-
-
-def _held(route: Route, compiler: str) -> str:
-    """``route``'s point, and why the build did not reach it: who holds it instead, or the compiler's code."""
-    now = route.current()
-    if now is route.ours:
-        return f"{route.path()} ({compiler}'s code no longer reaches it)"
-    return f"{route.path()} (held by {owner_of(now)}, which does not call it)"
-
-
-def _warn(category: type[PluginWarning], facts: Facts, message: str) -> None:
-    """Warn at the user's line; shown, never raised, where warnings are errors: the build is done."""
-    with at_import():
-        warn_plugin(message, category, facts=facts)
+    holders = {route.path(): None if route.current() is route.ours else owner_of(route.current()) for route in new}
+    points = " or ".join(held_by(path, holder, compiler) for path, holder in holders.items())
+    held = None if all(holder is None for holder in holders.values()) else "another package"
+    warn(Finding.of(BypassedPluginWarning, client, client=client, compiler=compiler, points=points, held=held),
+         shown=True)

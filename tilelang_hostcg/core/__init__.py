@@ -83,7 +83,6 @@ if TYPE_CHECKING:  # explicit re-exports, for type checkers
         TileLangBuildsPluginWarning as TileLangBuildsPluginWarning,
         UnservedArgumentsPluginWarning as UnservedArgumentsPluginWarning,
         at_import as at_import,
-        warn_activation_failed as warn_activation_failed,
         warn_once as warn_once,
         warn_plugin as warn_plugin,
         warning_class as warning_class,
@@ -104,8 +103,8 @@ _DOOR = FrontDoor(__name__, {
                   "ExtensionPointTakenPluginWarning", "Facts", "LeftInPlacePluginWarning", "MetadataPluginWarning",
                   "NativeDeclarationPluginWarning", "NativeUndeclaredPluginWarning", "NearMissPluginWarning",
                   "PatchesNothingPluginWarning", "PluginWarning", "PredicatePluginWarning", "SkippedPluginWarning",
-                  "TileLangBuildsPluginWarning", "UnservedArgumentsPluginWarning", "at_import",
-                  "warn_activation_failed", "warn_once", "warn_plugin", "warning_class"),
+                  "TileLangBuildsPluginWarning", "UnservedArgumentsPluginWarning", "at_import", "warn_once",
+                  "warn_plugin", "warning_class"),
 })
 __all__ = ["FrontDoor", *_DOOR.names]
 

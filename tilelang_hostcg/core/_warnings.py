@@ -7,10 +7,8 @@ from __future__ import annotations
 import sys
 import warnings
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
-
-from _tilelang_hostcg_switch import ENV_AUTO_INSTALL
 
 from ._errors import shown
 from ._process import PROCESS
@@ -186,20 +184,6 @@ def warn_plugin(message: str, category: type[PluginWarning] = PluginWarning, *, 
             raise
         where = frame or sys._getframe()
         warnings.showwarning(raised, category, where.f_code.co_filename, where.f_lineno)
-
-
-def warn_activation_failed(compiler: str, exc: BaseException) -> str:
-    """Activation of the ``compiler`` integration failed with ``exc``: the one warning (shown, never
-    raised, also under ``-W error``), worded once for both clients and the start-up hook; its text."""
-    try:
-        cause = f"{type(exc).__name__}: {exc}"
-    except Exception:
-        cause = type(exc).__name__
-    message = (f"tilelang-hostcg did not activate its {compiler} integration: {cause}. {compiler} runs "
-               f"stock, without plugins. Set {ENV_AUTO_INSTALL}=0 to turn activation off")
-    with suppress(Exception), at_import():  # never fail the import
-        warn_plugin(message, ActivationFailedPluginWarning, facts=(compiler, type(exc).__name__))
-    return message
 
 
 def warn_once(message: str, category: type[PluginWarning] | str, *, facts: Facts) -> None:

@@ -19,9 +19,13 @@ if TYPE_CHECKING:  # explicit re-exports, for type checkers
         remove_by_hand as remove_by_hand,
         uninstall as uninstall,
     )
+    from ._findings import Finding as Finding, warn as warn, warn_activation_failed as warn_activation_failed
+    from ._words import held_by as held_by
 
 _DOOR = FrontDoor(__name__, {
     "_advice": ("first_party_install", "reinstall", "reinstall_by_hand", "remove_by_hand", "uninstall"),
+    "_findings": ("Finding", "warn", "warn_activation_failed"),
+    "_words": ("held_by",),
 })
 __all__ = _DOOR.names
 

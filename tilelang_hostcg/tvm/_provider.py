@@ -43,11 +43,9 @@ class Adapter:
                 return True
             taken = [name for name in names if tvm.get_global_func(name, allow_missing=True) is not None]
             if taken:
-                from ..core import ExtensionPointTakenPluginWarning, warn_plugin
-                warn_plugin(f"TVM's global function {' and '.join(taken)} is already registered by another package; "
-                            "tilelang-hostcg leaves it as it is, so TVM's builds do not use the installed "
-                            "plugins. Uninstall the package that registers it to have them used",
-                            ExtensionPointTakenPluginWarning, facts=tuple(taken))
+                from ..core import ExtensionPointTakenPluginWarning
+                from ..diagnosis import Finding, warn
+                warn(Finding.of(ExtensionPointTakenPluginWarning, "tvm", taken=" and ".join(taken)))
                 return True
             self.held = (tvm.register_global_func(names[0], host_codegen),
                          tvm.register_global_func(names[1], host_codegen_hook))

@@ -1,0 +1,89 @@
+"""Findings in words: one function per code, reading only the finding's facts. A new warning is a
+class in :mod:`..core` with its code, and one function here."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from _tilelang_hostcg_switch import ENV_AUTO_INSTALL
+
+from ..core import NATIVE_DECLARATION
+
+if TYPE_CHECKING:
+    from ._findings import Finding
+
+_SHOWN = (f"`tilelang-hostcg check` shows it with a probe build, and {ENV_AUTO_INSTALL}=0 turns activation off, "
+          "leaving the compiler stock")
+
+
+def _activation_failed(f: Finding) -> str:
+    compiler = f["compiler"]
+    return (f"tilelang-hostcg did not activate its {compiler} integration: {f['cause']}. {compiler} runs stock, "
+            f"without plugins. Set {ENV_AUTO_INSTALL}=0 to turn activation off")
+
+
+def _extension_point_taken(f: Finding) -> str:
+    return (f"TVM's global function {f['taken']} is already registered by another package; tilelang-hostcg leaves it "
+            "as it is, so TVM's builds do not use the installed plugins. Uninstall the package that registers it to "
+            "have them used")
+
+
+def _native_undeclared(f: Finding) -> str:
+    module = f["module"]
+    return (f"{module} calls tilelang_hostcg.native.{f['function']} without declaring {NATIVE_DECLARATION} = 1 (the "
+            "API it was written for), so reports cannot tell that it builds through tilelang-hostcg itself and "
+            f"activation may route it as well. Add that line to {module}")
+
+
+def _route_arguments(f: Finding) -> str:
+    client, compiler = f["client"], f["compiler"]
+    return (f"tilelang-hostcg: {compiler} called {f['point']}, which tilelang_hostcg.{client} replaced, with "
+            f"{f['arguments']}: arguments that replacement was not written for. {compiler}'s own {f['function']} "
+            f"served the call, so this build's host code is {compiler}'s own and the installed plugins are not used; "
+            f"tilelang_hostcg.{client}.is_installed() is false while builds pass them. A release of tilelang-hostcg "
+            f"written for these arguments is needed; {_SHOWN}")
+
+
+def held_by(point: str, holder: str | None, compiler: str) -> str:
+    """A point a build did not reach, and why: who holds it instead (``holder``), or the compiler's code."""
+    if holder is None:
+        return f"{point} ({compiler}'s code no longer reaches it)"
+    return f"{point} (held by {holder}, which does not call it)"
+
+
+def _route_bypassed(f: Finding) -> str:
+    client, compiler = f["client"], f["compiler"]
+    remedy = (f"A release of tilelang-hostcg that knows where this {compiler} builds host code is needed"
+              if f["held"] is None else
+              "For plugins to be used, that package must call the function it replaced (or be uninstalled)")
+    return (f"tilelang-hostcg: a {compiler} build completed without calling {f['points']}, which "
+            f"tilelang_hostcg.{client} replaced. Its host code is {compiler}'s own and the installed plugins are not "
+            f"used; tilelang_hostcg.{client}.is_installed() is false from this build on. {remedy}; {_SHOWN}")
+
+
+def _uninstall_left(f: Finding) -> str:
+    compiler = f["compiler"]
+    if f["wraps"] is not None:
+        held = f"around tilelang_hostcg's replacement, which from now on hands every call to {compiler}'s original"
+    else:
+        held = "in place of tilelang_hostcg's replacement (which it does not call)"
+    return (f"tilelang_hostcg.{f['client']}.uninstall() left {f['point']} as it is: another package put a function "
+            f"of {f['holder']} there, {held}. That change is the other package's to undo; to have {compiler}'s own "
+            f"{f['function']} back, undo it as that package documents (or uninstall that package)")
+
+
+WORDS: dict[str, Callable[[Finding], str]] = {
+    "activation-failed": _activation_failed,
+    "extension-point-taken": _extension_point_taken,
+    "native-undeclared": _native_undeclared,
+    "route-arguments": _route_arguments,
+    "route-bypassed": _route_bypassed,
+    "uninstall-left": _uninstall_left,
+}
+"""Each code's words (the codes of the warnings the package gives through :func:`._findings.warn`)."""
+
+
+def words(finding: Finding) -> str:
+    """``finding`` in words."""
+    return WORDS[finding.code](finding)
