@@ -128,7 +128,8 @@ def test_a_predicate_that_raises_is_its_class_with_its_facts() -> None:
         assert registry.resolve_host_codegen(Target("llvm")).name == "plain"
     [warning] = caught
     assert warning.category is PredicatePluginWarning
-    assert warning.message.key == ("predicate-failed", ("llvm", "odd", None, None, "not-bool"))  # type: ignore
+    code, facts = warning.message.key  # type: ignore[attr-defined]
+    assert (code, facts[:6]) == ("predicate-failed", ("llvm", "odd", None, None, "not-bool", "int 1"))
 
 
 def test_a_native_caller_without_its_declaration_is_warned_once_by_its_class(fresh_process: None) -> None:
@@ -143,7 +144,7 @@ def test_a_native_caller_without_its_declaration_is_warned_once_by_its_class(fre
     assert [(w.category, w.message.facts) for w in caught] == [  # type: ignore[union-attr]
         (NativeUndeclaredPluginWarning, ("some_compiler.lower", "build_host")),
         (NativeUndeclaredPluginWarning, ("some_compiler.lower", "apply_hooks")),
-        (NativeDeclarationPluginWarning, ("some_compiler.lower", "99"))]
+        (NativeDeclarationPluginWarning, ("some_compiler.lower", "99", "newer", "1 and 2"))]
 
 
 def test_a_finding_is_worded_by_the_diagnosis_layer_alone() -> None:

@@ -19,12 +19,13 @@ from ..core import (
     HOOK_GROUP,
     PROCESS,
     LeftInPlacePluginWarning,
+    NativeDeclarationPluginWarning,
     PatchesNothingPluginWarning,
     warn_once,
 )
 from ..core import NATIVE_API_VERSION as API_VERSION
 from ..core import NATIVE_DECLARATION as DECLARATION
-from ..diagnosis import Finding, warn, warn_activation_failed
+from ..diagnosis import Finding, warn, warn_activation_failed, words
 from ._state import ClientState, Route
 
 if TYPE_CHECKING:
@@ -79,21 +80,31 @@ def _native_calls() -> int:
     return use.total() if use is not None else 0
 
 
-def declaration_problem(declared: object, module: str) -> str | None:
+def declaration_finding(declared: object, module: str) -> Finding | None:
     """The one rule for a compiler's declaration: ``None`` where this API serves it (an int from 1 to
-    :data:`API_VERSION`), else the message naming ``module``, the value and what follows."""
+    :data:`API_VERSION`), else the finding: ``module``, the value, and how it is not served (newer, no
+    version, or the type it has)."""
     version = declared if isinstance(declared, int) and not isinstance(declared, bool) else None
     if version is not None and 1 <= version <= API_VERSION:
         return None
-    if version is not None and version > API_VERSION:
-        what = f"a native API newer than this tilelang-hostcg serves ({SERVED})"
-    elif version is not None:
-        what = f"which is no native API version (they are {SERVED})"
-    else:
-        what = f"a {type(declared).__name__}, not a native API version (an int: {SERVED})"
-    return (f"{module} declares {DECLARATION} = {declared!r}, {what}. Its builds use the compiler's own codegens "
-            f"and hooks alone: installed plugins are not used for them. The declaration is {module}'s to fix: a "
-            f"module that calls tilelang_hostcg.native declares the API it was written for ({SERVED})")
+    return Finding.of(NativeDeclarationPluginWarning, module, module=module, declared=repr(declared),
+                      unserved=_how_unserved(declared, version), served=SERVED)
+
+
+def _how_unserved(declared: object, version: int | None) -> str:
+    """How a declaration is not served: ``newer`` than this API, ``no-version`` (an int below 1), or the
+    type the declared value has."""
+    if version is None:
+        return type(declared).__name__
+    if version > API_VERSION:
+        return "newer"
+    return "no-version"
+
+
+def declaration_problem(declared: object, module: str) -> str | None:
+    """:func:`declaration_finding` in words (``None`` where the declaration is served)."""
+    finding = declaration_finding(declared, module)
+    return None if finding is None else words(finding)
 
 
 class Liveness(NamedTuple):

@@ -11,13 +11,11 @@ from typing import Any
 from ..core import (
     CODEGEN_GROUP,
     NATIVE_DECLARATION,
-    NativeDeclarationPluginWarning,
     NativeDefaultError,
     NativeUndeclaredPluginWarning,
-    warn_once,
 )
 from ..diagnosis import Finding, warn
-from ._interface import declaration_problem
+from ._interface import declaration_finding
 from ._native_state import NATIVE, third_party_kinds
 from ._plan import HostPlan, fingerprint_of, make_plan
 
@@ -50,10 +48,10 @@ def _served(caller: Mapping[str, Any], function: str) -> bool:
         if function != "plan":
             warn(Finding.of(NativeUndeclaredPluginWarning, module, module=module, function=function), once=True)
         return True
-    problem = declaration_problem(declared, module)
-    if problem is None:
+    finding = declaration_finding(declared, module)
+    if finding is None:
         return True
-    warn_once(problem, NativeDeclarationPluginWarning, facts=(module, repr(declared)))
+    warn(finding, once=True)
     return False
 
 

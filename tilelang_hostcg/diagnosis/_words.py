@@ -36,6 +36,42 @@ def _native_undeclared(f: Finding) -> str:
             f"activation may route it as well. Add that line to {module}")
 
 
+def cannot_build(function: str, tvm: str) -> str:
+    """Why a codegen cannot build: one wording for errors, warnings, ``list``, ``check`` and ``explain``."""
+    return f"cannot build with {tvm}: it needs TVM global function {function!r}"
+
+
+def verdict(judged: str, detail: str | None, tvm: str) -> str:
+    """Why a codegen or hook does not serve a target, by its verdict (``judged``) and its ``detail``:
+    one wording for warnings and ``explain`` (``tvm``: the TVM in use, described)."""
+    if judged == "missing-build":
+        return cannot_build(str(detail), tvm)
+    if judged == "raised":
+        return f"supports_target raised {detail}; fix the plugin's predicate"
+    if judged == "not-bool":
+        return (f"supports_target returned {detail}, not a bool; fix the plugin's predicate to return True or "
+                "False")
+    return "its supports_target returned False for this target"
+
+
+def _predicate_failed(f: Finding) -> str:
+    return (f"{f['name']!r} ({f['origin']}): {verdict(str(f['verdict']), f['detail'], '')}; it is treated as not "
+            "matching")
+
+
+def _native_declaration(f: Finding) -> str:
+    module, served, unserved = f["module"], f["served"], f["unserved"]
+    if unserved == "newer":
+        what = f"a native API newer than this tilelang-hostcg serves ({served})"
+    elif unserved == "no-version":
+        what = f"which is no native API version (they are {served})"
+    else:  # the declared value's type
+        what = f"a {unserved}, not a native API version (an int: {served})"
+    return (f"{module} declares {NATIVE_DECLARATION} = {f['declared']}, {what}. Its builds use the compiler's own "
+            f"codegens and hooks alone: installed plugins are not used for them. The declaration is {module}'s to "
+            f"fix: a module that calls tilelang_hostcg.native declares the API it was written for ({served})")
+
+
 def _route_arguments(f: Finding) -> str:
     client, compiler = f["client"], f["compiler"]
     return (f"tilelang-hostcg: {compiler} called {f['point']}, which tilelang_hostcg.{client} replaced, with "
@@ -76,7 +112,9 @@ def _uninstall_left(f: Finding) -> str:
 WORDS: dict[str, Callable[[Finding], str]] = {
     "activation-failed": _activation_failed,
     "extension-point-taken": _extension_point_taken,
+    "native-declaration": _native_declaration,
     "native-undeclared": _native_undeclared,
+    "predicate-failed": _predicate_failed,
     "route-arguments": _route_arguments,
     "route-bypassed": _route_bypassed,
     "uninstall-left": _uninstall_left,

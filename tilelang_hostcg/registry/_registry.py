@@ -21,6 +21,7 @@ from ..core import (
     warn_once,
     warn_plugin,
 )
+from ..diagnosis import Finding, warn
 from ..discovery import ENV_PREFER, Controls
 from ..environment import canonical_kind, host_of, is_host_target, parse_target
 from ._client_defaults import ClientDefaults
@@ -34,7 +35,6 @@ from ._resolution import (
     judge,
     load_error,
     provenance_note,
-    verdict_text,
 )
 from ._sources import Source, SourceInfo
 from ._table import Registration, RegistrationTable
@@ -381,10 +381,10 @@ def _is_core(origin: Origin) -> bool:
 def _warn_predicates(candidates: Sequence[Candidate]) -> None:
     for c in candidates:
         if c.verdict in ("raised", "not-bool"):
-            warn_plugin(f"{c.registration.name!r} ({c.registration.origin.describe()}): {verdict_text(c)}; "
-                        "it is treated as not matching", PredicatePluginWarning,
-                        facts=(c.registration.kind, c.registration.name, c.registration.origin.distribution,
-                               c.registration.origin.entry_point, c.verdict))
+            reg = c.registration
+            warn(Finding.of(PredicatePluginWarning, reg.kind, kind=reg.kind, name=reg.name,
+                            distribution=reg.origin.distribution, entry_point=reg.origin.entry_point,
+                            verdict=c.verdict, detail=c.detail, origin=reg.origin.describe()))
 
 
 def _warn_skipped(problems: Sequence[Source], what: str, controls: Controls) -> None:

@@ -18,6 +18,7 @@ from ..core import (
     is_core,
     text_of,
 )
+from ..diagnosis import cannot_build, verdict
 from ..discovery import ENV_DISABLE, ENV_PREFER
 from ..environment import describe_tvm, get_global_func, required_global_funcs
 from ._skipped import skipped_text
@@ -325,20 +326,14 @@ def _no_codegen_error(kind: str, host: Target, candidates: Sequence[Candidate],
 
 
 def verdict_text(candidate: Candidate) -> str:
-    """Why a candidate that does not match does not, in words: one wording for warnings and ``explain``."""
-    if candidate.verdict == "missing-build":
-        return cannot_build_text(str(candidate.detail))
-    if candidate.verdict == "raised":
-        return f"supports_target raised {candidate.detail}; fix the plugin's predicate"
-    if candidate.verdict == "not-bool":
-        return (f"supports_target returned {candidate.detail}, not a bool; fix the plugin's predicate to "
-                "return True or False")
-    return "its supports_target returned False for this target"
+    """Why a candidate that does not match does not, worded by :mod:`..diagnosis` from its verdict."""
+    tvm = describe_tvm() if candidate.verdict == "missing-build" else ""
+    return verdict(candidate.verdict, candidate.detail, tvm)
 
 
 def cannot_build_text(function: str) -> str:
-    """Why a codegen cannot build: one wording for errors, ``list``, ``check`` and ``explain``."""
-    return f"cannot build with {describe_tvm()}: it needs TVM global function {function!r}"
+    """Why a codegen cannot build with the TVM in use, worded by :mod:`..diagnosis`."""
+    return cannot_build(function, describe_tvm())
 
 
 def can_build_text(obj: object) -> str:
