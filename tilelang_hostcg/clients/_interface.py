@@ -25,11 +25,11 @@ from ..core import (
 )
 from ..core import NATIVE_API_VERSION as API_VERSION
 from ..core import NATIVE_DECLARATION as DECLARATION
-from ..diagnosis import Finding, warn, warn_activation_failed, words
 from ._state import ClientState, Route
 
 if TYPE_CHECKING:
     from ..core import HostCodegen, HostCodegenHook
+    from ..diagnosis import Finding
     from ..registry import Registry
 
 ClientName = Literal["tilelang", "tvm"]
@@ -87,6 +87,7 @@ def declaration_finding(declared: object, module: str) -> Finding | None:
     version = declared if isinstance(declared, int) and not isinstance(declared, bool) else None
     if version is not None and 1 <= version <= API_VERSION:
         return None
+    from ..diagnosis import Finding  # a finding's words: only where one is given
     return Finding.of(NativeDeclarationPluginWarning, module, module=module, declared=repr(declared),
                       unserved=_how_unserved(declared, version), served=SERVED)
 
@@ -104,7 +105,10 @@ def _how_unserved(declared: object, version: int | None) -> str:
 def declaration_problem(declared: object, module: str) -> str | None:
     """:func:`declaration_finding` in words (``None`` where the declaration is served)."""
     finding = declaration_finding(declared, module)
-    return None if finding is None else words(finding)
+    if finding is None:
+        return None
+    from ..diagnosis import words  # a finding's words: only where one is given
+    return words(finding)
 
 
 class Liveness(NamedTuple):
@@ -304,11 +308,15 @@ class Client(ABC):
                     left.append(self._left(route, now))
             if state.registry is not None:
                 remove_defaults(state.registry, state.codegens, state.hooks)
+        if not left:
+            return []
+        from ..diagnosis import warn  # a finding's words: only where one is given
         return [warn(finding) for finding in left]
 
     def _left(self, route: Route, now: Any) -> Finding:
         """That :meth:`uninstall` leaves ``route``'s attribute (``now``, another package's) as it is, and
         whether ``now`` wraps our replacement (which from now on hands every call to the original)."""
+        from ..diagnosis import Finding  # a finding's words: only where one is given
         wraps = "wraps" if reaches(now, route.ours, route.original) else None
         return Finding.of(LeftInPlacePluginWarning, self.name, client=self.name, point=route.path(),
                           holder=owner_of(now), wraps=wraps, compiler=self.compiler, function=route.name)
@@ -365,4 +373,5 @@ class Client(ABC):
     def activation_failed(self, exc: BaseException) -> None:
         """Activation at ``import <compiler>`` failed with ``exc``: one warning (never raising), kept
         for this process's client line."""
+        from ..diagnosis import warn_activation_failed  # a finding's words: only where one is given
         self.activation_warning = warn_activation_failed(self.compiler, exc)

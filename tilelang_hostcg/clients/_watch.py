@@ -17,7 +17,6 @@ from ..core import (
     BypassedPluginWarning,
     UnservedArgumentsPluginWarning,
 )
-from ..diagnosis import Finding, held_by, warn
 from ._interface import owner_of
 from ._state import ClientState, Route
 
@@ -68,6 +67,7 @@ def hand_on(state: ClientState, route: Route, more: tuple[Any, ...], options: di
     if f"{point}({what})" in state.noticed or state.probing:
         return
     state.noticed.add(f"{point}({what})")
+    from ..diagnosis import Finding, warn  # a finding's words: only where one is given
     warn(Finding.of(UnservedArgumentsPluginWarning, client, client=client, point=point, arguments=what,
                     compiler=compiler, function=route.name), shown=True)
 
@@ -78,6 +78,7 @@ def _notice(state: ClientState, missed: list[Route], client: str, compiler: str)
     if not new or state.probing:
         return
     state.noticed.update(route.path() for route in new)
+    from ..diagnosis import Finding, held_by, warn  # a finding's words: only where one is given
     holders = {route.path(): None if route.current() is route.ours else owner_of(route.current()) for route in new}
     points = " or ".join(held_by(path, holder, compiler) for path, holder in holders.items())
     held = None if all(holder is None for holder in holders.values()) else "another package"

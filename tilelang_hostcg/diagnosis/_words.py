@@ -54,6 +54,12 @@ def verdict(judged: str, detail: str | None, tvm: str) -> str:
     return "its supports_target returned False for this target"
 
 
+def _near_miss(f: Finding) -> str:
+    return (f"distribution {f['distribution']!r} ({f['location']!r}) advertises entry points in the group "
+            f"[{f['group']}], which tilelang-hostcg does not read (did you mean [{f['ours']}]?); its entry points "
+            "there are ignored. Rename the group in its packaging metadata and reinstall it")
+
+
 def _predicate_failed(f: Finding) -> str:
     return (f"{f['name']!r} ({f['origin']}): {verdict(str(f['verdict']), f['detail'], '')}; it is treated as not "
             "matching")
@@ -114,6 +120,7 @@ WORDS: dict[str, Callable[[Finding], str]] = {
     "extension-point-taken": _extension_point_taken,
     "native-declaration": _native_declaration,
     "native-undeclared": _native_undeclared,
+    "near-miss": _near_miss,
     "predicate-failed": _predicate_failed,
     "route-arguments": _route_arguments,
     "route-bypassed": _route_bypassed,

@@ -38,7 +38,8 @@ def _plan(ep: AdvertisedEntryPoint, controls: Controls) -> PlannedSource:
 
 def declaration_problems(index: DiscoveryIndex) -> list[tuple[str, str]]:
     """``(distribution, message)`` for each declaration that cannot take effect or is unsafe."""
-    found = [(dist, message) for (dist, *_), message in zip(index.near_misses, index.near_miss_messages(), strict=True)]
+    from ..diagnosis import words  # check's, never activation's
+    found = [(str(finding["distribution"]), words(finding)) for finding in index.near_miss_findings()]
     seen: set[str] = set()
     for ep in index.entry_points:
         dist = normalize_name(ep.distribution)

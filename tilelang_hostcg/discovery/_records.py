@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..core import CODEGEN_GROUP, PlanState
+
+if TYPE_CHECKING:
+    from ..diagnosis import Finding
 
 # The core's own entry points; pyproject.toml advertises exactly these (a test checks).
 CORE_ENTRY_POINTS: tuple[tuple[str, str, str], ...] = (
@@ -40,12 +44,12 @@ class DiscoveryIndex:
     problems: tuple[str, ...] = ()
     near_misses: tuple[tuple[str, str, str, str], ...] = ()
 
-    def near_miss_messages(self) -> list[str]:
-        """One message per entry of ``near_misses``, saying what to fix."""
-        return [f"distribution {dist!r} ({location!r}) advertises entry points in the group "
-                f"[{group}], which tilelang-hostcg does not read (did you mean [{ours}]?); "
-                f"its entry points there are ignored. Rename the group in its packaging "
-                f"metadata and reinstall it" for dist, location, group, ours in self.near_misses]
+    def near_miss_findings(self) -> list[Finding]:
+        """One finding per entry of ``near_misses`` (worded by :mod:`..diagnosis`: what to fix)."""
+        from ..core import NearMissPluginWarning
+        from ..diagnosis import Finding  # only where a group is near one of ours
+        return [Finding.of(NearMissPluginWarning, dist, distribution=dist, location=location, group=group, ours=ours)
+                for dist, location, group, ours in self.near_misses]
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,10 +13,8 @@ from ..core import (
     CORE_DISTRIBUTION,
     GROUPS,
     MetadataPluginWarning,
-    NearMissPluginWarning,
     is_core,
     normalize_name,
-    warn_once,
     warn_plugin,
 )
 from ..environment import (
@@ -75,8 +73,10 @@ def scan_environment(core_version: str, *, full: bool = True) -> DiscoveryIndex:
                            tuple(near))
     for message in index.problems if full else ():
         warn_plugin(message, MetadataPluginWarning, facts=(message,))  # a problem is known by its text alone
-    for miss, message in zip(index.near_misses, index.near_miss_messages(), strict=True):  # also from activation's
-        warn_once(message, NearMissPluginWarning, facts=miss)  # look, at ``import tilelang``: once per process
+    if index.near_misses:  # also from activation's look, at ``import tilelang``: once per process
+        from ..diagnosis import warn  # only where a group is near one of ours
+        for finding in index.near_miss_findings():
+            warn(finding, once=True)
     return index
 
 
