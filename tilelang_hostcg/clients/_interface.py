@@ -21,7 +21,6 @@ from ..core import (
     LeftInPlacePluginWarning,
     NativeDeclarationPluginWarning,
     PatchesNothingPluginWarning,
-    warn_once,
 )
 from ..core import NATIVE_API_VERSION as API_VERSION
 from ..core import NATIVE_DECLARATION as DECLARATION
@@ -62,12 +61,8 @@ class Native(NamedTuple):
 
     def describe(self, compiler: str) -> str:
         """``native: TileLang calls tilelang-hostcg itself (...)``, and whether a build confirmed it."""
-        made = _native_calls()
-        confirmed = "confirmed by a build" if made else "not yet confirmed by a build in this process"
-        if self.point is not None:
-            return f"native: {compiler} calls tilelang-hostcg itself ({self.point}); {confirmed}"
-        return (f"native: {compiler} calls tilelang-hostcg itself ({self.module} declares native API "
-                f"{self.version!r}; this tilelang-hostcg serves API {SERVED}); {confirmed}")
+        from ..diagnosis import native_calls  # words, where a compiler is native
+        return native_calls(compiler, self.point, self.module, repr(self.version), SERVED, bool(_native_calls()))
 
 
 SERVED = " and ".join(map(str, range(1, API_VERSION + 1)))  # "1 and 2": the native API versions served
@@ -277,11 +272,9 @@ class Client(ABC):
             if native is None:  # the point is another package's (its warning said so): nothing to patch
                 return
         if native is not None:
-            problem = native.problem()
-            effect = (f". {problem}" if problem is not None
-                      else ", so its host builds go through the registry without it")
-            warn_once(f"tilelang_hostcg.{self.name}.install() patches nothing: {native.describe(self.compiler)}"
-                      f"{effect}", PatchesNothingPluginWarning, facts=(self.name, problem))
+            from ..diagnosis import Finding, warn  # a finding's words: only where one is given
+            warn(Finding.of(PatchesNothingPluginWarning, self.name, client=self.name, problem=native.problem(),
+                            native=native.describe(self.compiler), wording=("native",)), once=True)
             return
         prepared = self._prepare(registry)
         with self.lock:

@@ -20,12 +20,18 @@ if TYPE_CHECKING:  # explicit re-exports, for type checkers
         uninstall as uninstall,
     )
     from ._findings import Finding as Finding, warn as warn, warn_activation_failed as warn_activation_failed
-    from ._words import cannot_build as cannot_build, held_by as held_by, verdict as verdict, words as words
+    from ._words import (
+        cannot_build as cannot_build,
+        held_by as held_by,
+        native_calls as native_calls,
+        verdict as verdict,
+        words as words,
+    )
 
 _DOOR = FrontDoor(__name__, {
     "_advice": ("first_party_install", "reinstall", "reinstall_by_hand", "remove_by_hand", "uninstall"),
     "_findings": ("Finding", "warn", "warn_activation_failed"),
-    "_words": ("cannot_build", "held_by", "verdict", "words"),
+    "_words": ("cannot_build", "held_by", "native_calls", "verdict", "words"),
 })
 __all__ = _DOOR.names
 

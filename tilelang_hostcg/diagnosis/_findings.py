@@ -24,11 +24,15 @@ class Finding:
     category: type[PluginWarning]
     facts: tuple[tuple[str, Fact], ...]
     source: str
+    wording: tuple[str, ...] = ()
+    """Facts that only word it (what a state says now) and do not tell it from another: not in :attr:`key`."""
 
     @classmethod
-    def of(cls, category: type[PluginWarning], source: str, **facts: Fact) -> Finding:
-        """A finding of ``category`` from ``source`` about ``facts``."""
-        return cls(category, tuple(facts.items()), source)
+    def of(cls, category: type[PluginWarning], source: str, *, wording: tuple[str, ...] = (),
+           **facts: Fact) -> Finding:
+        """A finding of ``category`` from ``source`` about ``facts`` (``wording``: the names of those that
+        only word it)."""
+        return cls(category, tuple(facts.items()), source, wording)
 
     @property
     def code(self) -> str:
@@ -38,7 +42,7 @@ class Finding:
     @property
     def key(self) -> Facts:
         """The facts' values: with :attr:`code`, what the finding is (a warning given once is keyed by them)."""
-        return tuple(value for _, value in self.facts)
+        return tuple(value for name, value in self.facts if name not in self.wording)
 
     def __getitem__(self, name: str) -> Fact:
         return dict(self.facts)[name]

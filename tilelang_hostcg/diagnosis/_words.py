@@ -29,6 +29,23 @@ def _extension_point_taken(f: Finding) -> str:
             "have them used")
 
 
+def native_calls(compiler: str, point: str | None, module: str, declared: str, served: str, confirmed: bool) -> str:
+    """``native: COMPILER calls tilelang-hostcg itself (...)``: a compiler that calls the registry itself
+    (at its extension ``point``, else as ``module`` declares it: the ``declared`` API, against the
+    ``served`` ones), and whether a build in this process confirmed it."""
+    seen = "confirmed by a build" if confirmed else "not yet confirmed by a build in this process"
+    if point is not None:
+        return f"native: {compiler} calls tilelang-hostcg itself ({point}); {seen}"
+    return (f"native: {compiler} calls tilelang-hostcg itself ({module} declares native API {declared}; this "
+            f"tilelang-hostcg serves API {served}); {seen}")
+
+
+def _install_patches_nothing(f: Finding) -> str:
+    problem = f["problem"]
+    effect = f". {problem}" if problem is not None else ", so its host builds go through the registry without it"
+    return f"tilelang_hostcg.{f['client']}.install() patches nothing: {f['native']}{effect}"
+
+
 def _native_undeclared(f: Finding) -> str:
     module = f["module"]
     return (f"{module} calls tilelang_hostcg.native.{f['function']} without declaring {NATIVE_DECLARATION} = 1 (the "
@@ -118,6 +135,7 @@ def _uninstall_left(f: Finding) -> str:
 WORDS: dict[str, Callable[[Finding], str]] = {
     "activation-failed": _activation_failed,
     "extension-point-taken": _extension_point_taken,
+    "install-patches-nothing": _install_patches_nothing,
     "native-declaration": _native_declaration,
     "native-undeclared": _native_undeclared,
     "near-miss": _near_miss,
