@@ -8,6 +8,8 @@ from __future__ import annotations
 
 __version__ = "0.1.0"  # the distribution's version too (pyproject.toml reads it from here)
 
+from .core import FrontDoor  # the layers' doors: this one too (it imports nothing else)
+
 # Not ``typing.TYPE_CHECKING``: importing ``typing`` costs milliseconds. Type checkers read it as True.
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # explicit re-exports, for type checkers
@@ -38,37 +40,27 @@ if TYPE_CHECKING:  # explicit re-exports, for type checkers
     from .core import Origin as Origin, TargetPredicate as TargetPredicate
     from .discovery import Controls as Controls
 
-# Where each public name lives (the block above says the same to type checkers; a test compares).
-_WHERE = {
+# Where each public name lives: this package's `_api`, else the door of its layer (the block above says the
+# same to type checkers; a test compares).
+_DOOR = FrontDoor(__name__, {
     "_api": ("allowed_host_codegens_for_target", "apply_host_codegen_hooks", "build",
              "build_host", "default_registry", "refresh", "register_host_codegen",
              "register_host_codegen_hook", "register_lazy_host_codegen",
              "register_lazy_host_codegen_hooks", "resolve_host_codegen"),
-    "discovery._controls": ("Controls",),
-    "core._errors": ("AmbiguousHostCodegenError", "DeviceAsHostError", "DuplicateRegistrationError",
-                     "HostCodegenError", "MissingGlobalFuncError", "NativeDefaultError", "NoHostCodegenError",
-                     "PluginCallbackError", "PluginLoadError", "TargetParseError",
-                     "TVMNotFoundError", "UnsupportedTileLangError"),
-    "core._warnings": ("PluginWarning",),
-    "registry._registry": ("Registry",),
-    "registry._resolution": ("Candidate", "Resolution"),
-    "registry._sources": ("SourceInfo",),
-    "registry._table": ("Registration",),
-    "environment._targets": ("global_func_host_codegen", "parse_target"),
-    "core._types": ("HostCodegen", "HostCodegenFunc", "HostCodegenHook", "HostCodegenHookFunc",
-               "Origin", "TargetPredicate"),
-}
-__all__ = ["__version__", *(name for names in _WHERE.values() for name in names)]
-_MODULE_OF = {name: module for module, names in _WHERE.items() for name in names}
+    "core": ("AmbiguousHostCodegenError", "DeviceAsHostError", "DuplicateRegistrationError", "HostCodegenError",
+             "MissingGlobalFuncError", "NativeDefaultError", "NoHostCodegenError", "PluginCallbackError",
+             "PluginLoadError", "PluginWarning", "TargetParseError", "TVMNotFoundError", "UnsupportedTileLangError",
+             "HostCodegen", "HostCodegenFunc", "HostCodegenHook", "HostCodegenHookFunc", "Origin",
+             "TargetPredicate"),
+    "discovery": ("Controls",),
+    "environment": ("global_func_host_codegen", "parse_target"),
+    "registry": ("Candidate", "Registration", "Registry", "Resolution", "SourceInfo"),
+})
+__all__ = ["__version__", *_DOOR.names]
 
 
 def __getattr__(name: str) -> object:
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module 'tilelang_hostcg' has no attribute {name!r}")
-    value = getattr(__import__(f"{__name__}.{module}", fromlist=[name]), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
+    return _DOOR.open(name, globals())
 
 
 def __dir__() -> list[str]:
