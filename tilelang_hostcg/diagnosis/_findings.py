@@ -57,7 +57,7 @@ def warn(finding: Finding, *, once: bool = False, shown: bool = False) -> str:
     if once:
         warn_once(message, finding.category, facts=finding.key)
     elif shown:
-        with suppress(Exception), at_import():  # never fail the import or the build
+        with at_import():
             warn_plugin(message, finding.category, facts=finding.key)
     else:
         warn_plugin(message, finding.category, facts=finding.key)
@@ -71,4 +71,9 @@ def warn_activation_failed(compiler: str, exc: BaseException) -> str:
         cause = f"{type(exc).__name__}: {exc}"
     except Exception:  # an exception that cannot be printed
         cause = type(exc).__name__
-    return warn(Finding.of(ActivationFailedPluginWarning, compiler, compiler=compiler, cause=cause), shown=True)
+    from ._words import words
+    finding = Finding.of(ActivationFailedPluginWarning, compiler, compiler=compiler, cause=cause)
+    message = words(finding)
+    with suppress(Exception), at_import():  # never fail the import
+        warn_plugin(message, finding.category, facts=finding.key)
+    return message
