@@ -80,11 +80,27 @@ def _private_folder(env: PluginEnvironment) -> Path:
     return folder
 
 
+def _as_user(user: int, command: list[str]) -> list[str]:
+    assert SETPRIV is not None
+    return [SETPRIV, f"--reuid={user}", f"--regid={user}", "--clear-groups", *command]
+
+
+def _other_user_reaches(env: PluginEnvironment, user: int) -> None:
+    """Skip, saying why, where ``user`` cannot run this environment's interpreter with this package: a
+    folder above the checkout is closed to others (``mktemp -d`` makes one ``drwx------``)."""
+    proc = subprocess.run(_as_user(user, [env.python, "-c", "import tilelang_hostcg"]), capture_output=True,
+                          text=True, env=env.environ(), cwd="/", timeout=120)
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        pytest.skip(f"user {user} cannot run {env.python} with tilelang_hostcg ({last}): a folder above this "
+                    "checkout is closed to other users; clone it into a folder others can enter to run this test")
+
+
 def _check(env: PluginEnvironment, *argv: str, user: int | None = NOBODY) -> tuple[int, Any]:
     command = [env.python, "-m", "tilelang_hostcg", "check", "--json", *argv]
     if user is not None:
-        assert SETPRIV is not None
-        command = [SETPRIV, f"--reuid={user}", f"--regid={user}", "--clear-groups", *command]
+        _other_user_reaches(env, user)
+        command = _as_user(user, command)
     proc = subprocess.run(command, capture_output=True, text=True, env=env.environ(),
                           cwd=env.path.parent, timeout=300)
     assert "Traceback" not in proc.stderr, proc.stderr
