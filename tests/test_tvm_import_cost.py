@@ -65,3 +65,23 @@ def test_import_tvm_imports_no_more_of_our_modules_than_today(counted: dict[str,
                    f"{TODAY} of our modules (bench.py section 9 shows the figure)")
 def test_import_tvm_imports_at_most_the_promised_number_of_our_modules(counted: dict[str, Any]) -> None:
     assert len(counted["modules"]) <= TARGET, summary(counted) + f": {counted['modules']}"
+
+
+ROUTE_MODULES = ("tvm._route", "tvm._joining", "clients._watch", "registry._shared", "registry._client_defaults")
+"""What only a route put in place needs: the replacement, its watch and TVM's defaults joining the registry."""
+
+
+@pytest.mark.parametrize("controls", [{"TILELANG_HOSTCG_DISABLE": "hcgt-cost-rocm"},
+                                      {"TILELANG_HOSTCG_DISABLE_PLUGIN_AUTOLOAD": "1"}],
+                         ids=["plugin-disabled", "autoload-off"])
+def test_with_no_plugin_kept_import_tvm_imports_nothing_of_the_route(
+        env: PluginEnvironment, controls: dict[str, str]) -> None:
+    """Where the controls keep no third-party plugin, TVM stays stock and ``import tvm`` pays for the
+    decision alone (autoload off: not even the scan)."""
+    counted = env.run_json(PROGRAM, env=controls)
+    assert not counted["installed"] and not counted["state"], counted
+    assert counted["warnings"] == [], counted
+    ours = {name.partition(".")[2] for name in counted["modules"]}
+    assert ours.isdisjoint(ROUTE_MODULES), counted
+    if "TILELANG_HOSTCG_DISABLE_PLUGIN_AUTOLOAD" in controls:
+        assert "discovery._scan" not in ours and "environment._metadata" not in ours, counted

@@ -68,9 +68,11 @@ def _requires_core(requires: Iterable[str]) -> bool:
 
 def discover(controls: Controls, *, full: bool = True) -> DiscoveryIndex:
     """One scan of the installed metadata (empty when autoload is off; ``full=False``: no verdicts)."""
+    if not controls.autoload:
+        return DiscoveryIndex()
     from .. import __version__
-    from ._scan import scan_environment
-    return scan_environment(__version__, full=full) if controls.autoload else DiscoveryIndex()
+    from ._scan import scan_environment  # the metadata's readers: only where autoload is on
+    return scan_environment(__version__, full=full)
 
 
 def planned_sources(controls: Controls, *, full: bool = True) -> list[PlannedSource]:

@@ -9,9 +9,8 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from ..clients import Client, ClientState, Native, Route, tilelang_takes_builds, watch_builds
+from ..clients import Client, ClientState, Native, tilelang_takes_builds
 from ..core import UnsupportedTVMError
-from ._joining import DefaultsJoiner
 from ._points import (
     BUILD_FUNCTION,
     BUILD_MODULE,
@@ -22,10 +21,10 @@ from ._points import (
     check,
     extension_point_names,
 )
-from ._route import State, handed_to_tvm, make_route
 
 if TYPE_CHECKING:
     from ..registry import Registry
+    from ._joining import DefaultsJoiner
 
 __all__ = ["DEFAULT_PREFIX", "KINDS", "UnsupportedTVMError", "add_defaults", "install",
            "is_installed", "uninstall"]
@@ -47,6 +46,11 @@ class TVMClient(Client):
         return _imported_tvm(), registry  # importing TVM may activate: it installs first
 
     def _enter(self, prepared: tuple[Any, Registry | None]) -> ClientState:
+        # The route, its watch and TVM's defaults joining: imported only where a route goes in place.
+        from ..clients import Route, watch_builds
+        from ._joining import DefaultsJoiner
+        from ._route import State, handed_to_tvm, make_route
+
         tvm, registry = prepared
         original = check(tvm)
         module = sys.modules[BUILD_MODULE]
