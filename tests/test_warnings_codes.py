@@ -234,3 +234,21 @@ def test_a_skipped_plugin_is_a_finding_and_its_error_has_the_same_words() -> Non
     assert advice(info) == plugin_advice(finding)
     assert str(load_error("cannot build", "llvm", info, Controls())) == (
         f"cannot build: {plugin_failure(finding)}. {plugin_advice(finding)}")
+
+
+def test_a_preference_naming_no_codegen_is_decided_once_as_data(fresh_process: None) -> None:
+    """The resolution keeps the ``PREFER`` problem as facts; its warning, its record's words and ``check``'s
+    key are read from it (never from its words)."""
+    from tilelang_hostcg.discovery import Controls
+
+    registry = Registry(controls=Controls(prefer={"llvm": "lvvm-fast"}))
+    registry.register_host_codegen("llvm", _codegen("llvm-fast"))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        record = registry.resolution(Target("llvm"))
+        registry.resolve_host_codegen(Target("llvm"))
+    problem = record.unknown_preference
+    assert problem is not None and (problem.problem, dict(problem.details)["guess"]) == ("no-codegen-name", "llvm-fast")
+    assert record.preference_problem == problem.message
+    assert [(w.category, str(w.message), w.message.key) for w in caught] == [  # type: ignore[union-attr]
+        (ControlPluginWarning, problem.message, ("control", ("TILELANG_HOSTCG_PREFER", "llvm=lvvm-fast")))]
