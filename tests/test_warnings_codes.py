@@ -156,6 +156,7 @@ def test_a_finding_is_worded_by_the_diagnosis_layer_alone() -> None:
 
     worded = {warning_class(code).__name__ for code in WORDS}
     assert all(warning_class(code).code == code for code in WORDS)
+    assert {"control", "plugin-skipped"} <= set(WORDS)
     outside = []
     for path in ROOT.rglob("*.py"):
         if path.parent.name == "diagnosis":
@@ -163,7 +164,8 @@ def test_a_finding_is_worded_by_the_diagnosis_layer_alone() -> None:
         for node in ast.walk(ast.parse(path.read_text())):
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
                     and node.func.id in ("warn_once", "warn_plugin")
-                    and any(isinstance(a, ast.Name) and a.id in worded for a in node.args)):
+                    and any((isinstance(a, ast.Name) and a.id in worded)
+                            or (isinstance(a, ast.Constant) and a.value in WORDS) for a in node.args)):
                 outside.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert outside == []
     finding = Finding.of(NativeUndeclaredPluginWarning, "cc", module="cc", function="build_host")
@@ -171,3 +173,82 @@ def test_a_finding_is_worded_by_the_diagnosis_layer_alone() -> None:
     assert words(finding) == words(Finding.of(NativeUndeclaredPluginWarning, "elsewhere", module="cc",
                                               function="build_host"))
     assert f"cc calls tilelang_hostcg.native.build_host without declaring {NATIVE_DECLARATION} = 1" in words(finding)
+
+
+def test_a_control_problem_is_facts_worded_by_the_diagnosis_layer(fresh_process: None) -> None:
+    """A control that cannot do what it says is its variable, its item and what is wrong (with the facts
+    that word it); the words are diagnosis's, and the warning is known by the variable and item."""
+    from tilelang_hostcg.diagnosis import Finding
+    from tilelang_hostcg.diagnosis._words import words
+    from tilelang_hostcg.discovery import Controls
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        controls = Controls.from_environ({"TILELANG_HOSTCG_PREFR": "llvm=x"})
+    [problem] = controls.problems
+    assert (problem.variable, problem.item, problem.problem) == ("TILELANG_HOSTCG_PREFR", "llvm=x", "no-control")
+    assert dict(problem.details)["guess"] == "TILELANG_HOSTCG_PREFER"
+    assert problem.finding.code == "control" and problem.finding.key == ("TILELANG_HOSTCG_PREFR", "llvm=x")
+    assert problem.message == words(problem.finding)
+    assert problem.message.startswith("'TILELANG_HOSTCG_PREFR' is not a tilelang-hostcg control and has no effect "
+                                      "(did you mean 'TILELANG_HOSTCG_PREFER'?)")
+    assert [(w.category, str(w.message), w.message.facts) for w in caught] == [  # type: ignore[union-attr]
+        (ControlPluginWarning, problem.message, ("TILELANG_HOSTCG_PREFR", "llvm=x"))]
+    # The same facts from elsewhere, the same words; another guess, other words.
+    same = Finding.of(ControlPluginWarning, "elsewhere", **dict(problem.finding.facts))
+    assert words(same) == problem.message
+    other = Finding.of(ControlPluginWarning, "x", **{**dict(problem.finding.facts), "guess": None})
+    assert "did you mean" not in words(other)
+
+
+def test_a_skipped_plugin_is_a_finding_and_its_error_has_the_same_words() -> None:
+    """A plugin that failed to load is a finding (its group, kind, value, distribution and what it was
+    skipped for tell it; the exception, the site and what is wrong with its entry point word it); the
+    warning and the error raised for it are worded from it by diagnosis alone."""
+    from tilelang_hostcg.core import CODEGEN_GROUP, Origin, SourceState
+    from tilelang_hostcg.diagnosis import plugin_advice, plugin_failure, words
+    from tilelang_hostcg.discovery import Controls
+    from tilelang_hostcg.registry import advice, failure_text
+    from tilelang_hostcg.registry._failures import failure_finding
+    from tilelang_hostcg.registry._resolution import load_error
+    from tilelang_hostcg.registry._sources import SourceInfo
+
+    try:
+        __import__("tilelang_hostcg.diagnosys")
+    except ModuleNotFoundError as exc:
+        error = exc
+    origin = Origin("wrong-dist", "1.0", CODEGEN_GROUP, "llvm = tilelang_hostcg.diagnosys:make")
+    info = SourceInfo(CODEGEN_GROUP, "llvm", "tilelang_hostcg.diagnosys:make", origin, SourceState.BROKEN,
+                      None, error)
+    finding = failure_finding(info, Controls(), what="target 'llvm'")
+    assert finding.category is SkippedPluginWarning
+    assert finding.key == (CODEGEN_GROUP, "llvm", "tilelang_hostcg.diagnosys:make", "wrong-dist", "target 'llvm'")
+    assert (finding["wrong"], finding["wrong_name"], finding["wrong_guess"], finding["error"]) == (
+        "module", "tilelang_hostcg.diagnosys", "tilelang_hostcg.diagnosis", "ModuleNotFoundError")
+    assert finding["skip"] == "TILELANG_HOSTCG_DISABLE=wrong-dist"
+    assert words(finding) == f"{plugin_failure(finding)}; it is skipped for target 'llvm'. {plugin_advice(finding)}"
+    assert failure_text(info) == plugin_failure(finding) == (
+        "plugin distribution 'wrong-dist' 1.0, entry point 'llvm = tilelang_hostcg.diagnosys:make' in group "
+        f"{CODEGEN_GROUP!r} failed to load: its entry point is wrong: 'tilelang_hostcg.diagnosys:make' names "
+        "module 'tilelang_hostcg.diagnosys', which does not exist (did you mean 'tilelang_hostcg.diagnosis'?)")
+    assert advice(info) == plugin_advice(finding)
+    assert str(load_error("cannot build", "llvm", info, Controls())) == (
+        f"cannot build: {plugin_failure(finding)}. {plugin_advice(finding)}")
+
+
+def test_a_preference_naming_no_codegen_is_decided_once_as_data(fresh_process: None) -> None:
+    """The resolution keeps the ``PREFER`` problem as facts; its warning, its record's words and ``check``'s
+    key are read from it (never from its words)."""
+    from tilelang_hostcg.discovery import Controls
+
+    registry = Registry(controls=Controls(prefer={"llvm": "lvvm-fast"}))
+    registry.register_host_codegen("llvm", _codegen("llvm-fast"))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        record = registry.resolution(Target("llvm"))
+        registry.resolve_host_codegen(Target("llvm"))
+    problem = record.unknown_preference
+    assert problem is not None and (problem.problem, dict(problem.details)["guess"]) == ("no-codegen-name", "llvm-fast")
+    assert record.preference_problem == problem.message
+    assert [(w.category, str(w.message), w.message.key) for w in caught] == [  # type: ignore[union-attr]
+        (ControlPluginWarning, problem.message, ("control", ("TILELANG_HOSTCG_PREFER", "llvm=lvvm-fast")))]

@@ -19,7 +19,15 @@ if TYPE_CHECKING:  # explicit re-exports, for type checkers
         remove_by_hand as remove_by_hand,
         uninstall as uninstall,
     )
+    from ._control_words import no_time_bound as no_time_bound
     from ._findings import Finding as Finding, warn as warn, warn_activation_failed as warn_activation_failed
+    from ._plugin_words import (
+        did_you_mean as did_you_mean,
+        plugin_advice as plugin_advice,
+        plugin_failure as plugin_failure,
+        plugin_state as plugin_state,
+        wrong_entry_point as wrong_entry_point,
+    )
     from ._words import (
         cannot_build as cannot_build,
         held_by as held_by,
@@ -30,7 +38,9 @@ if TYPE_CHECKING:  # explicit re-exports, for type checkers
 
 _DOOR = FrontDoor(__name__, {
     "_advice": ("first_party_install", "reinstall", "reinstall_by_hand", "remove_by_hand", "uninstall"),
+    "_control_words": ("no_time_bound",),
     "_findings": ("Finding", "warn", "warn_activation_failed"),
+    "_plugin_words": ("did_you_mean", "plugin_advice", "plugin_failure", "plugin_state", "wrong_entry_point"),
     "_words": ("cannot_build", "held_by", "native_calls", "verdict", "words"),
 })
 __all__ = _DOOR.names

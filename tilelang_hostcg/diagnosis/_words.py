@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING
 from _tilelang_hostcg_switch import ENV_AUTO_INSTALL
 
 from ..core import NATIVE_DECLARATION
+from ._control_words import control
+from ._plugin_words import plugin_skipped
 
 if TYPE_CHECKING:
     from ._findings import Finding
@@ -134,11 +136,13 @@ def _uninstall_left(f: Finding) -> str:
 
 WORDS: dict[str, Callable[[Finding], str]] = {
     "activation-failed": _activation_failed,
+    "control": control,
     "extension-point-taken": _extension_point_taken,
     "install-patches-nothing": _install_patches_nothing,
     "native-declaration": _native_declaration,
     "native-undeclared": _native_undeclared,
     "near-miss": _near_miss,
+    "plugin-skipped": plugin_skipped,
     "predicate-failed": _predicate_failed,
     "route-arguments": _route_arguments,
     "route-bypassed": _route_bypassed,

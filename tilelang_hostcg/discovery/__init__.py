@@ -24,8 +24,8 @@ if TYPE_CHECKING:  # explicit re-exports, for type checkers
         PREFIX as PREFIX,
         PROBE_TIMEOUT_DEFAULT as PROBE_TIMEOUT_DEFAULT,
         auto_install_problem as auto_install_problem,
+        closest as closest,
         is_utf8_text as is_utf8_text,
-        nearest as nearest,
         probe_timeout_error as probe_timeout_error,
         warn_control_problems as warn_control_problems,
     )
@@ -45,8 +45,8 @@ if TYPE_CHECKING:  # explicit re-exports, for type checkers
 
 _DOOR = FrontDoor(__name__, {
     "_controls": ("ControlProblem", "Controls", "ENV_AUTOLOAD_OFF", "ENV_DISABLE", "ENV_ONLY", "ENV_PREFER",
-                  "ENV_PROBE_TIMEOUT", "PREFIX", "PROBE_TIMEOUT_DEFAULT", "auto_install_problem", "is_utf8_text",
-                  "nearest", "probe_timeout_error", "warn_control_problems"),
+                  "ENV_PROBE_TIMEOUT", "PREFIX", "PROBE_TIMEOUT_DEFAULT", "auto_install_problem", "closest",
+                  "is_utf8_text", "probe_timeout_error", "warn_control_problems"),
     "_planning": ("declaration_problems", "discover", "plan_sources", "planned_sources", "third_party_planned"),
     "_records": ("AdvertisedEntryPoint", "CORE_ENTRY_POINTS", "DiscoveryIndex", "PlannedSource"),
 })

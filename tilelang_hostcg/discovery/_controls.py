@@ -10,12 +10,13 @@ from typing import TYPE_CHECKING
 
 from _tilelang_hostcg_switch import ENV_AUTO_INSTALL, is_on, is_understood
 
-from ..core import CODEGEN_GROUP, CORE_DISTRIBUTION, cut, is_core, normalize_name, shown, warn_once
+from ..core import CODEGEN_GROUP, CORE_DISTRIBUTION, ControlPluginWarning, cut, is_core, normalize_name
 from ._records import CORE_ENTRY_POINTS
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
+    from ..diagnosis import Finding
     from ._records import AdvertisedEntryPoint
 
 PREFIX = "TILELANG_HOSTCG_"
@@ -31,46 +32,75 @@ RESERVED_PREFIX = "TILELANG_HOSTCG_TEST_"  # the project's own tests' variables:
 
 @dataclass(frozen=True, slots=True)
 class ControlProblem:
-    """A ``TILELANG_HOSTCG_*`` item that cannot do what it says; ``message`` says what to do."""
+    """A ``TILELANG_HOSTCG_*`` ``item`` of ``variable`` that cannot do what it says, as facts: what is wrong
+    with it (``problem``) and the ``details`` that word it (:mod:`..diagnosis` words it: :attr:`message`)."""
 
     variable: str
     item: str
-    message: str
+    problem: str
+    """What is wrong: ``not-understood``, ``not-a-bound``, ``no-control``, ``malformed``, ``not-utf8``,
+    ``no-distribution``, ``no-kind``, ``no-host-kind`` or ``no-codegen-name``."""
+    details: tuple[tuple[str, str | None], ...] = ()
+    """The facts that word it, by name (what stays as it was, the nearest name, what there is instead)."""
+
+    @classmethod
+    def of(cls, variable: str, item: str, problem: str, **details: str | None) -> ControlProblem:
+        """The ``problem`` of ``variable``'s ``item``, worded by ``details``."""
+        return cls(variable, item, problem, tuple(details.items()))
+
+    @property
+    def finding(self) -> Finding:
+        """The problem as a finding (a ``control`` warning), known by its variable and item."""
+        from ..diagnosis import Finding  # a finding's words: only where one is given
+        return Finding.of(ControlPluginWarning, self.variable, wording=("problem", *(name for name, _ in self.details)),
+                          variable=self.variable, item=self.item, problem=self.problem, **dict(self.details))
+
+    @property
+    def message(self) -> str:
+        """The problem in words, with what to do (:mod:`..diagnosis`'s)."""
+        from ..diagnosis import words  # a finding's words: only where one is given
+        return words(self.finding)
 
 
-def _not_understood(variable: str, value: str | None, effect: str, fix: str) -> ControlProblem | None:
-    """An on/off value that is neither on nor off (any case, spaces around): the default stays."""
+def _not_understood(variable: str, value: str | None, stays_on: str, off: str) -> ControlProblem | None:
+    """An on/off value that is neither on nor off (any case, spaces around): the default stays (``stays_on``:
+    ``autoload`` or ``activation``; ``off``: the value that turns it off)."""
     if value is None or is_understood(value):
         return None
-    return ControlProblem(variable, value, f"{variable}={shown(value, 60)} is not understood; {effect}. Write {fix}")
+    return ControlProblem.of(variable, value, "not-understood", stays_on=stays_on, off=off)
 
 
-def probe_timeout_error(value: str, given: str) -> str | None:
-    """Why ``value`` (from ``given``: the variable or the ``check`` flag) is no time bound for ``check``'s probe
-    build, else ``None``: a bound is a number of seconds above 0, at most a day."""
+def _bound_problem(value: str, given: str) -> ControlProblem | None:
+    """``value`` (from ``given``: the variable or the ``check`` flag) where it is no time bound for ``check``'s
+    probe build, else ``None``: a bound is a number of seconds above 0, at most a day."""
     try:
         seconds = float(value.strip())
     except ValueError:
         seconds = float("nan")
     if 0 < seconds <= PROBE_TIMEOUT_LIMIT:  # also false for nan
         return None
-    return (f"{given}={shown(value, 60)} is not a time bound for check's probe build: give a number of seconds above 0 "
-            f"and at most {PROBE_TIMEOUT_LIMIT:g} (default {PROBE_TIMEOUT_DEFAULT:g}), e.g. {given}=300")
+    return ControlProblem.of(given, value, "not-a-bound", limit=f"{PROBE_TIMEOUT_LIMIT:g}",
+                             default=f"{PROBE_TIMEOUT_DEFAULT:g}")
+
+
+def probe_timeout_error(value: str, given: str) -> str | None:
+    """Why ``value`` (from ``given``: the variable or the ``check`` flag) is no time bound for ``check``'s probe
+    build, else ``None``: a bound is a number of seconds above 0, at most a day."""
+    problem = _bound_problem(value, given)
+    if problem is None:
+        return None
+    from ..diagnosis import no_time_bound  # a finding's words: only where one is given
+    return no_time_bound(problem.finding)
 
 
 def probe_timeout_problem(value: str | None) -> ControlProblem | None:
     """The problem with ``TILELANG_HOSTCG_PROBE_TIMEOUT=value``; ``check`` refuses to run with it."""
-    error = None if value is None else probe_timeout_error(value, ENV_PROBE_TIMEOUT)
-    if value is None or error is None:
-        return None
-    return ControlProblem(ENV_PROBE_TIMEOUT, value, f"{error}; `tilelang-hostcg check` stops with this error until "
-                                                    "it is fixed or unset")
+    return None if value is None else _bound_problem(value, ENV_PROBE_TIMEOUT)
 
 
 def auto_install_problem(value: str | None) -> ControlProblem | None:
     """The problem with ``TILELANG_HOSTCG_AUTO_INSTALL=value`` when it is not understood."""
-    return _not_understood(ENV_AUTO_INSTALL, value, "activation at `import tilelang` and "
-                           "`import tvm` stays on", f"{ENV_AUTO_INSTALL}=0 to turn it off")
+    return _not_understood(ENV_AUTO_INSTALL, value, "activation", "0")
 
 
 _NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")  # PEP 508
@@ -86,17 +116,18 @@ def is_utf8_text(text: str) -> bool:
     return True
 
 
-def nearest(word: str, candidates: Iterable[str]) -> str:
-    """`` (did you mean 'x'?)`` for the closest candidate, or ``""``."""
+def closest(word: str, candidates: Iterable[str]) -> str | None:
+    """The candidate closest to ``word`` (a misspelling's likely meaning), or ``None``."""
     import difflib  # measured: about 1 ms, and only a problem needs it
     close = difflib.get_close_matches(word, sorted(set(candidates)), n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    return close[0] if close else None
 
 
 def warn_control_problems(problems: Iterable[ControlProblem]) -> None:
-    """Warn once per process about each problem, at the user's line."""
+    """Warn once per process about each problem (by its variable and item), at the user's line."""
     for problem in problems:
-        warn_once(problem.message, "control", facts=(problem.variable, problem.item))
+        from ..diagnosis import warn  # a finding's words: only where one is given
+        warn(problem.finding, once=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,8 +145,7 @@ class Controls:
         """Read the ``TILELANG_HOSTCG_*`` variables; what cannot be used becomes a warned ``problem``."""
         env = os.environ if environ is None else environ
         value = env.get(ENV_AUTOLOAD_OFF)
-        problems = [p for p in (_not_understood(ENV_AUTOLOAD_OFF, value, "plugin autoload stays on",
-                                                f"{ENV_AUTOLOAD_OFF}=1 to turn it off"),
+        problems = [p for p in (_not_understood(ENV_AUTOLOAD_OFF, value, "autoload", "1"),
                                 auto_install_problem(env.get(ENV_AUTO_INSTALL)),
                                 probe_timeout_problem(env.get(ENV_PROBE_TIMEOUT))) if p is not None]
         disable = frozenset(normalize_name(dist) + sep + kind for dist, sep, kind in (
@@ -124,9 +154,8 @@ class Controls:
         only = None if only_items is None else frozenset(map(normalize_name, only_items))
         prefer = {kind.strip(): name.strip() for kind, _, name in (
             item.partition("=") for item in _items(ENV_PREFER, env, problems) or ())}
-        problems += [ControlProblem(variable, cut(env[variable], 40), f"{shown(variable, 60)} is not a tilelang-hostcg "
-                                    f"control and has no effect{nearest(variable, KNOWN_VARIABLES)}; the controls "
-                                    f"are {', '.join(KNOWN_VARIABLES)}. Rename or unset it")
+        problems += [ControlProblem.of(variable, cut(env[variable], 40), "no-control",
+                                       guess=closest(variable, KNOWN_VARIABLES), controls=", ".join(KNOWN_VARIABLES))
                      for variable in sorted(env) if variable.startswith(PREFIX)
                      and variable not in KNOWN_VARIABLES and not variable.startswith(RESERVED_PREFIX)]
         warn_control_problems(problems)
@@ -192,44 +221,36 @@ class Controls:
             if dist not in kinds_of:
                 problems.append(_no_distribution(ENV_DISABLE, item, dist, kinds_of))
             elif sep and kind not in kinds_of[dist]:
-                problems.append(ControlProblem(ENV_DISABLE, item, f"{ENV_DISABLE}={item}: distribution {dist!r} "
-                                               f"advertises no kind {kind!r}{nearest(kind, kinds_of[dist])}; it "
-                                               f"advertises {', '.join(sorted(kinds_of[dist])) or 'nothing'}"))
+                problems.append(ControlProblem.of(ENV_DISABLE, item, "no-kind", distribution=dist, kind=kind,
+                                                  guess=closest(kind, kinds_of[dist]),
+                                                  advertised=", ".join(sorted(kinds_of[dist])) or None))
         problems += [_no_distribution(ENV_ONLY, d, d, kinds_of) for d in sorted(self.only or ()) if d not in kinds_of]
         codegen_kinds = {k for ep in entries if ep.group == CODEGEN_GROUP
                          for k in kind_spellings(ep.name)} | set(kinds_of[CORE_DISTRIBUTION])
-        return problems + [ControlProblem(
-            ENV_PREFER, f"{kind}={name}", f"{ENV_PREFER}={kind}={name}: no installed distribution advertises host "
-            f"kind {kind!r}{nearest(kind, codegen_kinds)}; the preference applies only if code registers a codegen "
-            "for that kind") for kind, name in sorted(self.prefer.items()) if kind not in codegen_kinds]
+        return problems + [ControlProblem.of(ENV_PREFER, f"{kind}={name}", "no-host-kind", kind=kind,
+                                             guess=closest(kind, codegen_kinds))
+                           for kind, name in sorted(self.prefer.items()) if kind not in codegen_kinds]
 
     def unknown_preference(self, kind: str, names: Iterable[str]) -> ControlProblem | None:
         """The problem with ``PREFER`` for ``kind`` when none of its codegens (``names``) is so called."""
         wanted, present = self.prefer.get(kind), set(names)
         if wanted is None or wanted in present:
             return None
-        listed = ", ".join(repr(n) for n in sorted(present)) or "none"
-        return ControlProblem(
-            ENV_PREFER, f"{kind}={wanted}",
-            f"{ENV_PREFER}={kind}={wanted}: kind {kind!r} has no codegen named "
-            f"{wanted!r}{nearest(wanted, present)}; its codegens: {listed}. The preference "
-            "has no effect; fix the name (see `tilelang-hostcg list --load`)")
+        return ControlProblem.of(ENV_PREFER, f"{kind}={wanted}", "no-codegen-name", kind=kind, name=wanted,
+                                 guess=closest(wanted, present),
+                                 codegens=", ".join(repr(n) for n in sorted(present)) or None)
 
 
 def _no_distribution(variable: str, item: str, dist: str,
                      kinds_of: Mapping[str, Iterable[str]]) -> ControlProblem:
-    return ControlProblem(
-        variable, item, f"{variable}={item}: no installed distribution {dist!r} advertises "
-        f"host-codegen entry points{nearest(dist, kinds_of)}; check the name with "
-        "`tilelang-hostcg list`")
+    return ControlProblem.of(variable, item, "no-distribution", distribution=dist, guess=closest(dist, kinds_of))
 
 
-# What an item of each list variable must look like, and the advice when it does not.
+# What an item of each list variable must look like, and the name of that shape (the advice when it does not).
 _SHAPES = {
-    ENV_DISABLE: (re.compile(rf"{_NAME.pattern}(?::{_KIND.pattern})?"),
-                  ": write a distribution name or distribution:kind, separated by commas"),
-    ENV_ONLY: (_NAME, ": not a distribution name; separate names with commas"),
-    ENV_PREFER: (re.compile(r"[^=]+=.+", re.S), f"; write kind=codegen, e.g. {ENV_PREFER}=llvm=llvm"),
+    ENV_DISABLE: (re.compile(rf"{_NAME.pattern}(?::{_KIND.pattern})?"), "distribution-or-kind"),
+    ENV_ONLY: (_NAME, "distribution"),
+    ENV_PREFER: (re.compile(r"[^=]+=.+", re.S), "kind=codegen"),
 }
 
 
@@ -238,7 +259,7 @@ def _items(variable: str, env: Mapping[str, str], problems: list[ControlProblem]
     value = env.get(variable)
     if value is None:
         return None
-    shape, fix = _SHAPES[variable]
+    shape, named = _SHAPES[variable]
     raw = value.split(",") if variable == ENV_PREFER else value.replace(",", " ").split()
     items = []
     for item in filter(None, (part.strip() for part in raw)):
@@ -249,6 +270,6 @@ def _items(variable: str, env: Mapping[str, str], problems: list[ControlProblem]
         if utf8 and shape.fullmatch(item):
             items.append(item)
             continue
-        why = fix if utf8 else f": it is not valid UTF-8 text; set {variable} to names separated by commas"
-        problems.append(ControlProblem(variable, item, f"{variable}: ignoring {shown(item, 60)}{why}"))
+        problems.append(ControlProblem.of(variable, item, "malformed", shape=named) if utf8 else
+                        ControlProblem.of(variable, item, "not-utf8"))
     return items

@@ -1,4 +1,5 @@
-"""The advice for two plugins that register the same name for one kind: which one to rename."""
+"""Two plugins that register the same name for one kind: the facts of the clash (:mod:`..diagnosis` words
+the advice: which one to rename)."""
 
 from __future__ import annotations
 
@@ -21,16 +22,14 @@ def _installed_at(distribution: str) -> float:
         return 0.0
 
 
-def clash_advice(info: SourceInfo, skip: str) -> str | None:
-    """What to do when ``info``'s plugin registers a name another distribution registered first,
-    else ``None``: rename it in one of the two (the one installed last, most likely a copy that
-    kept the names it was copied with), or skip one."""
+def clash_facts(info: SourceInfo) -> dict[str, str | None]:
+    """Where ``info``'s plugin registers a name another distribution registered first: the other one
+    (``clash_other``), the name and kind, and which of the two was installed last (``clash_newer``,
+    most likely a copy that kept the names it was copied with) and first; else all ``None``."""
     err, dist = info.error, info.origin.distribution
     other = getattr(getattr(err, "existing", None), "distribution", None)
     if not isinstance(err, DuplicateRegistrationError) or dist is None or other in (None, dist):
-        return None
+        return dict.fromkeys(("clash_other", "clash_name", "clash_kind", "clash_newer", "clash_older"))
     newer, older = sorted((str(dist), str(other)), key=_installed_at, reverse=True)
-    return (f"{dist!r} and {other!r} both register {err.name!r} for {err.kind!r}, and a name is "
-            f"one registration per kind across all plugins: rename it in the one you are writing "
-            f"({newer!r} was installed last; a copy of {older!r} keeps its names until they are "
-            f"renamed, as the template's README lists them), then reinstall that one{skip}")
+    return {"clash_other": str(other), "clash_name": err.name, "clash_kind": err.kind, "clash_newer": newer,
+            "clash_older": older}

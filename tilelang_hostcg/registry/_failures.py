@@ -1,4 +1,5 @@
-"""How a failed plugin is worded: what is wrong, where it failed, its traceback, what to do (on failure only)."""
+"""A failed plugin as a finding: what is wrong, where it failed, its traceback, the facts of what to do (on
+failure only); :mod:`..diagnosis` words it."""
 
 from __future__ import annotations
 
@@ -8,11 +9,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from ..core import PluginWarning, SourceState, text_of
-from ._clash import clash_advice
+from ..core import PluginWarning, SkippedPluginWarning, text_of
+from ._clash import clash_facts
 from ._sources import module_of
 
 if TYPE_CHECKING:
+    from ..diagnosis import Finding
     from ..discovery import Controls
     from ._sources import SourceInfo
 
@@ -111,14 +113,48 @@ def reinstall_command(distribution: str, location: str | None = None) -> str:
                                   install_record(distribution, location))
 
 
+def failure_finding(info: SourceInfo, controls: Controls | None = None, *, what: str | None = None) -> Finding:
+    """What is wrong with a source that serves nothing, as a finding: what it is (its group, kind, value,
+    distribution and, for a plugin skipped, ``what`` it was skipped for), and the facts that word it (its
+    origin and state, the exception and where it raised, what is wrong with its entry point); with
+    ``controls``, also those of the advice (the ``DISABLE`` that skips it, the reinstall, a clash of names)."""
+    from ..diagnosis import Finding  # a finding's words: only where one is given
+    err = info.error
+    site = failure_site(err, module_of(info.value))
+    facts: dict[str, str | None] = {
+        "group": info.group, "kind": info.kind, "value": info.value, "distribution": info.origin.distribution,
+        "what": what, "origin": info.origin.describe(), "entry_point": info.origin.entry_point,
+        "state": info.state.value, "reason": info.reason, "error": None, "message": None, "exit": None,
+        "site": f"{site[0]}:{site[1]}" if site else None, **_wrong_facts(info)}
+    if isinstance(err, SystemExit):
+        facts.update(error=type(err).__name__, exit=repr(err.code))
+    elif err is not None:
+        facts.update(error=type(err).__name__, message=error_message(err))
+    if controls is not None:
+        facts.update(_advice_facts(info, controls))
+    return Finding.of(SkippedPluginWarning, info.origin.distribution or info.value,
+                      wording=tuple(name for name in facts if name not in _IDENTITY), **facts)
+
+
+_IDENTITY = ("group", "kind", "value", "distribution", "what")  # the facts that tell a failure from another
+
+
+def _advice_facts(info: SourceInfo, controls: Controls) -> dict[str, str | None]:
+    """The facts of the advice for a source that failed: the ``DISABLE`` setting that skips it, how to
+    reinstall it as it was installed, and a clash of names with another distribution."""
+    from ..discovery import ENV_DISABLE
+    dist = info.origin.distribution
+    if dist is None:
+        return {"skip": None, "reinstall": None, **clash_facts(info)}
+    return {"skip": controls.suggest(ENV_DISABLE, dist), "reinstall": reinstall_command(dist, info.location),
+            **clash_facts(info)}
+
+
 def state_text(info: SourceInfo) -> str:
-    """A source that serves nothing, in words: ``is skipped: REASON``, ``is incompatible: REASON`` or
-    ``failed to load`` (:func:`failure_text` says what failed)."""
-    if info.state == SourceState.INCOMPATIBLE:
-        return f"is incompatible: {info.reason}"
-    if info.state == SourceState.DISABLED:
-        return f"is skipped: {info.reason}"
-    return "failed to load"
+    """A source that serves nothing, in words (:mod:`..diagnosis`'s): ``is skipped: REASON``, ``is
+    incompatible: REASON`` or ``failed to load`` (:func:`failure_text` says what failed)."""
+    from ..diagnosis import plugin_state  # a finding's words: only where one is given
+    return plugin_state(failure_finding(info))
 
 
 def reinstall_advice(distribution: str, version: str, recorded: object = None) -> str:
@@ -149,43 +185,17 @@ def reinstall_advice(distribution: str, version: str, recorded: object = None) -
 
 
 def failure_text(info: SourceInfo) -> str:
-    """One phrase on what is wrong with a source: ``plugin <origin> <what>``."""
-    err = info.error
-    site = failure_site(err, module_of(info.value))
-    at = f" (at {site[0]}:{site[1]})" if site else ""
-    if info.state.skipped or err is None:
-        what = state_text(info)
-    elif isinstance(err, SystemExit):
-        what = f"exited while being imported (sys.exit({err.code!r})){at}"
-    else:
-        wrong = wrong_entry_point(info)
-        what = (f"failed to load: its entry point is wrong: {wrong}" if wrong is not None else
-                f"failed to load: {type(err).__name__}: {error_message(err)}{at}")
-    if info.state == SourceState.LAZY and err is not None:
-        what += " (a transient failure: it is retried at the next use)"
-    return f"plugin {info.origin.describe()} {what}"
+    """One phrase on what is wrong with a source: ``plugin <origin> <what>`` (:mod:`..diagnosis`'s words)."""
+    from ..diagnosis import plugin_failure  # a finding's words: only where one is given
+    return plugin_failure(failure_finding(info))
 
 
 def advice(info: SourceInfo, controls: Controls | None = None) -> str:
-    """What to do about a source that failed or is incompatible (a ``DISABLE`` keeps what ``controls`` skip)."""
-    from ..discovery import ENV_DISABLE, Controls
-    dist = info.origin.distribution
-    if dist is None and (info.error is None or wrong_entry_point(info) is not None):
-        return f"fix the import path {info.value!r} passed to register_lazy_*()"
-    if dist is None:
-        return (f"the module raised while {info.value!r} was imported: fix the module (the import path "
-                f"passed to register_lazy_*() is right; the traceback shows where it raised)")
-    skip = f", or skip it with {(controls or Controls()).suggest(ENV_DISABLE, dist)}"
-    if info.state == SourceState.INCOMPATIBLE:
-        return f"install a release of {dist!r} that supports the installed versions{skip}"
-    clash = clash_advice(info, skip)
-    if clash is not None:
-        return clash
-    if wrong_entry_point(info) is not None:
-        return (f"fix the value of entry point '{info.origin.entry_point}' in {dist!r}'s metadata "
-                f"(the [project.entry-points.\"{info.group}\"] table of its pyproject.toml), then "
-                f"reinstall it ({reinstall_command(dist, info.location)}){skip}")
-    return f"fix or reinstall {dist!r} ({reinstall_command(dist, info.location)}){skip}"
+    """What to do about a source that failed or is incompatible (a ``DISABLE`` keeps what ``controls`` skip),
+    in :mod:`..diagnosis`'s words."""
+    from ..diagnosis import plugin_advice  # a finding's words: only where one is given
+    from ..discovery import Controls
+    return plugin_advice(failure_finding(info, controls or Controls()))
 
 
 def error_message(exc: BaseException) -> str:
@@ -194,26 +204,34 @@ def error_message(exc: BaseException) -> str:
 
 
 def wrong_entry_point(info: SourceInfo) -> str | None:
-    """What is wrong with a source's value naming a missing module or attribute, else ``None``."""
-    from ..discovery import nearest
+    """What is wrong with a source's value naming a missing module or attribute (:mod:`..diagnosis`'s words),
+    else ``None``."""
+    from ..diagnosis import wrong_entry_point as worded  # a finding's words: only where one is given
+    return worded(failure_finding(info))
+
+
+def _wrong_facts(info: SourceInfo) -> dict[str, str | None]:
+    """Where a source's value names a module or attribute that is missing: which (``wrong``: ``module`` or
+    ``attribute``), its name, the module that lacks the attribute, and the nearest name there is; else
+    all ``None``."""
+    from ..discovery import closest
     err, module = info.error, module_of(info.value)
     attr = info.value.partition(":")[2].partition("[")[0].strip() or None
     name = getattr(err, "name", None)
+    facts: dict[str, str | None] = dict.fromkeys(("wrong", "wrong_name", "wrong_owner", "wrong_guess"))
     if isinstance(err, ModuleNotFoundError) and isinstance(name, str) and (
             module == name or module.startswith(name + ".")):
         installed = _modules_of(info, module)
-        if module in installed:  # the value is right; the files are gone (another's uninstall): reinstall
-            return None
-        return (f"{info.value!r} names module {module!r}, which does not exist"
-                f"{nearest(module, installed)}")
-    if (isinstance(err, AttributeError) and attr is not None and name in attr.split(".")
+        if module not in installed:  # else the value is right; the files are gone (another's uninstall): reinstall
+            facts.update(wrong="module", wrong_name=module, wrong_guess=closest(module, installed))
+    elif (isinstance(err, AttributeError) and attr is not None and name in attr.split(".")
             and failure_site(err, module) is None):  # raised by the lookup, not by the plugin
         owner = getattr(err, "obj", None)
-        where = getattr(owner, "__name__", None) or module
         names = [n for n in dir(owner) if not n.startswith("_")] if owner is not None else []
-        return (f"{info.value!r} names attribute {name!r}, which {where!r} does not have"
-                f"{nearest(str(name), names)}")
-    return None
+        where = getattr(owner, "__name__", None) or module
+        facts.update(wrong="attribute", wrong_name=str(name), wrong_owner=str(where),
+                     wrong_guess=closest(str(name), names))
+    return facts
 
 
 def _modules_of(info: SourceInfo, module: str) -> list[str]:

@@ -10,19 +10,15 @@ from ..core import (
     CODE_ORIGIN,
     CODEGEN_GROUP,
     HOOK_GROUP,
-    ControlPluginWarning,
     HostCodegen,
     HostCodegenHook,
     Origin,
     PredicatePluginWarning,
-    SkippedPluginWarning,
     add_note,
     is_core,
-    warn_once,
-    warn_plugin,
 )
 from ..diagnosis import Finding, warn
-from ..discovery import ENV_PREFER, Controls
+from ..discovery import Controls, warn_control_problems
 from ..environment import canonical_kind, host_of, is_host_target, parse_target
 from ._client_defaults import ClientDefaults
 from ._loading import IndexLoader, Loader, Watch
@@ -247,9 +243,8 @@ class Registry:
 
     def _warn(self, resolution: Resolution, problems: Sequence[Source], *, always: bool = False) -> None:
         """Warn of a PREFER naming nothing, odd predicates and (``always``, or on a match) failed plugins."""
-        if resolution.preference_problem is not None:
-            warn_once(resolution.preference_problem, ControlPluginWarning,  # check's `control` problem too
-                      facts=(ENV_PREFER, f"{resolution.kind}={resolution.preferred}"))
+        if resolution.unknown_preference is not None:  # check's `control` problem too
+            warn_control_problems([resolution.unknown_preference])
         _warn_predicates(resolution.candidates)
         if always or resolution.matching:
             _warn_skipped(problems, f"host kind {resolution.kind!r}", self.controls)
@@ -392,8 +387,6 @@ def _warn_skipped(problems: Sequence[Source], what: str, controls: Controls) -> 
         if source.warned:
             continue
         source.warned = not source.transient
-        from ._failures import advice, failure_text  # on failure only
+        from ._failures import failure_finding  # on failure only
 
-        info = source.info()
-        warn_plugin(f"{failure_text(info)}; it is skipped for {what}. {advice(info, controls)}", SkippedPluginWarning,
-                    facts=(info.group, info.kind, info.value, info.origin.distribution, what))
+        warn(failure_finding(source.info(), controls, what=what))

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from tvm.target import Target
 
     from ..core import HostCodegen, HostCodegenError, Origin
-    from ..discovery import Controls
+    from ..discovery import ControlProblem, Controls
     from ._sources import SourceInfo
     from ._table import Registration
 
@@ -160,10 +160,16 @@ class Resolution:
     choice: Candidate | None
     why: Why | None
     error: HostCodegenError | None
-    preference_problem: str | None = None
+    unknown_preference: ControlProblem | None = None
+    """``PREFER`` for this kind naming no codegen of it, as a problem (a ``control`` warning)."""
 
     ranked: tuple[Candidate, ...] = ()
     """The candidates that match, best first, as the decision ordered them."""
+
+    @property
+    def preference_problem(self) -> str | None:
+        """:attr:`unknown_preference` in words, with what to do."""
+        return None if self.unknown_preference is None else self.unknown_preference.message
 
     @property
     def matching(self) -> list[Candidate]:
@@ -191,9 +197,7 @@ def decide(kind: str, host: Target, regs: Sequence[Registration], failed: Sequen
         choice, why, error = _choose(kind, matching, preferred, controls)
     problem = None
     if preferred is not None:
-        unknown = controls.unknown_preference(kind, (c.registration.name for c in candidates))
-        if unknown is not None:
-            problem = unknown.message
+        problem = controls.unknown_preference(kind, (c.registration.name for c in candidates))
     placed = [_placed(c, choice, why, matching) for c in candidates]
     chosen = placed[candidates.index(choice)] if choice is not None else None
     ranked = sorted((c for c in placed if c.matches), key=lambda c: c.rank)  # stable
