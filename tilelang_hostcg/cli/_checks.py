@@ -19,13 +19,12 @@ from ..core import (
     NearMissPluginWarning,
     Origin,
     SourceState,
-    TileLangBuildsPluginWarning,
     UnknownKindError,
     is_core,
     normalize_name,
     text_of,
 )
-from ..diagnosis import reinstall, uninstall
+from ..diagnosis import reinstall, uninstall, words
 from ..discovery import ENV_DISABLE, ControlProblem, Controls, DiscoveryIndex, declaration_problems
 from ..environment import (
     DEVICE_KIND,
@@ -253,8 +252,8 @@ def _check_tilelang_builds(c: _Checked) -> list[Doc]:
     """``tilelang-builds``: more than one TileLang build installed (they share one folder)."""
     if (overlap := tilelang_overlap()) is None:
         return []
-    c.reported.add((TileLangBuildsPluginWarning.code, ()))
-    return [_problem("tilelang-builds", overlap, severity="warning")]
+    c.reported.add((overlap.code, overlap.key))
+    return [_problem(overlap.code, words(overlap), severity="warning")]
 
 
 def _tilelang_distribution() -> Distribution | None:
@@ -313,8 +312,8 @@ def _check_compiler_metadata(c: _Checked) -> list[Doc]:
     folder (never read: reading it would wait or fail)."""
     from ..environment import folder_problems
     sites = [found.tree for found in map(find, (TILELANG, "tvm")) if found is not None]
-    return [_problem("metadata-file", text, severity="warning")
-            for site in dict.fromkeys(sites) for text in folder_problems(site)]
+    return [_problem("metadata-file", words(finding), severity="warning")
+            for site in dict.fromkeys(sites) for finding in folder_problems(site)]
 
 
 def _plugins_installed(c: _Checked) -> bool:
