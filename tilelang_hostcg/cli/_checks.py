@@ -71,6 +71,7 @@ from ..registry import (
     state_text,
 )
 from ._lockfile import lock_drift, read_lock
+from ._output import told
 from ._probe_process import DEFAULT_BOUND, Bound, failure_fix, isolated, probed_client
 from ._report import Doc, Session, controls_doc, document, duplicate_text, lock_from
 
@@ -405,6 +406,7 @@ def check_document(*, require: Sequence[str] = (), require_hooks: Sequence[str] 
                            registry.registrations(HOOK_GROUP), known, kinds, hook_kinds, locked,
                            str(lock) if lock is not None else None, client=client, probe=probe)
         problems = [p for check in _CHECKS for p in check(checked)]
+    told(checked.reported)  # and the warnings caught, by the session's capture
     # ``plugin-warning``: captured warnings no other problem reports (by code and facts; a failed plugin is one)
     problems += [_problem("plugin-warning", str(warning), severity="warning") for warning in session.caught
                  if not warning.failed_plugin and warning.key not in checked.reported]
