@@ -43,3 +43,28 @@ def test_the_text_output_shows_it_once(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr.count("TILELANG_HOSTCG_DISABLEE") == 1, proc.stderr
     assert proc.stderr.startswith("warning: "), proc.stderr
+
+
+def test_warnings_caught_before_the_capture_are_told_apart_by_code_and_facts_not_words() -> None:
+    """A warning worded as one the document tells, but of another code or about other facts, is another
+    warning: it is added to the document's ``warnings`` (or shown); the one the document tells (by its
+    code and facts, :func:`told`) is not added again."""
+    import warnings
+
+    from tilelang_hostcg.cli._output import quietly, told
+    from tilelang_hostcg.core import ControlPluginWarning, MetadataPluginWarning, PluginWarning, warn_plugin
+
+    def build(result: object) -> object:
+        warn_plugin("same words", ControlPluginWarning, facts=("TILELANG_HOSTCG_A", "x"))
+        warn_plugin("same words", ControlPluginWarning, facts=("TILELANG_HOSTCG_B", "x"))
+        warn_plugin("same words", MetadataPluginWarning, facts=("TILELANG_HOSTCG_A", "x"))
+        told([(ControlPluginWarning.code, ("TILELANG_HOSTCG_A", "x"))])  # as a document's own capture tells it
+        return result
+
+    doc = quietly(build, {"warnings": ["same words"]})
+    assert doc == {"warnings": ["same words", "same words", "same words"]}
+    with warnings.catch_warnings(record=True) as shown:
+        warnings.simplefilter("always")
+        assert quietly(build, {"problems": [{"code": "control", "message": "same words"}]}) is not None
+    assert sorted((w.category.code, w.message.facts) for w in shown if issubclass(w.category, PluginWarning)) == [
+        ("control", ("TILELANG_HOSTCG_B", "x")), ("plugin-metadata", ("TILELANG_HOSTCG_A", "x"))]

@@ -22,7 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from tilelang_hostcg.environment._builds import tilelang_builds, tilelang_overlap
+from tilelang_hostcg.diagnosis import words
+from tilelang_hostcg.environment._builds import tilelang_builds
+from tilelang_hostcg.environment._builds import tilelang_overlap as overlap_found
 from tilelang_hostcg.environment._finding import find
 from tilelang_hostcg.environment._metadata import distribution_name
 from tilelang_hostcg.environment._requirements import check_requirements, other_build_requirements
@@ -43,6 +45,11 @@ def tilelang_distribution():  # the distribution whose files hold the `tilelang`
 
 def tilelang_distributions():
     return tilelang_builds()
+
+
+def tilelang_overlap() -> str | None:  # the overlap's finding, in words
+    finding = overlap_found()
+    return None if finding is None else words(finding)
 
 
 def installed_build():
@@ -199,6 +206,10 @@ def test_two_builds_the_one_whose_files_are_installed_is_used(site: Path) -> Non
     assert "tilelang-hostcg uses tilelang-paddle 0.1.13" in overlap
     assert "pip uninstall -y tilelang" in overlap
     assert "then `pip install --force-reinstall --no-deps 'tilelang-paddle==0.1.13'`" in overlap
+    finding = overlap_found()  # the facts, as data: the builds, the one kept, how they overlap
+    assert finding is not None and finding.code == "tilelang-builds"
+    assert (finding["kept"], finding["folders"], finding["overwritten"], finding["ghosts"]) == (
+        "tilelang-paddle 0.1.13", "one", "yes", None)
     # The other way round: stock TileLang's files win.
     (site / "tilelang" / "__init__.py").write_text(STOCK_INIT)
     assert [distribution_name(d) for d in tilelang_distributions()] == ["tilelang", "tilelang-paddle"]

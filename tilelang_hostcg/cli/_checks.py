@@ -19,13 +19,26 @@ from ..core import (
     NearMissPluginWarning,
     Origin,
     SourceState,
-    TileLangBuildsPluginWarning,
     UnknownKindError,
     is_core,
     normalize_name,
     text_of,
 )
-from ..diagnosis import reinstall, uninstall
+from ..diagnosis import (
+    ambiguous_problem,
+    client_problem,
+    device_kind_problem,
+    missing_build_function_problem,
+    missing_codegen_problem,
+    missing_hook_problem,
+    plugin_cannot_build_fix,
+    printed_note,
+    route_unused_problem,
+    tilelang_requirement_problem,
+    tvm_conflict_problem,
+    unknown_kind_problem,
+    words,
+)
 from ..discovery import ENV_DISABLE, ControlProblem, Controls, DiscoveryIndex, declaration_problems
 from ..environment import (
     DEVICE_KIND,
@@ -58,6 +71,7 @@ from ..registry import (
     state_text,
 )
 from ._lockfile import lock_drift, read_lock
+from ._output import told
 from ._probe_process import DEFAULT_BOUND, Bound, failure_fix, isolated, probed_client
 from ._report import Doc, Session, controls_doc, document, duplicate_text, lock_from
 
@@ -121,25 +135,22 @@ def _check_required(c: _Checked) -> list[Doc]:
         canon = canonical_kind(kind)
         resolution = _resolution(c, canon)
         if resolution is None:
-            why = f"the TVM in use ({describe_tvm()}) has no target kind {canon!r}, so nothing can be built for it"
+            message = missing_codegen_problem(kind, canon, tvm_lacks_kind=describe_tvm())
         elif resolution.choice is not None or isinstance(resolution.error, AmbiguousHostCodegenError):
             continue  # served, or reported (and failed) as ``ambiguous``
         else:
-            why = text_of(resolution.error) if resolution.error else "nothing resolves"
-        out.append(_problem("missing-codegen", f"required kind {kind!r} (--require) has no host codegen that can "
-                            f"build with the TVM in use: {why}", kind=canon, group=CODEGEN_GROUP))
+            error = text_of(resolution.error) if resolution.error else None
+            message = missing_codegen_problem(kind, canon, error=error)
+        out.append(_problem("missing-codegen", message, kind=canon, group=CODEGEN_GROUP))
     have = {r.kind for r in c.hooks}
     for kind, canon in ((k, canonical_kind(k)) for k in c.require_hooks):
         if canon in have:
             continue
-        notes = [f"{info.origin.distribution!r} provides it but {state_text(info)}"
-                 for info in c.sources if info.group == HOOK_GROUP and canonical_kind(info.kind) == canon
-                 and info.state.unusable]
-        if not notes and not c.registry.controls.autoload:
-            notes = [AUTOLOAD_OFF_TEXT]
-        fix = ": " + "; ".join(notes) if notes else "; install a plugin distribution that provides it"
-        out.append(_problem("missing-hook", f"required kind {kind!r} (--require-hook) has no host codegen hook{fix}",
-                            kind=canon, group=HOOK_GROUP))
+        unusable = [(str(info.origin.distribution), state_text(info))
+                    for info in c.sources if info.group == HOOK_GROUP and canonical_kind(info.kind) == canon
+                    and info.state.unusable]
+        off = AUTOLOAD_OFF_TEXT if not c.registry.controls.autoload else None
+        out.append(_problem("missing-hook", missing_hook_problem(kind, unusable, off), kind=canon, group=HOOK_GROUP))
     return out
 
 
@@ -155,19 +166,13 @@ def _check_kinds(c: _Checked) -> list[Doc]:
         for kind in sorted({r.kind for r in regs
                             if kind_misfit(r.kind, c.known, host_codegen=False) == UNKNOWN_KIND}):
             where = [r for r in regs if r.kind == kind]
-            names = ", ".join(f"{r.name!r} ({r.origin.describe()})" for r in where)
-            out.append(_problem(
-                UNKNOWN_KIND, f"{names} registered for kind {kind!r}, which is not a target "
-                f"kind of the installed TVM ({describe_tvm()}); nothing can resolve to it until "
-                "TVM knows the kind", severity="warning", kind=kind, group=group,
-                distribution=where[0].origin.distribution))
+            registered = [(r.name, r.origin.describe()) for r in where]
+            out.append(_problem(UNKNOWN_KIND, unknown_kind_problem(registered, kind, describe_tvm()),
+                                severity="warning", kind=kind, group=group, distribution=where[0].origin.distribution))
     for kind in sorted({r.kind for r in c.codegens if kind_misfit(r.kind, c.known, host_codegen=True) == DEVICE_KIND}):
         where = [r for r in c.codegens if r.kind == kind]
-        out.append(_problem(
-            DEVICE_KIND, f"host codegen(s) {', '.join(repr(r.name) for r in where)} are registered for "
-            f"{kind!r}, which TVM reports as a device kind; they are never used (host codegens are resolved "
-            f"from the host target). Register them under the host kind, e.g. '{kind}_host'",
-            severity="warning", kind=kind, group=CODEGEN_GROUP, distribution=where[0].origin.distribution))
+        out.append(_problem(DEVICE_KIND, device_kind_problem([r.name for r in where], kind), severity="warning",
+                            kind=kind, group=CODEGEN_GROUP, distribution=where[0].origin.distribution))
     return out
 
 
@@ -177,7 +182,7 @@ def _check_ambiguous(c: _Checked) -> list[Doc]:
     for kind in _host_kinds(c):
         error = getattr(_resolution(c, kind), "error", None)
         if isinstance(error, AmbiguousHostCodegenError):  # no match is legitimate (variant codegens)
-            out.append(_problem("ambiguous", f"{error} (judged on the default target {kind!r})", kind=kind,
+            out.append(_problem("ambiguous", ambiguous_problem(str(error), kind), kind=kind,
                                 group=CODEGEN_GROUP, distribution=", ".join(d for _, d in error.candidates)))
     return out
 
@@ -192,11 +197,10 @@ def _check_build_functions(c: _Checked) -> list[Doc]:
         if missing is None:
             continue
         info = is_core(reg.origin.distribution) or reg.default
+        fix = None if info else _plugin_cannot_build_fix(reg.origin.distribution, c.registry.controls)
         out.append(_problem(
-            "missing-build-function", f"host codegen {reg.name!r} for kind {reg.kind!r} ({reg.origin.describe()}) "
-            f"{cannot_build_text(missing)}; " + (
-                "it is not used with this TVM (a capability of the TVM, not a problem of the installation)" if info
-                else _plugin_cannot_build_fix(reg.origin.distribution, c.registry.controls)),
+            "missing-build-function", missing_build_function_problem(
+                reg.name, reg.kind, reg.origin.describe(), cannot_build_text(missing), fix),
             severity="info" if info else "error", kind=reg.kind, group=CODEGEN_GROUP, origin=reg.origin))
     return out
 
@@ -205,11 +209,9 @@ def _plugin_cannot_build_fix(distribution: str | None, controls: Controls) -> st
     """What to do about a plugin's codegen the TVM in use cannot build: where TileLang provides the
     TVM, never another TVM (apache-tvm beside TileLang breaks ``import tilelang``)."""
     if tvm_document().get("provider") != TILELANG:
-        return "install a TVM build with it, or a release of the plugin built for this TVM"
-    skip = controls.suggest(ENV_DISABLE, distribution) if distribution else ENV_DISABLE
-    return (f"TileLang's bundled TVM is built without it, and no other TVM belongs beside TileLang: use the "
-            f"plugin where a TVM with it is installed, and here uninstall it (`{uninstall(str(distribution))}`) or "
-            f"skip it with {skip}")
+        return plugin_cannot_build_fix(distribution, None)
+    return plugin_cannot_build_fix(distribution, controls.suggest(ENV_DISABLE, distribution) if distribution
+                                       else ENV_DISABLE)
 
 
 def _check_duplicates(c: _Checked) -> list[Doc]:
@@ -253,8 +255,8 @@ def _check_tilelang_builds(c: _Checked) -> list[Doc]:
     """``tilelang-builds``: more than one TileLang build installed (they share one folder)."""
     if (overlap := tilelang_overlap()) is None:
         return []
-    c.reported.add((TileLangBuildsPluginWarning.code, ()))
-    return [_problem("tilelang-builds", overlap, severity="warning")]
+    c.reported.add((overlap.code, overlap.key))
+    return [_problem(overlap.code, words(overlap), severity="warning")]
 
 
 def _tilelang_distribution() -> Distribution | None:
@@ -277,13 +279,8 @@ def _check_tilelang_requirements(c: _Checked) -> list[Doc]:
         seen.add(key)
         for line, build in other_build_requirements(ep.requires, distribution_name(dist)):
             out.append(_problem(
-                "tilelang-requirement", f"plugin distribution {ep.distribution!r} {ep.version} requires {line!r}, "
-                f"but the TileLang installed is {in_use}: the plugin works with it, but pip, installing or upgrading "
-                f"{ep.distribution} with its dependencies, would install {build} over the same `tilelang/` folder, "
-                f"replacing {in_use}'s files. Install and upgrade it without its dependencies "
-                f"(`{reinstall(ep.distribution, ep.version)}`); its author can move the requirement into an extra "
-                "(`[tilelang]`, see docs/authoring.md)", severity="warning", distribution=ep.distribution,
-                version=ep.version))
+                "tilelang-requirement", tilelang_requirement_problem(ep.distribution, ep.version, line, in_use, build),
+                severity="warning", distribution=ep.distribution, version=ep.version))
     return out
 
 
@@ -298,14 +295,8 @@ def _check_tilelang_environment(c: _Checked) -> list[Doc]:
     if foreign is None and ffi is None:
         return []
     in_use = f"{distribution_name(dist)} {distribution_version(dist) or '?'}"
-    what = [f"apache-tvm {foreign} is installed beside TileLang ({in_use}), which bundles its own TVM: it does not "
-            f"belong there (installing it may replace the {FFI} TileLang needs, and `import tilelang` then fails)"
-            ] if foreign is not None else []
-    if ffi is not None:
-        what.append(f"TileLang ({in_use}) requires {ffi[0]} but {FFI} {ffi[1] or '(none)'} is installed")
-    return [_problem("tvm-conflict", "; ".join(what) + ". Repair it with: "
-                     + " && ".join(tilelang_repair(dist, importable=True)) + " (nothing else changes)",
-                     distribution=APACHE_TVM if foreign is not None else FFI)]
+    message = tvm_conflict_problem(in_use, foreign, FFI, ffi, tilelang_repair(dist, importable=True))
+    return [_problem("tvm-conflict", message, distribution=APACHE_TVM if foreign is not None else FFI)]
 
 
 def _check_compiler_metadata(c: _Checked) -> list[Doc]:
@@ -313,8 +304,8 @@ def _check_compiler_metadata(c: _Checked) -> list[Doc]:
     folder (never read: reading it would wait or fail)."""
     from ..environment import folder_problems
     sites = [found.tree for found in map(find, (TILELANG, "tvm")) if found is not None]
-    return [_problem("metadata-file", text, severity="warning")
-            for site in dict.fromkeys(sites) for text in folder_problems(site)]
+    return [_problem("metadata-file", words(finding), severity="warning")
+            for site in dict.fromkeys(sites) for finding in folder_problems(site)]
 
 
 def _plugins_installed(c: _Checked) -> bool:
@@ -328,8 +319,8 @@ def _check_client(c: _Checked) -> list[Doc]:
     client = c.client
     if client is None or client["routed"] is not False or not _plugins_installed(c) or _probe_not_called(c):
         return []
-    return [_problem("client", f"the installed plugins are not used by the compiler in use ({client['client']}): "
-                     f"{client['problem'] or client['describe']}", severity="warning" if client["problem"] else "info")]
+    return [_problem("client", client_problem(client["client"], client["problem"] or client["describe"]),
+                     severity="warning" if client["problem"] else "info")]
 
 
 def _probe_not_called(c: _Checked) -> bool:
@@ -341,12 +332,8 @@ def _check_probe(c: _Checked) -> list[Doc]:
     the route, so the installed plugins are not used (a warning)."""
     if c.client is None or not _probe_not_called(c) or not _plugins_installed(c):
         return []
-    fix = ("its declaration is its maintainers' to fix: a module declares the native API only where the "
-           "compiler's builds call it" if c.client.get("native") else
-           "a release of tilelang-hostcg that knows where this compiler builds host code is needed")
-    return [_problem("route-unused", f"the installed plugins are not used by the compiler in use "
-                     f"({c.client['client']}): {c.client['problem']}. The compiler builds its host code stock; "
-                     f"{fix}", severity="warning")]
+    message = route_unused_problem(c.client["client"], c.client["problem"], bool(c.client.get("native")))
+    return [_problem("route-unused", message, severity="warning")]
 
 
 def _check_probe_failed(c: _Checked) -> list[Doc]:
@@ -419,6 +406,7 @@ def check_document(*, require: Sequence[str] = (), require_hooks: Sequence[str] 
                            registry.registrations(HOOK_GROUP), known, kinds, hook_kinds, locked,
                            str(lock) if lock is not None else None, client=client, probe=probe)
         problems = [p for check in _CHECKS for p in check(checked)]
+    told(checked.reported)  # and the warnings caught, by the session's capture
     # ``plugin-warning``: captured warnings no other problem reports (by code and facts; a failed plugin is one)
     problems += [_problem("plugin-warning", str(warning), severity="warning") for warning in session.caught
                  if not warning.failed_plugin and warning.key not in checked.reported]
@@ -443,7 +431,5 @@ def check_document(*, require: Sequence[str] = (), require_hooks: Sequence[str] 
 
 def printed_text(item: Doc) -> str:
     """One line naming the plugin that wrote to stdout or stderr while it was imported."""
-    streams = " and ".join(f"{item[name]} bytes to {name}" for name in ("stdout", "stderr") if item[name])
     origin = Origin(item["distribution"], item["version"], item["group"], item["entry_point"])
-    return (f"plugin {origin.describe()} wrote {streams} while being imported (shown on stderr); in a user's program "
-            "that lands in the program's own output")
+    return printed_note(origin.describe(), item["stdout"], item["stderr"])

@@ -15,11 +15,14 @@ from typing import IO, TYPE_CHECKING, Any, TextIO, TypeVar
 from ..core import CLI_PROG, shown
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Sequence
+    from collections.abc import Callable, Iterable, Iterator, Sequence
+
+    from ..core import Facts
 
 __all__ = ["PROG", "describe_distribution", "describe_flags",
            "document_is", "document_stream", "err", "out", "own_stdout",
-           "printed_while", "quietly", "shown", "warn_all", "without_tvm_guess", "write_json", "write_traceback"]
+           "printed_while", "quietly", "shown", "told", "warn_all", "without_tvm_guess", "write_json",
+           "write_traceback"]
 
 PROG = CLI_PROG
 
@@ -156,7 +159,7 @@ class _Hold:
 class _Output:
     """The command line's hold on the process's standard streams (one process, one stdout)."""
 
-    __slots__ = ("document", "holds", "ours")
+    __slots__ = ("document", "holds", "ours", "told")
 
     def __init__(self) -> None:
         self.document: TextIO | None = None
@@ -165,6 +168,8 @@ class _Output:
         """The streams :func:`held_output` puts in place of ``sys.stdout`` and ``sys.stderr``."""
         self.holds: list[_Hold] = []
         """The :func:`held_output` blocks open, innermost last."""
+        self.told: list[set[tuple[str, Facts]]] = []
+        """Per :func:`quietly` block open (innermost last), the keys of the warnings its document tells."""
 
 
 OUTPUT = _Output()  # the command line's state: the process's standard streams are one
@@ -242,25 +247,35 @@ def write_traceback(item: Doc, wanted: bool, indent: str) -> None:
         out(indent + line)
 
 
+def told(keys: Iterable[tuple[str, Facts]]) -> None:
+    """The document being built tells the warnings of ``keys`` (:attr:`PluginWarning.key`: code and facts),
+    in its ``warnings`` or its problems: :func:`quietly` does not tell them again."""
+    if OUTPUT.told:
+        OUTPUT.told[-1].update(keys)
+
+
 def quietly(build: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
     """``build(*args, **kwargs)`` inside :func:`held_output`. A plugin warning raised meanwhile (a
     misspelt control warned as TVM is imported, before the command's own capture) goes in the
-    document: its ``warnings``, or a ``check`` problem of the same text; else it is shown as before."""
+    document's ``warnings``, unless the document tells it already (:func:`told`: by its code and facts,
+    not its words); else it is shown as before, unless the result tells it."""
     import warnings
 
     from ..core import PluginWarning
     from ..registry import capture
     caught: list[PluginWarning] = []
-    with held_output(), capture(caught):
-        result = build(*args, **kwargs)
-    # The document holds words alone: what it already says is not said twice.
+    OUTPUT.told.append(set())
+    try:
+        with held_output(), capture(caught):
+            result = build(*args, **kwargs)
+    finally:
+        known = OUTPUT.told.pop()
+    untold = [warning for warning in caught if warning.key not in known]
     if isinstance(result, dict) and isinstance(result.get("warnings"), list):
-        result["warnings"] += [text for text in map(str, caught) if text not in result["warnings"]]
+        result["warnings"] += [str(warning) for warning in untold]
         return result
-    told = {str(p.get("message")) for p in result.get("problems", ())} if isinstance(result, dict) else set()
-    for warning in caught:
-        if str(warning) not in told:
-            warnings.warn_explicit(warning, type(warning), PROG, 0)
+    for warning in untold:
+        warnings.warn_explicit(warning, type(warning), PROG, 0)
     return result
 
 

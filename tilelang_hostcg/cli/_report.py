@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterable, Sequence
-from contextlib import suppress
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
@@ -46,11 +46,9 @@ from ..registry import (
 )
 from ..tilelang import UnsupportedTileLangError, add_defaults
 from ._lockfile import LOCK_SCHEMA
-from ._output import printed_while
+from ._output import printed_while, told
 
 if TYPE_CHECKING:
-    from contextlib import AbstractContextManager
-
     from ..registry import Registration
 
 SCHEMA = 1  # the version of the ``--json`` documents
@@ -80,9 +78,13 @@ class Session:
         """The text of each plugin warning caught, as the documents give them."""
         return [str(warning) for warning in self.caught]
 
-    def capture(self) -> AbstractContextManager[None]:
-        """Collect the plugin warnings of the block into :attr:`caught` (see :func:`capture`)."""
-        return capture(self.caught)
+    @contextmanager
+    def capture(self) -> Iterator[None]:
+        """Collect the plugin warnings of the block into :attr:`caught` (see :func:`capture`); the document
+        tells them (:func:`told`)."""
+        with capture(self.caught):
+            yield
+        told(warning.key for warning in self.caught)
 
     def _plan(self, controls: Controls) -> Sequence[PlannedSource]:
         self.index = discover(controls)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from _tilelang_hostcg_switch import ENV_AUTO_INSTALL
 
 from ..core import NATIVE_DECLARATION
+from ._advice import reinstall
 from ._control_words import control
 from ._plugin_words import plugin_skipped
 
@@ -134,6 +135,53 @@ def _uninstall_left(f: Finding) -> str:
             f"{f['function']} back, undo it as that package documents (or uninstall that package)")
 
 
+def _metadata_repair(f: Finding) -> str:
+    """The repair of a distribution's metadata, from its folder's name ``NAME-VERSION.dist-info``."""
+    name = f["name"]
+    if name is None:
+        return "Remove the folder"
+    return f"Reinstall it ({reinstall(name, f['version'])}) or remove the folder"
+
+
+def _plugin_metadata(f: Finding) -> str:
+    problem, folder, file = f["problem"], f["folder"], f["file"]
+    if problem == "not-a-file":
+        return (f"distribution metadata {folder!r}: its {file} is {f['kind']}, not a file ({f['path']!r}); the "
+                f"distribution is ignored. {_metadata_repair(f)}")
+    if problem == "not-utf-8":
+        reason = f"it is not UTF-8: {f['reason']} at byte {f['at']}"
+    else:  # unparsable
+        reason = f"it cannot be parsed: {f['error']}: {f['reason']}"
+    ignored = f["ignored"] or ""
+    return f"distribution metadata {folder!r}: {file} cannot be used ({reason}){ignored}. {_metadata_repair(f)}"
+
+
+def _overlap(f: Finding) -> str:
+    """How installed TileLang builds overlap: one's files over another's in one folder, or one shadowing another."""
+    what = []
+    if f["overwritten"] is not None and f["undecided"] is not None:
+        what.append("they were installed over each other in the same folder, and the files of the `tilelang` package "
+                    "there match neither build (a file was changed since), so which build is in use cannot be told")
+    elif f["overwritten"] is not None:
+        what.append("they ship the same `tilelang` package into the same folder, so one's files overwrote the "
+                    "other's, and uninstalling either takes the shared files away from both")
+    if f["folders"] != "one":
+        what.append(f"they sit in different folders; the `tilelang` package of {f['in_use']} is the one imported, the "
+                    "other is shadowed")
+    if f["ghosts"] is not None:
+        what.append(f"{f['ghosts']}: metadata left behind, with no RECORD")
+    return "; ".join(what)
+
+
+def _tilelang_builds(f: Finding) -> str:
+    kept = f["kept"]
+    uses = (f"{kept} was installed last, so most of the files are its own" if f["undecided"] is not None
+            else f"tilelang-hostcg uses {kept}")
+    then = f", then {f['reinstall']}" if f["reinstall"] is not None else ""
+    return (f"{f['count']} TileLang builds are installed ({f['builds']}); {_overlap(f)}. {uses}. Keep it: "
+            f"{f['steps']}{then}")
+
+
 WORDS: dict[str, Callable[[Finding], str]] = {
     "activation-failed": _activation_failed,
     "control": control,
@@ -142,10 +190,12 @@ WORDS: dict[str, Callable[[Finding], str]] = {
     "native-declaration": _native_declaration,
     "native-undeclared": _native_undeclared,
     "near-miss": _near_miss,
+    "plugin-metadata": _plugin_metadata,
     "plugin-skipped": plugin_skipped,
     "predicate-failed": _predicate_failed,
     "route-arguments": _route_arguments,
     "route-bypassed": _route_bypassed,
+    "tilelang-builds": _tilelang_builds,
     "uninstall-left": _uninstall_left,
 }
 """Each code's words (the codes of the warnings the package gives through :func:`._findings.warn`)."""

@@ -46,6 +46,7 @@ if TYPE_CHECKING:  # explicit re-exports, for type checkers
         distribution_name as distribution_name,
         distribution_version as distribution_version,
         editable_source as editable_source,
+        file_finding as file_finding,
         file_kind as file_kind,
         file_problem as file_problem,
         files_problem as files_problem,
@@ -55,6 +56,7 @@ if TYPE_CHECKING:  # explicit re-exports, for type checkers
         metadata_file_path as metadata_file_path,
         read_file as read_file,
         unusable as unusable,
+        unusable_finding as unusable_finding,
     )
     from ._requirements import (
         applicable as applicable,
@@ -86,9 +88,9 @@ _DOOR = FrontDoor(__name__, {
     "_finding": ("Found", "find", "has_module", "import_tilelang", "import_tvm"),
     "_importing": ("is_initializing",),
     "_kinds": ("canonical_kind", "kind_spellings"),
-    "_metadata": ("FOLDER", "direct_url", "distribution_name", "distribution_version", "editable_source", "file_kind",
-                  "file_problem", "files_problem", "folder_of", "folder_problems", "installed_at",
-                  "metadata_file_path", "read_file", "unusable"),
+    "_metadata": ("FOLDER", "direct_url", "distribution_name", "distribution_version", "editable_source",
+                  "file_finding", "file_kind", "file_problem", "files_problem", "folder_of", "folder_problems",
+                  "installed_at", "metadata_file_path", "read_file", "unusable", "unusable_finding"),
     "_requirements": ("applicable", "check_requirements", "other_build_requirements", "relevant_requires"),
     "_targets": ("DEVICE_KIND", "GlobalFuncBuild", "UNKNOWN_KIND", "closure_global_func", "default_host",
                  "global_func_host_codegen", "host_of", "is_host_target", "kind_misfit", "parse_target",

@@ -1,7 +1,7 @@
 """TileLang installed more than once: every distribution that ships the ``tilelang`` package where
-one is importable (the one in use first), and the warning that says which is used and how to keep
-one (where the files match no build, the one installed last), worded to fit how each was installed:
-``pip`` for what lists its files, by hand for metadata that lists none."""
+one is importable (the one in use first), and the finding that says which is used and how to keep
+one (where the files match no build, the one installed last), its steps fit to how each was installed:
+``pip`` for what lists its files, by hand for metadata that lists none (:mod:`..diagnosis` words it)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from ..core import TILELANG
+from ..core import TILELANG, TileLangBuildsPluginWarning
 from ..diagnosis import reinstall_by_hand, remove_by_hand, uninstall
 from ._advice import reinstall_as_installed
 from ._finding import Found, find
@@ -17,6 +17,8 @@ from ._metadata import Owner, direct_url, folder_of, owner, shipping
 
 if TYPE_CHECKING:
     from importlib.metadata import Distribution
+
+    from ..diagnosis import Finding
 
 
 def tilelang_builds(found: Found | None = None) -> tuple[Distribution, ...]:
@@ -50,16 +52,16 @@ def _reinstall_step(dist: Distribution, info: Owner) -> str:
     return f"`{reinstall_as_installed(info.name, info.version, direct_url(dist))}`"
 
 
-def tilelang_overlap(in_use: Found | None = None) -> str | None:
-    """The warning where more than one installed distribution ships TileLang (``in_use``: the TileLang
-    ``import tilelang`` gives, found where not given), and the steps that keep one build, each safe to
-    follow as written: pip for what lists its files, by hand for metadata that lists none."""
+def tilelang_overlap(in_use: Found | None = None) -> Finding | None:
+    """The finding where more than one installed distribution ships TileLang (``in_use``: the TileLang
+    ``import tilelang`` gives, found where not given): the builds, the one kept, how they overlap, and the
+    steps that keep one build, each safe to follow as written: pip for what lists its files, by hand for
+    metadata that lists none."""
     in_use = find(TILELANG) if in_use is None else in_use
     found = tilelang_builds(in_use)
     if len(found) < 2:
         return None
     infos = [owner(d) for d in found]
-    named = ", ".join(i.describe() for i in infos)
     one_folder = len({os.path.dirname(os.path.realpath(i.folder)) for i in infos}) == 1
     undecided = one_folder and in_use is not None and in_use.undecided()
     keep = in_use.kept() if in_use is not None and undecided else None
@@ -67,24 +69,13 @@ def tilelang_overlap(in_use: Found | None = None) -> str | None:
     others = [n for n in range(len(found)) if n != kept]
     listing = [infos[n] for n in others if infos[n].record]  # their files were written into the folder
     ghosts = [infos[n] for n in others if not infos[n].record]
-    what = [_shared_text(undecided)] if one_folder and listing else []
-    if not one_folder:
-        what.append(f"they sit in different folders; the `tilelang` package of {infos[0].describe()} is the one "
-                    "imported, the other is shadowed")
-    if ghosts:
-        what.append(f"{', '.join(g.describe() for g in ghosts)}: metadata left behind, with no RECORD")
-    uses = (f"{infos[kept].describe()} was installed last, so most of the files are its own" if undecided
-            else f"tilelang-hostcg uses {infos[kept].describe()}")
-    steps = "; ".join(_uninstall_step(infos[n]) for n in others)
-    then = f", then {_reinstall_step(found[kept], infos[kept])}" if one_folder and listing else ""
-    return (f"{len(found)} TileLang builds are installed ({named}); {'; '.join(what)}. {uses}. Keep it: "
-            f"{steps}{then}")
-
-
-def _shared_text(undecided: bool) -> str:
-    """What builds installed over each other in one folder did."""
-    if undecided:
-        return ("they were installed over each other in the same folder, and the files of the `tilelang` package "
-                "there match neither build (a file was changed since), so which build is in use cannot be told")
-    return ("they ship the same `tilelang` package into the same folder, so one's files overwrote the other's, "
-            "and uninstalling either takes the shared files away from both")
+    overwritten = one_folder and bool(listing)
+    from ..diagnosis import Finding  # a finding: only where builds overlap
+    return Finding.of(
+        TileLangBuildsPluginWarning, "environment", wording=("steps", "reinstall"),
+        count=str(len(found)), builds=", ".join(i.describe() for i in infos), in_use=infos[0].describe(),
+        kept=infos[kept].describe(), folders="one" if one_folder else "several",
+        undecided="yes" if undecided else None, overwritten="yes" if overwritten else None,
+        ghosts=", ".join(g.describe() for g in ghosts) or None,
+        steps="; ".join(_uninstall_step(infos[n]) for n in others),
+        reinstall=_reinstall_step(found[kept], infos[kept]) if overwritten else None)

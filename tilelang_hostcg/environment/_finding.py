@@ -209,7 +209,8 @@ def import_tvm() -> ModuleType:
         if isinstance(exc, ImportError) and getattr(exc, "name", None) == "tvm":
             raise TVMNotFoundError("No TVM is installed: tilelang-hostcg uses the TVM of the environment. "
                                    f"{_no_tvm_advice()} [{exc}]", installed=False) from exc
-        culprits = "; ".join(unusable_entry_points())  # TVM's autoload reads every distribution's
+        from ..diagnosis import words  # the findings' words: only where TVM cannot be imported
+        culprits = "; ".join(map(words, unusable_entry_points()))  # TVM's autoload reads every distribution's
         raise TVMNotFoundError(f"TVM is installed but cannot be imported ({type(exc).__name__}: {exc}): " + (
             f"`import tvm` reads the entry points of every installed distribution, and {culprits}"
             if culprits else f"repair it ({reinstall(APACHE_TVM, installed_version(APACHE_TVM))})")) from exc

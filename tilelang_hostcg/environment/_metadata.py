@@ -1,8 +1,9 @@
 """Reading installed metadata: the one module that opens a distribution's files, and the answers
 built on them alone (a distribution's name, whether it is editable, which distribution's files hold
 a module). A metadata file is opened without waiting: a FIFO, a device or a folder where a file
-belongs is a problem named (:func:`file_problem`), never a read that blocks. Metadata names
-what the program imported; it never decides what that is (:mod:`._finding` finds the compiler)."""
+belongs is a problem found (:func:`file_finding`), never a read that blocks; what is wrong is a
+finding, worded by :mod:`..diagnosis`. Metadata names what the program imported; it never decides
+what that is (:mod:`._finding` finds the compiler)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,12 @@ import os
 import stat
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ..core import normalize_name
+from ..core import MetadataPluginWarning, normalize_name
 
 if TYPE_CHECKING:
     from importlib.metadata import Distribution
+
+    from ..diagnosis import Finding
 
 # The files of a metadata folder this package reads besides ``entry_points.txt`` (which the scan
 # judges first, a folder there being no file, as importlib.metadata reads it); each is checked before
@@ -68,24 +71,30 @@ def file_kind(dist: Distribution, filename: str) -> str | None:
 FOLDER = "a folder"  # what importlib.metadata reads as a missing file
 
 
-def file_problem(dist: Distribution, filename: str) -> str | None:
-    """What keeps ``filename`` of ``dist``'s metadata from being read without waiting, else ``None``."""
+def file_finding(dist: Distribution, filename: str) -> Finding | None:
+    """What keeps ``filename`` of ``dist``'s metadata from being read without waiting (a FIFO, a device, a
+    folder: the distribution is ignored), else ``None``."""
     what = file_kind(dist, filename)
     if what is None:
         return None
-    path = metadata_file_path(dist, filename)
-    return (f"distribution metadata {folder_of(dist)!r}: its {filename} is {what}, not a file ({path!r}); the "
-            f"distribution is ignored. {_repair(dist)}")
+    return _finding(dist, problem="not-a-file", file=filename, kind=what, path=metadata_file_path(dist, filename))
+
+
+def file_problem(dist: Distribution, filename: str) -> str | None:
+    """:func:`file_finding`, in words."""
+    return _worded(file_finding(dist, filename))
+
+
+def _unreadable_file(dist: Distribution, filenames: tuple[str, ...]) -> str | None:
+    """The first of ``filenames`` (default: every file this package reads) that cannot be read without waiting."""
+    return next((f for f in filenames or METADATA_FILES if file_kind(dist, f) is not None), None)
 
 
 def files_problem(dist: Distribution, *filenames: str) -> str | None:
     """The first problem of :func:`file_problem` among ``filenames`` (default: every file this package
-    reads), checked before ``importlib.metadata`` opens them; ``None`` where all can be read."""
-    for filename in filenames or METADATA_FILES:
-        problem = file_problem(dist, filename)
-        if problem is not None:
-            return problem
-    return None
+    reads), checked before ``importlib.metadata`` opens them, in words; ``None`` where all can be read."""
+    filename = _unreadable_file(dist, filenames)
+    return None if filename is None else file_problem(dist, filename)
 
 
 def read_file(dist: Distribution, filename: str) -> str | None:
@@ -126,7 +135,7 @@ def name_and_version(dist: Distribution) -> tuple[str, str | None]:
     where it cannot be read, its folder's name and version, else ``?`` and ``None``."""
     name: object = None
     version: object = None
-    if not files_problem(dist, "METADATA", "PKG-INFO"):
+    if _unreadable_file(dist, ("METADATA", "PKG-INFO")) is None:
         try:
             metadata = dist.metadata
             name, version = metadata["Name"], metadata["Version"]
@@ -370,10 +379,10 @@ def shipping(package: str, folders: list[str]) -> list[Distribution]:
     return list(found.values())
 
 
-def folder_problems(site: str) -> list[str]:
+def folder_problems(site: str) -> list[Finding]:
     """Every metadata file of the distributions installed in ``site`` that cannot be read without
     waiting (a FIFO, a device; a folder, but where ``entry_points.txt`` belongs, which
-    ``importlib.metadata`` reads as missing), named with its repair."""
+    ``importlib.metadata`` reads as missing), as a finding."""
     from importlib.metadata import distributions
     found = []
     for dist in distributions(path=[site]):
@@ -381,41 +390,57 @@ def folder_problems(site: str) -> list[str]:
             kind = file_kind(dist, filename)
             if kind is None or (kind == FOLDER and filename == "entry_points.txt"):
                 continue
-            found.append(file_problem(dist, filename) or "")
+            finding = file_finding(dist, filename)
+            if finding is not None:
+                found.append(finding)
     return found
 
 
-def unusable_entry_points() -> list[str]:
-    """Each distribution whose ``entry_points.txt`` cannot be read, and what to do: it fails
+def unusable_entry_points() -> list[Finding]:
+    """Each distribution whose ``entry_points.txt`` cannot be read, as a finding: it fails
     ``importlib.metadata.entry_points()`` for every group (TVM's autoload at ``import tvm``)."""
     from importlib.metadata import distributions
     found = []
     for dist in distributions():
-        problem = file_problem(dist, "entry_points.txt")
+        problem = file_finding(dist, "entry_points.txt")
         if problem is not None:
             found.append(problem)
             continue
         try:
             dist.entry_points  # noqa: B018  # read, for its error
         except Exception as exc:
-            found.append(unusable(dist, "entry_points.txt", exc))
+            found.append(unusable_finding(dist, "entry_points.txt", exc))
     return found
 
 
-def unusable(dist: Distribution, what: str, exc: Exception, ignored: str = "") -> str:
-    """What is wrong with ``dist``'s file ``what`` and the repair (from ``NAME-VERSION.dist-info``)."""
-    first = str(exc).strip().partition("\n")[0]  # packaging's errors add a drawn caret line
+def unusable_finding(dist: Distribution, what: str, exc: Exception, ignored: str = "") -> Finding:
+    """``dist``'s file ``what`` (as the caller names it) cannot be used: ``exc`` says why (``ignored``:
+    what is ignored for it, as the caller words it)."""
     if isinstance(exc, UnicodeDecodeError):
-        reason = f"it is not UTF-8: {exc.reason} at byte {exc.start}"
-    else:
-        reason = f"it cannot be parsed: {type(exc).__name__}: {first}"
-    return f"distribution metadata {folder_of(dist)!r}: {what} cannot be used ({reason}){ignored}. {_repair(dist)}"
+        return _finding(dist, problem="not-utf-8", file=what, reason=exc.reason, at=str(exc.start),
+                        ignored=ignored or None)
+    first = str(exc).strip().partition("\n")[0]  # packaging's errors add a drawn caret line
+    return _finding(dist, problem="unparsable", file=what, error=type(exc).__name__, reason=first,
+                    ignored=ignored or None)
 
 
-def _repair(dist: Distribution) -> str:
-    """The repair of ``dist``'s metadata, from its folder's name ``NAME-VERSION.dist-info``."""
-    from ..diagnosis import reinstall  # the advice is worded only where metadata is broken
+def unusable(dist: Distribution, what: str, exc: Exception, ignored: str = "") -> str:
+    """:func:`unusable_finding`, in words."""
+    from ..diagnosis import words  # a finding's words: only where one is given
+    return words(unusable_finding(dist, what, exc, ignored))
+
+
+def _finding(dist: Distribution, **facts: str | None) -> Finding:
+    """A metadata finding about ``dist``: its folder, then ``facts``, then the name and version its folder
+    is named by (``NAME-VERSION.dist-info``: its repair)."""
+    from ..diagnosis import Finding  # a finding: only where metadata is broken
     name, version = folder_name_version(dist)
-    if not name:
-        return "Remove the folder"
-    return f"Reinstall it ({reinstall(name, version)}) or remove the folder"
+    named = {"folder": folder_of(dist), **facts, "name": name or None, "version": version or None}
+    return Finding(MetadataPluginWarning, tuple(named.items()), "environment")
+
+
+def _worded(finding: Finding | None) -> str | None:
+    if finding is None:
+        return None
+    from ..diagnosis import words  # a finding's words: only where one is given
+    return words(finding)

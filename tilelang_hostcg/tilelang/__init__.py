@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..clients import Client, ClientState, Native
-from ..core import TILELANG, Origin, TileLangBuildsPluginWarning, UnsupportedTileLangError, warn_plugin
+from ..core import TILELANG, Origin, UnsupportedTileLangError
 from ..environment import Found, find, import_tilelang, tilelang_overlap
 from ._cache_key import fingerprint, patch_cache_key
 from ._layouts import DEFAULT_PREFIX, State, enter, rollback, watch
@@ -39,7 +39,8 @@ def _state(registry: Registry | None) -> State:
     found = imported_tilelang()
     overlap = tilelang_overlap(found)
     if overlap is not None:
-        warn_plugin(overlap, TileLangBuildsPluginWarning)
+        from ..diagnosis import warn  # a finding's words: only where one is given
+        warn(overlap)
     mode = check(found)
     if registry is None:
         from .. import default_registry
