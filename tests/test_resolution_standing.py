@@ -5,8 +5,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from tilelang_hostcg import HostCodegen, Registry, global_func_host_codegen
 from tilelang_hostcg.cli import _explain
+from tilelang_hostcg.core import PROCESS, ControlPluginWarning
 from tilelang_hostcg.discovery import Controls
 from tilelang_hostcg.registry import Standing
 
@@ -58,3 +61,19 @@ def test_explain_words_the_places_of_the_decision() -> None:
     moved = replace(later, standing=Standing.LATER, beaten_by=resolution.choice.registration)
     assert _explain._codegen_reason(resolution, moved, registry.controls) == (
         "passed over: equal priority 10, registered after 'high'")
+
+
+def test_explain_reads_the_preference_problem_the_decision_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ``TILELANG_HOSTCG_PREFER`` naming no codegen of the kind: the decision records the problem (and
+    warns it) and ``explain``'s control line is its words; take the record away and the line says what is left."""
+    monkeypatch.setattr(PROCESS, "warned", set())  # as if nothing had been warned yet
+    registry = _registry(Controls(prefer={"c": "secnd-ten"}))
+    with pytest.warns(ControlPluginWarning, match="has no codegen named 'secnd-ten'"):
+        resolution = registry.resolution("c")
+    assert resolution.unknown_preference is not None
+    assert resolution.unknown_preference.item == "c=secnd-ten"
+    (line,) = _explain._applied_controls(registry.controls, resolution, [])
+    assert line["effect"] == resolution.unknown_preference.message
+    assert "second-ten" in line["effect"]  # the nearest name, as the words give it
+    (line,) = _explain._applied_controls(registry.controls, replace(resolution, unknown_preference=None), [])
+    assert line["effect"] == "'secnd-ten' does not match this target; resolution went by priority"

@@ -170,11 +170,10 @@ def _applied_controls(controls: Controls, resolution: Resolution, entries: Seque
                     "registered in code take part"})
     kind, prefer = resolution.kind, resolution.preferred
     if prefer is not None:
-        unknown = controls.unknown_preference(kind, (c.registration.name for c in resolution.candidates))
         if resolution.why is Why.PREFERRED:
             effect = f"chose {prefer!r} over priority and ties"
-        elif unknown is not None:
-            effect = unknown.message
+        elif resolution.unknown_preference is not None:  # the resolution's own finding, read, not derived
+            effect = resolution.unknown_preference.message
         else:
             effect = f"{prefer!r} does not match this target; resolution went by priority"
         out.append({"variable": ENV_PREFER, "item": f"{kind}={prefer}", "effect": effect})
