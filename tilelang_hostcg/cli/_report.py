@@ -20,6 +20,7 @@ from ..core import (
     normalize_name,
     text_of,
 )
+from ..diagnosis import what_failed
 from ..discovery import (
     CORE_ENTRY_POINTS,
     Controls,
@@ -109,11 +110,9 @@ def describe_state(entry: Doc) -> str:
     """An entry point's state, with its error (and where it failed) or reason."""
     state = str(entry["state"])
     error = entry.get("error")
-    if error and error.get("wrong_entry_point"):
-        return f"{state}: its entry point is wrong: {error['wrong_entry_point']}"
     if error:
-        site = f" (at {error['file']}:{error['line']})" if error.get("file") else ""
-        return f"{state}: {error['type']}: {error['message']}{site}"
+        site = f"{error['file']}:{error['line']}" if error.get("file") else None
+        return f"{state}: {what_failed(error['type'], error['message'], site, error.get('wrong_entry_point'))}"
     return f"{state}: {entry['reason']}" if entry.get("reason") else state
 
 

@@ -40,6 +40,7 @@ if TYPE_CHECKING:  # explicit re-exports, for type checkers
         plugin_advice as plugin_advice,
         plugin_failure as plugin_failure,
         plugin_state as plugin_state,
+        what_failed as what_failed,
         wrong_entry_point as wrong_entry_point,
     )
     from ._words import (
@@ -58,7 +59,8 @@ _DOOR = FrontDoor(__name__, {
                      "unknown_kind_problem"),
     "_control_words": ("no_time_bound",),
     "_findings": ("Finding", "warn", "warn_activation_failed"),
-    "_plugin_words": ("did_you_mean", "plugin_advice", "plugin_failure", "plugin_state", "wrong_entry_point"),
+    "_plugin_words": ("did_you_mean", "plugin_advice", "plugin_failure", "plugin_state", "what_failed",
+                       "wrong_entry_point"),
     "_words": ("cannot_build", "held_by", "native_calls", "verdict", "words"),
 })
 __all__ = _DOOR.names

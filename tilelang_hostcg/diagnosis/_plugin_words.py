@@ -26,6 +26,15 @@ def wrong_entry_point(f: Finding) -> str | None:
     return None
 
 
+def what_failed(error: str, message: str, site: str | None, wrong: str | None) -> str:
+    """What failed when a plugin was loaded: ``its entry point is wrong: ...`` where its value names a
+    missing module or attribute (``wrong``), else the exception's ``error``: ``message`` and where (``site``)."""
+    if wrong is not None:
+        return f"its entry point is wrong: {wrong}"
+    at = f" (at {site})" if site is not None else ""
+    return f"{error}: {message}{at}"
+
+
 def plugin_state(f: Finding) -> str:
     """A source that serves nothing, in words: ``is skipped: REASON``, ``is incompatible: REASON`` or
     ``failed to load`` (:func:`plugin_failure` says what failed)."""
@@ -44,10 +53,8 @@ def plugin_failure(f: Finding) -> str:
         what = plugin_state(f)
     elif f["exit"] is not None:
         what = f"exited while being imported (sys.exit({f['exit']})){at}"
-    elif wrong is not None:
-        what = f"failed to load: its entry point is wrong: {wrong}"
     else:
-        what = f"failed to load: {f['error']}: {f['message']}{at}"
+        what = f"failed to load: {what_failed(str(f['error']), str(f['message']), f['site'], wrong)}"
     if f["state"] == "lazy" and f["error"] is not None:
         what += " (a transient failure: it is retried at the next use)"
     return f"plugin {f['origin']} {what}"
