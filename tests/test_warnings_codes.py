@@ -147,11 +147,6 @@ def test_a_native_caller_without_its_declaration_is_warned_once_by_its_class(fre
         (NativeDeclarationPluginWarning, ("some_compiler.lower", "99", "newer", "1 and 2"))]
 
 
-# The scan gives the words the diagnosis layer made of a metadata finding (``environment.file_problem``,
-# ``files_problem``, ``unusable``) as they come; it gives the finding itself once it takes findings.
-WORDS_PASSED_ON = {("discovery/_scan.py", frozenset({"MetadataPluginWarning"}))}
-
-
 def test_a_finding_is_worded_by_the_diagnosis_layer_alone() -> None:
     """A code with words in ``diagnosis`` is given only as a finding (``diagnosis.warn``): no module
     outside that layer names its class in a call of ``warn_plugin`` or ``warn_once``, and each has a
@@ -162,7 +157,7 @@ def test_a_finding_is_worded_by_the_diagnosis_layer_alone() -> None:
     worded = {warning_class(code).__name__ for code in WORDS}
     assert all(warning_class(code).code == code for code in WORDS)
     assert {"control", "plugin-metadata", "plugin-skipped", "tilelang-builds"} <= set(WORDS)
-    outside, passed_on = [], set()
+    outside = []
     for path in ROOT.rglob("*.py"):
         if path.parent.name == "diagnosis":
             continue
@@ -171,18 +166,57 @@ def test_a_finding_is_worded_by_the_diagnosis_layer_alone() -> None:
                     and node.func.id in ("warn_once", "warn_plugin")):
                 named = ({a.id for a in node.args if isinstance(a, ast.Name)} & worded
                          | {a.value for a in node.args if isinstance(a, ast.Constant) and a.value in WORDS})
-                where = str(path.relative_to(ROOT))
-                if (where, frozenset(named)) in WORDS_PASSED_ON:
-                    passed_on.add((where, frozenset(named)))
-                elif named:
-                    outside.append(f"{where}:{node.lineno}")
+                if named:
+                    outside.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert outside == []
-    assert passed_on == WORDS_PASSED_ON  # an entry no longer needed goes
     finding = Finding.of(NativeUndeclaredPluginWarning, "cc", module="cc", function="build_host")
     assert finding.code == "native-undeclared" and finding.key == ("cc", "build_host")
     assert words(finding) == words(Finding.of(NativeUndeclaredPluginWarning, "elsewhere", module="cc",
                                               function="build_host"))
     assert f"cc calls tilelang_hostcg.native.build_host without declaring {NATIVE_DECLARATION} = 1" in words(finding)
+
+
+def test_the_scan_gives_a_metadata_problem_as_a_finding_known_by_its_facts(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Metadata the scan cannot use is a finding: its warning is known by the folder, the problem and the
+    file (two distributions broken alike are two warnings), worded by the diagnosis layer from those facts
+    alone; what is ignored is data too."""
+    from importlib.metadata import PathDistribution
+
+    from tilelang_hostcg.core import MetadataPluginWarning
+    from tilelang_hostcg.diagnosis import Finding, words
+    from tilelang_hostcg.discovery._scan import scan_environment
+    from tilelang_hostcg.environment import unreadable_finding
+
+    folders = []
+    for name in ("hcgw-one", "hcgw-two"):
+        folder = tmp_path / f"{name.replace('-', '_')}-1.0.dist-info"
+        folder.mkdir()
+        (folder / "METADATA").write_bytes(
+            f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\nAuthor: J\xfcrgen\n".encode("latin-1"))
+        (folder / "entry_points.txt").write_text(f"[tilelang.host_codegen]\nx = {name.replace('-', '_')}:CG\n")
+        folders.append(str(folder))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        index = scan_environment("0.0")
+    given = sorted((w.message for w in caught if str(tmp_path) in str(w.message)), key=str)
+    found = sorted((p for p in index.problems if str(p["folder"]).startswith(str(tmp_path))), key=words)
+    assert [type(w) for w in given] == [MetadataPluginWarning] * 2 and all(isinstance(p, Finding) for p in found)
+    for folder, warning, finding in zip(folders, given, found, strict=True):
+        assert warning.key == ("plugin-metadata", finding.key)  # type: ignore[attr-defined]
+        assert finding.key[:3] == (folder, "not-utf-8", "METADATA") and finding["ignored"] == "distribution"
+        assert str(warning) == words(finding)
+        assert str(warning).startswith(f"distribution metadata {folder!r}: its METADATA cannot be used (it is not "
+                                       "UTF-8: invalid start byte at byte ")
+        assert "; the distribution is ignored. Reinstall it (" in str(warning)
+    denied = unreadable_finding(PathDistribution(Path(folders[0])), "entry_points.txt")
+    assert denied.key[:3] == (folders[0], "unreadable", "entry_points.txt")
+    assert words(denied) == (
+        f"distribution metadata {folders[0]!r}: its entry_points.txt cannot be read by this user (permission denied: "
+        "installed by another user under a restrictive umask?); the distribution is ignored. Make the folder readable "
+        f"(its owner can run `chmod -R a+rX {folders[0]}`, and the same for the package's own folder) or reinstall "
+        "it as this user")
 
 
 def test_a_control_problem_is_facts_worded_by_the_diagnosis_layer(fresh_process: None) -> None:

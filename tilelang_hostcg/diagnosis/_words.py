@@ -143,17 +143,32 @@ def _metadata_repair(f: Finding) -> str:
     return f"Reinstall it ({reinstall(name, f['version'])}) or remove the folder"
 
 
+def _ignored(f: Finding) -> str:
+    """What is ignored for a metadata file that cannot be used: the ``distribution``, its ``entry points``."""
+    ignored = f["ignored"]
+    if ignored is None:
+        return ""
+    if ignored == "distribution":
+        return "; the distribution is ignored"
+    return f"; the distribution's {ignored} are ignored"
+
+
 def _plugin_metadata(f: Finding) -> str:
     problem, folder, file = f["problem"], f["folder"], f["file"]
     if problem == "not-a-file":
         return (f"distribution metadata {folder!r}: its {file} is {f['kind']}, not a file ({f['path']!r}); the "
                 f"distribution is ignored. {_metadata_repair(f)}")
+    if problem == "unreadable":
+        return (f"distribution metadata {folder!r}: its {file} cannot be read by this user (permission denied: "
+                "installed by another user under a restrictive umask?); the distribution is ignored. Make the folder "
+                f"readable (its owner can run `chmod -R a+rX {folder}`, and the same for the package's own folder) "
+                "or reinstall it as this user")
     if problem == "not-utf-8":
         reason = f"it is not UTF-8: {f['reason']} at byte {f['at']}"
     else:  # unparsable
         reason = f"it cannot be parsed: {f['error']}: {f['reason']}"
-    ignored = f["ignored"] or ""
-    return f"distribution metadata {folder!r}: {file} cannot be used ({reason}){ignored}. {_metadata_repair(f)}"
+    named = f"its {file}" if file == "METADATA" else file  # the distribution's METADATA; another file by its name
+    return f"distribution metadata {folder!r}: {named} cannot be used ({reason}){_ignored(f)}. {_metadata_repair(f)}"
 
 
 def _overlap(f: Finding) -> str:

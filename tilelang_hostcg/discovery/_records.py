@@ -37,11 +37,12 @@ class AdvertisedEntryPoint:
 
 @dataclass(frozen=True, slots=True)
 class DiscoveryIndex:
-    """What one scan found: entry points, duplicated distributions, metadata problems, near misses."""
+    """What one scan found: entry points, duplicated distributions, metadata problems (findings, worded by
+    :mod:`..diagnosis`), near misses."""
 
     entry_points: tuple[AdvertisedEntryPoint, ...] = ()
     duplicates: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    problems: tuple[str, ...] = ()
+    problems: tuple[Finding, ...] = ()
     near_misses: tuple[tuple[str, str, str, str], ...] = ()
 
     def near_miss_findings(self) -> list[Finding]:

@@ -1,6 +1,7 @@
 """The one scan of the installed distributions, through ``importlib.metadata``: it sees what
 ``entry_points()`` sees, parsing only the ``entry_points.txt`` that mention ``tilelang``. Metadata
-that cannot be used skips that distribution alone, with one message naming its metadata folder."""
+that cannot be used skips that distribution alone, with one finding naming its metadata folder (worded
+by :mod:`..diagnosis`)."""
 
 from __future__ import annotations
 
@@ -9,29 +10,25 @@ import stat
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from ..core import (
-    CORE_DISTRIBUTION,
-    GROUPS,
-    MetadataPluginWarning,
-    is_core,
-    normalize_name,
-    warn_plugin,
-)
+from ..core import CORE_DISTRIBUTION, GROUPS, is_core, normalize_name
 from ..environment import (
     FOLDER,
     editable_source,
+    file_finding,
     file_kind,
-    file_problem,
-    files_problem,
+    files_finding,
     folder_of,
     metadata_file_path,
     read_file,
-    unusable,
+    unreadable_finding,
+    unusable_finding,
 )
 from ._records import AdvertisedEntryPoint, DiscoveryIndex
 
 if TYPE_CHECKING:
     from importlib.metadata import Distribution, EntryPoint, PackageMetadata
+
+    from ..diagnosis import Finding
 
 def scan_environment(core_version: str, *, full: bool = True) -> DiscoveryIndex:
     """Our entry-point groups of every distribution on ``sys.path``, each problem warned. The first
@@ -39,7 +36,7 @@ def scan_environment(core_version: str, *, full: bool = True) -> DiscoveryIndex:
     our groups are ``duplicates``. ``full=False`` is a look at what is advertised: no requirement
     verdicts (nor ``packaging``) and no warnings but the near-miss groups' (every scan's, once)."""
     from importlib.metadata import distributions
-    problems: list[str] = []
+    problems: list[Finding] = []
     installed = installed_versions(core_version) if full else None
     copies_of: dict[str, list[Distribution]] = {}
     near: list[tuple[str, str, str, str]] = []
@@ -71,8 +68,10 @@ def scan_environment(core_version: str, *, full: bool = True) -> DiscoveryIndex:
             found.extend(_advertised(head, meta, eps, installed, problems))
     index = DiscoveryIndex(tuple(found), _duplicates(copies_of), tuple(dict.fromkeys(problems)),
                            tuple(near))
-    for message in index.problems if full else ():
-        warn_plugin(message, MetadataPluginWarning, facts=(message,))  # a problem is known by its text alone
+    if index.problems and full:
+        from ..diagnosis import warn  # only where metadata cannot be used
+        for finding in index.problems:
+            warn(finding)
     if index.near_misses:  # also from activation's look, at ``import tilelang``: once per process
         from ..diagnosis import warn  # only where a group is near one of ours
         for finding in index.near_miss_findings():
@@ -93,11 +92,10 @@ def _mentions_tilelang(dist: Distribution) -> bool:
     return "tilelang" in text.lower() if text is not None else _unreadable(dist, "entry_points.txt")
 
 
-def _unreadable(dist: Distribution, filename: str, problems: list[str] | None = None) -> bool:
+def _unreadable(dist: Distribution, filename: str, problems: list[Finding] | None = None) -> bool:
     """Whether ``filename`` of ``dist``'s metadata folder is there but this process may not read it
     (``read_text`` answers ``None`` as for a missing file: another user's, under ``umask 077``),
     the problem noted in ``problems``."""
-    folder = folder_of(dist)
     try:
         path = metadata_file_path(dist, filename)
         if path is None:
@@ -108,10 +106,7 @@ def _unreadable(dist: Distribution, filename: str, problems: list[str] | None = 
     except (AttributeError, OSError, ValueError, TypeError):  # no such file, or no metadata folder on disk
         return False
     if denied and problems is not None:
-        problems.append(f"distribution metadata {folder!r}: its {filename} cannot be read by this user (permission "
-                        "denied: installed by another user under a restrictive umask?); the distribution is ignored. "
-                        f"Make the folder readable (its owner can run `chmod -R a+rX {folder}`, and the same for the "
-                        "package's own folder) or reinstall it as this user")
+        problems.append(unreadable_finding(dist, filename))
     return denied
 
 
@@ -123,9 +118,9 @@ def installed_versions(core_version: str) -> dict[str, str | None]:
     return {**provider_versions(), CORE_DISTRIBUTION: installed_version(CORE_DISTRIBUTION) or core_version}
 
 
-def _metadata(dist: Distribution, problems: list[str]) -> PackageMetadata | None:
+def _metadata(dist: Distribution, problems: list[Finding]) -> PackageMetadata | None:
     """``dist``'s metadata when it has a Name and a Version, else ``None`` (the problem noted)."""
-    problem = files_problem(dist)
+    problem = files_finding(dist)
     if problem is not None:
         problems.append(problem)
         return None
@@ -136,21 +131,22 @@ def _metadata(dist: Distribution, problems: list[str]) -> PackageMetadata | None
                 return None
             raise ValueError("it has no Name or no Version")
     except Exception as exc:  # importlib's error, or no Name or Version
-        problems.append(unusable(dist, "its METADATA", exc, "; the distribution is ignored"))
+        problems.append(unusable_finding(dist, "METADATA", exc, ignored="distribution"))
         return None
     return meta
 
 
-def _our_entry_points(dist: Distribution, key: str, problems: list[str],
+def _our_entry_points(dist: Distribution, key: str, problems: list[Finding],
                       near: list[tuple[str, str, str, str]]) -> list[EntryPoint]:
     """The entry points of our groups in ``dist``, in file order; near-miss groups go to ``near``."""
-    if file_kind(dist, "entry_points.txt") is not None:
-        problems.append(file_problem(dist, "entry_points.txt") or "")
+    problem = file_finding(dist, "entry_points.txt")
+    if problem is not None:
+        problems.append(problem)
         return []
     try:
         eps = list(dist.entry_points)
     except Exception as exc:  # not UTF-8, a line that is not ``name = value``, ...
-        problems.append(unusable(dist, "entry_points.txt", exc, "; the distribution's entry points are ignored"))
+        problems.append(unusable_finding(dist, "entry_points.txt", exc, ignored="entry points"))
         return []
     if not eps:
         _unreadable(dist, "entry_points.txt", problems)
@@ -164,7 +160,7 @@ def _our_entry_points(dist: Distribution, key: str, problems: list[str],
 
 
 def _advertised(dist: Distribution, meta: PackageMetadata, eps: Iterable[EntryPoint],
-                installed: dict[str, str | None] | None, problems: list[str],
+                installed: dict[str, str | None] | None, problems: list[Finding],
                 ) -> list[AdvertisedEntryPoint]:
     """The records of ``eps``, with the distribution's requirement verdict (none without ``installed``)."""
     name, version = meta["Name"], meta["Version"]
@@ -175,7 +171,7 @@ def _advertised(dist: Distribution, meta: PackageMetadata, eps: Iterable[EntryPo
         try:  # ``requires`` parses the metadata again; it is needed only for requires.txt
             requires = relevant_requires(meta.get_all("Requires-Dist") or dist.requires or (), installed)
         except Exception as exc:
-            problems.append(unusable(dist, "its METADATA", exc, "; the distribution is ignored"))
+            problems.append(unusable_finding(dist, "METADATA", exc, ignored="distribution"))
             return []
         if not is_core(name):
             verdict = check_requirements(name, requires, installed)

@@ -80,26 +80,21 @@ def file_finding(dist: Distribution, filename: str) -> Finding | None:
     return _finding(dist, problem="not-a-file", file=filename, kind=what, path=metadata_file_path(dist, filename))
 
 
-def file_problem(dist: Distribution, filename: str) -> str | None:
-    """:func:`file_finding`, in words."""
-    return _worded(file_finding(dist, filename))
-
-
 def _unreadable_file(dist: Distribution, filenames: tuple[str, ...]) -> str | None:
     """The first of ``filenames`` (default: every file this package reads) that cannot be read without waiting."""
     return next((f for f in filenames or METADATA_FILES if file_kind(dist, f) is not None), None)
 
 
-def files_problem(dist: Distribution, *filenames: str) -> str | None:
-    """The first problem of :func:`file_problem` among ``filenames`` (default: every file this package
-    reads), checked before ``importlib.metadata`` opens them, in words; ``None`` where all can be read."""
+def files_finding(dist: Distribution, *filenames: str) -> Finding | None:
+    """The first :func:`file_finding` among ``filenames`` (default: every file this package reads), checked
+    before ``importlib.metadata`` opens them; ``None`` where all can be read."""
     filename = _unreadable_file(dist, filenames)
-    return None if filename is None else file_problem(dist, filename)
+    return None if filename is None else file_finding(dist, filename)
 
 
 def read_file(dist: Distribution, filename: str) -> str | None:
     """``dist``'s metadata file ``filename`` as text, opened without waiting; ``None`` where missing
-    or not a regular file (:func:`file_problem` names it); ``UnicodeDecodeError`` for one that is not
+    or not a regular file (:func:`file_finding` names it); ``UnicodeDecodeError`` for one that is not
     UTF-8; ``PermissionError`` for one this user may not read."""
     path = metadata_file_path(dist, filename)
     if path is None:
@@ -413,21 +408,18 @@ def unusable_entry_points() -> list[Finding]:
     return found
 
 
-def unusable_finding(dist: Distribution, what: str, exc: Exception, ignored: str = "") -> Finding:
-    """``dist``'s file ``what`` (as the caller names it) cannot be used: ``exc`` says why (``ignored``:
-    what is ignored for it, as the caller words it)."""
+def unusable_finding(dist: Distribution, file: str, exc: Exception, ignored: str | None = None) -> Finding:
+    """``dist``'s metadata ``file`` cannot be used: ``exc`` says why (``ignored``: what is ignored for it,
+    ``distribution`` or ``entry points``)."""
     if isinstance(exc, UnicodeDecodeError):
-        return _finding(dist, problem="not-utf-8", file=what, reason=exc.reason, at=str(exc.start),
-                        ignored=ignored or None)
+        return _finding(dist, problem="not-utf-8", file=file, reason=exc.reason, at=str(exc.start), ignored=ignored)
     first = str(exc).strip().partition("\n")[0]  # packaging's errors add a drawn caret line
-    return _finding(dist, problem="unparsable", file=what, error=type(exc).__name__, reason=first,
-                    ignored=ignored or None)
+    return _finding(dist, problem="unparsable", file=file, error=type(exc).__name__, reason=first, ignored=ignored)
 
 
-def unusable(dist: Distribution, what: str, exc: Exception, ignored: str = "") -> str:
-    """:func:`unusable_finding`, in words."""
-    from ..diagnosis import words  # a finding's words: only where one is given
-    return words(unusable_finding(dist, what, exc, ignored))
+def unreadable_finding(dist: Distribution, file: str) -> Finding:
+    """``dist``'s metadata ``file`` is there, but this user may not read it: the distribution is ignored."""
+    return _finding(dist, problem="unreadable", file=file)
 
 
 def _finding(dist: Distribution, **facts: str | None) -> Finding:
@@ -438,9 +430,3 @@ def _finding(dist: Distribution, **facts: str | None) -> Finding:
     named = {"folder": folder_of(dist), **facts, "name": name or None, "version": version or None}
     return Finding(MetadataPluginWarning, tuple(named.items()), "environment")
 
-
-def _worded(finding: Finding | None) -> str | None:
-    if finding is None:
-        return None
-    from ..diagnosis import words  # a finding's words: only where one is given
-    return words(finding)
