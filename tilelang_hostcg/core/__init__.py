@@ -51,6 +51,7 @@ if TYPE_CHECKING:  # explicit re-exports, for type checkers
         normalize_name as normalize_name,
     )
     from ._process import PROCESS as PROCESS, Process as Process, ThreadState as ThreadState
+    from ._states import PlanState as PlanState, SourceState as SourceState
     from ._types import (
         CODE_ORIGIN as CODE_ORIGIN,
         HostCodegen as HostCodegen,
@@ -58,8 +59,6 @@ if TYPE_CHECKING:  # explicit re-exports, for type checkers
         HostCodegenHook as HostCodegenHook,
         HostCodegenHookFunc as HostCodegenHookFunc,
         Origin as Origin,
-        PlanState as PlanState,
-        SourceState as SourceState,
         TVMInfo as TVMInfo,
         TargetLike as TargetLike,  # an annotation only: not in the door
         TargetPredicate as TargetPredicate,
@@ -97,8 +96,9 @@ _DOOR = FrontDoor(__name__, {
     "_names": ("APACHE_TVM", "CODEGEN_GROUP", "CORE_DISTRIBUTION", "GROUPS", "HOOK_GROUP", "NATIVE_API_VERSION",
                "NATIVE_DECLARATION", "TILELANG", "is_core", "normalize_name"),
     "_process": ("PROCESS", "Process", "ThreadState"),
+    "_states": ("PlanState", "SourceState"),
     "_types": ("CODE_ORIGIN", "HostCodegen", "HostCodegenFunc", "HostCodegenHook", "HostCodegenHookFunc", "Origin",
-               "PlanState", "SourceState", "TVMInfo", "TargetPredicate", "Verdict"),
+               "TVMInfo", "TargetPredicate", "Verdict"),
     "_warnings": ("ActivationFailedPluginWarning", "BypassedPluginWarning", "ControlPluginWarning",
                   "ExtensionPointTakenPluginWarning", "Facts", "LeftInPlacePluginWarning", "MetadataPluginWarning",
                   "NativeDeclarationPluginWarning", "NativeUndeclaredPluginWarning", "NearMissPluginWarning",
