@@ -28,6 +28,7 @@ from ..diagnosis import (
     ambiguous_problem,
     client_problem,
     device_kind_problem,
+    duplicate_distribution_problem,
     missing_build_function_problem,
     missing_codegen_problem,
     missing_hook_problem,
@@ -73,7 +74,7 @@ from ..registry import (
 from ._lockfile import lock_drift, read_lock
 from ._output import told
 from ._probe_process import DEFAULT_BOUND, Bound, failure_fix, isolated, probed_client
-from ._report import Doc, Session, controls_doc, document, duplicate_text, lock_from
+from ._report import Doc, Session, controls_doc, document, lock_from
 
 if TYPE_CHECKING:
     from importlib.metadata import Distribution
@@ -216,7 +217,7 @@ def _plugin_cannot_build_fix(distribution: str | None, controls: Controls) -> st
 
 def _check_duplicates(c: _Checked) -> list[Doc]:
     """``duplicate-distribution``: one distribution installed twice on ``sys.path``."""
-    return [_problem("duplicate-distribution", duplicate_text(name, locations), severity="warning",
+    return [_problem("duplicate-distribution", duplicate_distribution_problem(name, locations), severity="warning",
                      distribution=name) for name, locations in c.index.duplicates]
 
 

@@ -29,7 +29,8 @@ if TYPE_CHECKING:
 
 def cmd_list(args: argparse.Namespace) -> int:
     """``list``: every advertised kind with its entry points."""
-    from ._report import describe_state, duplicate_text, list_document
+    from ..diagnosis import duplicate_distribution_problem
+    from ._report import describe_state, list_document
     if args.traceback and not args.load:
         raise UsageError("--traceback shows the traceback of a plugin that failed to load; plain list loads none: "
                          "add --load", prog=f"{PROG} list")
@@ -55,7 +56,7 @@ def cmd_list(args: argparse.Namespace) -> int:
                 out(f"      {noun} {reg['name']!r} priority {reg['priority']}  from {describe_distribution(reg)}"
                     f"{describe_flags(reg)}" + (f"  {build}" if build else ""))
     for dup in doc["duplicates"]:
-        err(f"warning: {duplicate_text(dup['distribution'], dup['locations'])}")
+        err(f"warning: {duplicate_distribution_problem(dup['distribution'], dup['locations'])}")
     warn_all(doc["warnings"])
     if doc["note"]:
         err(f"note: {doc['note']}")

@@ -116,13 +116,6 @@ def describe_state(entry: Doc) -> str:
     return f"{state}: {entry['reason']}" if entry.get("reason") else state
 
 
-def duplicate_text(name: str, locations: Sequence[str]) -> str:
-    """One distribution installed more than once on ``sys.path``, and what to do."""
-    return (f"distribution {name!r} is installed {len(locations)} times on sys.path ({', '.join(locations)}); the "
-            f"first is used and the others are stale metadata. Remove the stale metadata folder(s) "
-            f"{', '.join(locations[1:])} (or take their parent folder off sys.path/PYTHONPATH)")
-
-
 def source_doc(info: SourceInfo) -> Doc:
     """The document of one entry point (or lazy module registered in code)."""
     dist = info.origin.distribution

@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # explicit re-exports, for type checkers
         ambiguous_problem as ambiguous_problem,
         client_problem as client_problem,
         device_kind_problem as device_kind_problem,
+        duplicate_distribution_problem as duplicate_distribution_problem,
         missing_build_function_problem as missing_build_function_problem,
         missing_codegen_problem as missing_codegen_problem,
         missing_hook_problem as missing_hook_problem,
@@ -53,10 +54,10 @@ if TYPE_CHECKING:  # explicit re-exports, for type checkers
 
 _DOOR = FrontDoor(__name__, {
     "_advice": ("first_party_install", "reinstall", "reinstall_by_hand", "remove_by_hand", "uninstall"),
-    "_check_words": ("ambiguous_problem", "client_problem", "device_kind_problem", "missing_build_function_problem",
-                     "missing_codegen_problem", "missing_hook_problem", "plugin_cannot_build_fix", "printed_note",
-                     "route_unused_problem", "tilelang_requirement_problem", "tvm_conflict_problem",
-                     "unknown_kind_problem"),
+    "_check_words": ("ambiguous_problem", "client_problem", "device_kind_problem", "duplicate_distribution_problem",
+                     "missing_build_function_problem", "missing_codegen_problem", "missing_hook_problem",
+                     "plugin_cannot_build_fix", "printed_note", "route_unused_problem", "tilelang_requirement_problem",
+                     "tvm_conflict_problem", "unknown_kind_problem"),
     "_control_words": ("no_time_bound",),
     "_findings": ("Finding", "warn", "warn_activation_failed"),
     "_plugin_words": ("did_you_mean", "plugin_advice", "plugin_failure", "plugin_state", "what_failed",

@@ -30,6 +30,13 @@ def missing_hook_problem(kind: str, unusable: Sequence[tuple[str, str]], autoloa
     return f"required kind {kind!r} (--require-hook) has no host codegen hook{fix}"
 
 
+
+def duplicate_distribution_problem(name: str, locations: Sequence[str]) -> str:
+    """One distribution installed more than once on ``sys.path``, and what to do."""
+    return (f"distribution {name!r} is installed {len(locations)} times on sys.path ({', '.join(locations)}); the "
+            f"first is used and the others are stale metadata. Remove the stale metadata folder(s) "
+            f"{', '.join(locations[1:])} (or take their parent folder off sys.path/PYTHONPATH)")
+
 def unknown_kind_problem(registered: Sequence[tuple[str, str]], kind: str, tvm: str) -> str:
     """Registrations (their name and origin, described) for a ``kind`` the TVM in use (``tvm``) does not know."""
     names = ", ".join(f"{name!r} ({origin})" for name, origin in registered)
