@@ -11,6 +11,7 @@ from typing import Any
 
 from .. import __version__
 from ..core import LockFileError, cut, normalize_name
+from ..diagnosis import lock_drift_problem, lock_record
 from ..registry import reinstall_advice
 
 LOCK_SCHEMA = 1
@@ -126,10 +127,10 @@ def _short(value: Any) -> str:
     return cut(text, 40)
 
 
-def _item(key: str, record: Mapping[str, Any]) -> str:
-    if key == "entry_points":
-        return f"'{record['kind']} = {record['value']}' of {record['distribution']!r}"
-    return f"{record['name']!r} for kind {record['kind']!r} from {record['distribution']!r}"
+def _record(key: str, record: Mapping[str, Any]) -> str:
+    """A lock record in words (:mod:`..diagnosis`'s)."""
+    name = record["value"] if key == "entry_points" else record["name"]
+    return lock_record(key, str(record["kind"]), str(name), str(record["distribution"]))
 
 
 def _identity(record: Mapping[str, Any], fields: Iterable[str]) -> tuple[str, ...]:
@@ -149,48 +150,46 @@ def _keyed(key: str, items: Iterable[Mapping[str, Any]]) -> dict[tuple[str, ...]
 
 def lock_drift(locked: Mapping[str, Any], current: Mapping[str, Any], path: str) -> list[Drift]:
     """Differences between a lock document and the installed set."""
-    fix = f"if the change is intended, update the lock with `tilelang-hostcg lock -o {path}`"
     old = {normalize_name(str(d["name"])): str(d["version"]) for d in locked["distributions"]}
     new = {d["name"]: d["version"] for d in current["distributions"]}
     sources = {normalize_name(str(d["name"])): d.get("direct_url") for d in locked["distributions"]}
-    found = _distribution_drift(old, new, sources, path, fix)
-    for key, noun in (("entry_points", "entry point"), ("codegens", "host codegen"),
-                      ("hooks", "host codegen hook")):
+    found = _distribution_drift(old, new, sources, path)
+    for key in ("entry_points", "codegens", "hooks"):
         before, after = _keyed(key, locked[key]), _keyed(key, current[key])
         for ident in sorted(after.keys() - before.keys()):
             now = after[ident]
             if now["distribution"] in old:  # else already reported with its distribution
-                found.append(("lock-added", f"{noun} {_item(key, now)} is not in the lock file {path!r}; {fix}",
+                found.append(("lock-added", lock_drift_problem("lock-added", path, record=_record(key, now)),
                               str(now["kind"]), str(now["distribution"]), None))
         for ident in sorted(before.keys() - after.keys()):
             was = before[ident]
             if normalize_name(str(was["distribution"])) in new:
-                found.append(("lock-removed", f"{noun} {_item(key, was)} in the lock file {path!r} is gone; {fix}",
+                found.append(("lock-removed", lock_drift_problem("lock-removed", path, record=_record(key, was)),
                               str(was["kind"]), str(was["distribution"]), None))
         for ident in sorted(before.keys() & after.keys()):
             was, now = before[ident], after[ident]
             if "priority" in LOCK_FIELDS[key] and was["priority"] != now["priority"]:
-                found.append(("lock-changed", f"{noun} {_item(key, now)} has priority {now['priority']}, the lock "
-                              f"file {path!r} has {was['priority']}; {fix}", str(now["kind"]),
-                              str(now["distribution"]), None))
+                found.append(("lock-changed", lock_drift_problem(
+                    "lock-changed", path, record=_record(key, now), now=str(now["priority"]),
+                    was=str(was["priority"])), str(now["kind"]), str(now["distribution"]), None))
     return found
 
 
-def _distribution_drift(old: Mapping[str, str], new: Mapping[str, str], sources: Mapping[str, Any], path: str,
-                        fix: str) -> list[Drift]:
+def _distribution_drift(old: Mapping[str, str], new: Mapping[str, str], sources: Mapping[str, Any],
+                        path: str) -> list[Drift]:
     """Distributions added, removed or of another version than the lock's (``old``: the lock's, by name;
     ``sources``: where the lock says each was installed from)."""
     found: list[Drift] = []
     for name in sorted(new.keys() - old.keys()):
-        found.append(("lock-added", f"distribution {name!r} {new[name]} is installed but not in the lock file "
-                      f"{path!r}; uninstall it, or {fix}", None, name, new[name]))
+        found.append(("lock-added", lock_drift_problem("lock-added", path, distribution=name, version=new[name]),
+                      None, name, new[name]))
     for name in sorted(old.keys() - new.keys()):
-        found.append(("lock-removed", f"distribution {name!r} {old[name]} is in the lock file {path!r} but not "
-                      f"installed; {reinstall_advice(name, old[name], sources.get(name))}, or {fix}", None, name,
-                      old[name]))
+        repair = reinstall_advice(name, old[name], sources.get(name))
+        found.append(("lock-removed", lock_drift_problem("lock-removed", path, distribution=name, version=old[name],
+                                                         repair=repair), None, name, old[name]))
     for name in sorted(old.keys() & new.keys()):
         if old[name] != new[name]:
-            found.append(("lock-changed", f"distribution {name!r} is {new[name]} but the lock file {path!r} has "
-                          f"{old[name]}; {reinstall_advice(name, old[name], sources.get(name))}, or {fix}", None,
-                          name, new[name]))
+            repair = reinstall_advice(name, old[name], sources.get(name))
+            found.append(("lock-changed", lock_drift_problem("lock-changed", path, distribution=name, now=new[name],
+                                                             was=old[name], repair=repair), None, name, new[name]))
     return found

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..core import CORE_DISTRIBUTION
 from ._advice import reinstall, uninstall
 
 
@@ -118,3 +119,48 @@ def printed_note(origin: str, stdout: int, stderr: int) -> str:
     streams = " and ".join(f"{size} bytes to {name}" for name, size in sizes if size)
     return (f"plugin {origin} wrote {streams} while being imported (shown on stderr); in a user's program that "
             "lands in the program's own output")
+
+
+def lock_record(key: str, kind: str, name: str, distribution: str) -> str:
+    """A record of a lock file in words: its noun (by the lock's ``key``) and what names it (``name``: an
+    entry point's value, or a codegen's or hook's name)."""
+    if key == "entry_points":
+        return f"entry point '{kind} = {name}' of {distribution!r}"
+    noun = "host codegen" if key == "codegens" else "host codegen hook"
+    return f"{noun} {name!r} for kind {kind!r} from {distribution!r}"
+
+
+def _lock_fix(path: str) -> str:
+    """What to do where a change from the lock file is intended."""
+    return f"if the change is intended, update the lock with `tilelang-hostcg lock -o {path}`"
+
+
+def lock_drift_problem(code: str, path: str, *, record: str | None = None, distribution: str | None = None,
+                       version: str | None = None, was: str | None = None, now: str | None = None,
+                       repair: str | None = None) -> str:
+    """``check``'s ``lock-added``, ``lock-removed`` or ``lock-changed`` problem: a ``record`` (worded by
+    :func:`lock_record`: its priority ``now`` against the lock's ``was``) or a ``distribution`` (its ``version``,
+    or ``now`` against the lock's ``was``; ``repair``: how to put back the lock's) that differs from the
+    lock file at ``path``."""
+    fix = _lock_fix(path)
+    if record is not None:
+        if code == "lock-added":
+            return f"{record} is not in the lock file {path!r}; {fix}"
+        if code == "lock-removed":
+            return f"{record} in the lock file {path!r} is gone; {fix}"
+        return f"{record} has priority {now}, the lock file {path!r} has {was}; {fix}"
+    if code == "lock-added":
+        return (f"distribution {distribution!r} {version} is installed but not in the lock file {path!r}; "
+                f"uninstall it, or {fix}")
+    if code == "lock-removed":
+        return (f"distribution {distribution!r} {version} is in the lock file {path!r} but not installed; {repair}, "
+                f"or {fix}")
+    return f"distribution {distribution!r} is {now} but the lock file {path!r} has {was}; {repair}, or {fix}"
+
+
+def no_core_requirement_problem(distribution: str, version: str, location: str) -> str:
+    """``check``'s ``declaration`` problem of a plugin distribution that declares no requirement on the core."""
+    return (f"plugin distribution {distribution!r} {version} ({location!r}) advertises tilelang-hostcg entry points "
+            f"but declares no requirement on {CORE_DISTRIBUTION}, so nothing keeps an incompatible "
+            f"{CORE_DISTRIBUTION} from being installed beside it. Add e.g. '{CORE_DISTRIBUTION}>=0.1,<1' to its "
+            "dependencies")

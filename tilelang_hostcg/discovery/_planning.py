@@ -38,7 +38,7 @@ def _plan(ep: AdvertisedEntryPoint, controls: Controls) -> PlannedSource:
 
 def declaration_problems(index: DiscoveryIndex) -> list[tuple[str, str]]:
     """``(distribution, message)`` for each declaration that cannot take effect or is unsafe."""
-    from ..diagnosis import words  # check's, never activation's
+    from ..diagnosis import no_core_requirement_problem, words  # check's, never activation's
     found = [(str(finding["distribution"]), words(finding)) for finding in index.near_miss_findings()]
     seen: set[str] = set()
     for ep in index.entry_points:
@@ -47,12 +47,7 @@ def declaration_problems(index: DiscoveryIndex) -> list[tuple[str, str]]:
             continue
         seen.add(dist)
         if not _requires_core(ep.requires):
-            found.append((ep.distribution, (
-                f"plugin distribution {ep.distribution!r} {ep.version} ({ep.location!r}) "
-                f"advertises tilelang-hostcg entry points but declares no requirement on "
-                f"{CORE_DISTRIBUTION}, so nothing keeps an incompatible {CORE_DISTRIBUTION} "
-                f"from being installed beside it. Add e.g. "
-                f"'{CORE_DISTRIBUTION}>=0.1,<1' to its dependencies")))
+            found.append((ep.distribution, no_core_requirement_problem(ep.distribution, ep.version, ep.location)))
     return found
 
 
