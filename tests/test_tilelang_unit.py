@@ -1,7 +1,7 @@
 """The parts of the TileLang integration that need no TileLang: the check of integration
 points by shape, registry defaults and origins, global functions looked up at every call,
 the TVM finder, requirement checks across TVM providers, and the build driver's fixes.
-The shape checks are unit tests of an internal (``tilelang_hostcg.clients._routing.Point``)."""
+The shape checks are unit tests of an internal (``tilelang_hostcg.clients._routes.Point``)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from tilelang_hostcg import (
     Registry,
     global_func_host_codegen,
 )
-from tilelang_hostcg.clients._point import Point
+from tilelang_hostcg.clients._routes import Point
 from tilelang_hostcg.environment._requirements import check_requirements
 
 from .kernels import gpu_vector_add
@@ -434,7 +434,7 @@ def test_a_rival_holding_the_route_without_calling_it_is_not_routed_once_a_build
 
     import tilelang_hostcg.tilelang as integration
     from tilelang_hostcg import PluginWarning
-    from tilelang_hostcg.clients._routing import routing
+    from tilelang_hostcg.clients._interface import routing
 
     ours = BackendModule.__dict__["get_host_codegen"]
     stock = ours.__wrapped__
@@ -577,7 +577,7 @@ def test_a_tracer_keeping_the_route_in_its_module_dict_is_routed_before_and_afte
     import types
 
     import tilelang_hostcg.tilelang as integration
-    from tilelang_hostcg.clients._routing import routing
+    from tilelang_hostcg.clients._interface import routing
 
     tracer = types.ModuleType("codegen_tracer")
     exec("from tilelang.backend.module import BackendModule as B\n_orig = B.__dict__['get_host_codegen']\n"

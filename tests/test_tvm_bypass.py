@@ -23,7 +23,7 @@ import pytest
 
 import tilelang_hostcg.tvm as integration
 from tilelang_hostcg import HostCodegen, PluginWarning, Registry
-from tilelang_hostcg.clients._routing import routing
+from tilelang_hostcg.clients._interface import routing
 from tilelang_hostcg.tvm import _points as gate
 
 POINT = "tvm.tirx.build.tir_to_runtime"

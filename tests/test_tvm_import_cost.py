@@ -28,7 +28,7 @@ print(json.dumps({"calls": client.CLIENT.state.calls, "installed": client.is_ins
 
 # The modules today's activation needs (deciding: the controls and the one scan; patching: the route,
 # the watch and TVM's defaults joining); more is a regression, whatever the promise.
-TODAY = 22
+TODAY = 13
 
 
 @pytest.fixture(scope="module")
@@ -68,8 +68,9 @@ def test_import_tvm_imports_at_most_the_promised_number_of_our_modules(counted: 
     assert len(counted["modules"]) <= TARGET, summary(counted) + f": {counted['modules']}"
 
 
-ROUTE_MODULES = ("tvm._route", "tvm._joining", "clients._watch", "registry._shared", "registry._client_defaults")
-"""What only a route put in place needs: the replacement, its watch and TVM's defaults joining the registry."""
+ROUTE_MODULES = ("tvm._route", "registry._shared")
+"""What only a route put in place needs: the replacement and TVM's defaults joining the registry (and no registry
+module at all: the joiner waits on the process object)."""
 
 
 @pytest.mark.parametrize("controls", [{"TILELANG_HOSTCG_DISABLE": "hcgt-cost-rocm"},
@@ -85,4 +86,4 @@ def test_with_no_plugin_kept_import_tvm_imports_nothing_of_the_route(
     ours = {name.partition(".")[2] for name in counted["modules"]}
     assert ours.isdisjoint(ROUTE_MODULES), counted
     if "TILELANG_HOSTCG_DISABLE_PLUGIN_AUTOLOAD" in controls:
-        assert "discovery._scan" not in ours and "environment._metadata" not in ours, counted
+        assert "environment._metadata" not in ours, counted  # the scan's metadata readers

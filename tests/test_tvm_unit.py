@@ -131,7 +131,7 @@ def test_any_version_with_the_points_is_routed_and_one_without_is_refused_naming
 
 
 def test_a_wrapped_route_still_routes_and_uninstall_hands_it_to_tvm(monkeypatch, build_module):
-    from tilelang_hostcg.clients._routing import routing
+    from tilelang_hostcg.clients._interface import routing
 
     integration.install()
     route = build_module.tir_to_runtime
@@ -185,7 +185,7 @@ class _Recorder:
 
 
 def test_a_replaced_route_is_not_installed_and_names_its_replacer(monkeypatch, build_module):
-    from tilelang_hostcg.clients._routing import routing
+    from tilelang_hostcg.clients._interface import routing
 
     monkeypatch.setattr(discovery, "third_party_planned", lambda controls: True)
     integration.install()

@@ -185,7 +185,7 @@ def test_the_scan_gives_a_metadata_problem_as_a_finding_known_by_its_facts(
 
     from tilelang_hostcg.core import MetadataPluginWarning
     from tilelang_hostcg.diagnosis import Finding, words
-    from tilelang_hostcg.discovery._scan import scan_environment
+    from tilelang_hostcg.discovery._planning import scan_environment
     from tilelang_hostcg.environment import unreadable_finding
 
     folders = []

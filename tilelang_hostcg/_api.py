@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .core import PROCESS
 from .registry import REGISTRIES, Registry, current_load
 
 if TYPE_CHECKING:
@@ -21,7 +22,7 @@ def default_registry() -> Registry:
         with REGISTRIES.default_lock:
             made = REGISTRIES.default
             if made is None:
-                made = REGISTRIES.default = Registry(discover=True, client_defaults=REGISTRIES.client_defaults)
+                made = REGISTRIES.default = Registry(discover=True, client_defaults=PROCESS.client_defaults)
     return made
 
 

@@ -1,4 +1,4 @@
-"""The ``client`` of ``list``, ``check`` and ``explain``: :func:`tilelang_hostcg.clients._routing.routing`'s answer for
+"""The ``client`` of ``list``, ``check`` and ``explain``: :func:`tilelang_hostcg.clients.routing`'s answer for
 the compiler in use, in this process; plain ``list`` imports nothing and says what it can know (``routed: null``)."""
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from .. import __version__
 from ..clients import tilelang_takes_builds
 from ..core import (
     CODEGEN_GROUP,
+    CORE_ENTRY_POINTS,
     HOOK_GROUP,
     Origin,
     PluginWarning,
@@ -22,7 +23,6 @@ from ..core import (
 )
 from ..diagnosis import what_failed
 from ..discovery import (
-    CORE_ENTRY_POINTS,
     Controls,
     DiscoveryIndex,
     PlannedSource,

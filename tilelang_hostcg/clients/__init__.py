@@ -1,6 +1,7 @@
 # isort: skip_file
-"""What every compiler client shares: the :class:`._interface.Client` interface, the integration
-point checked by shape (:mod:`._point`), and the one routing answer (:mod:`._routing`). The
+"""What every compiler client shares: the :class:`._interface.Client` interface and the one routing
+answer, and a client's routes (:mod:`._routes`: the integration points checked by shape, what an
+install did and the watch on its builds). The
 clients themselves are :mod:`tilelang_hostcg.tilelang` and :mod:`tilelang_hostcg.tvm`.
 
 Its front door: the names below are what other layers may use, each loaded from its module on
@@ -16,14 +17,13 @@ if TYPE_CHECKING:  # explicit re-exports, for type checkers
     from ._interface import (
         Client as Client,
         Native as Native,
-        owner_of as owner_of,
         remove_defaults as remove_defaults,
+        routing as routing,
         tilelang_takes_builds as tilelang_takes_builds,
     )
     from ._native import fingerprint as fingerprint, plan as plan
     from ._native_state import NATIVE as NATIVE
     from ._plan import HostPlan as HostPlan, call_apply as call_apply, make_plan as make_plan
-    from ._point import Point as Point
     from ._probe import (
         ENDED as ENDED,
         GARBLED as GARBLED,
@@ -37,21 +37,23 @@ if TYPE_CHECKING:  # explicit re-exports, for type checkers
         probe as probe,
         takes_probe as takes_probe,
     )
-    from ._routing import routing as routing
-    from ._state import ClientState as ClientState, Route as Route
-    from ._watch import hand_on as hand_on, watch_builds as watch_builds
+    from ._routes import (
+        ClientState as ClientState,
+        Point as Point,
+        Route as Route,
+        hand_on as hand_on,
+        owner_of as owner_of,
+        watch_builds as watch_builds,
+    )
 
 _DOOR = FrontDoor(__name__, {
-    "_interface": ("Client", "Native", "owner_of", "remove_defaults", "tilelang_takes_builds"),
+    "_interface": ("Client", "Native", "remove_defaults", "routing", "tilelang_takes_builds"),
     "_native": ("fingerprint", "plan"),
     "_native_state": ("NATIVE",),
     "_plan": ("HostPlan", "call_apply", "make_plan"),
-    "_point": ("Point",),
     "_probe": ("ENDED", "GARBLED", "PRINTED", "Probe", "ProbeFailure", "RAISED", "Running", "TIMED_OUT", "error_line",
                "probe", "takes_probe"),
-    "_routing": ("routing",),
-    "_state": ("ClientState", "Route"),
-    "_watch": ("hand_on", "watch_builds"),
+    "_routes": ("ClientState", "Point", "Route", "hand_on", "owner_of", "watch_builds"),
 })
 __all__ = _DOOR.names
 

@@ -1,18 +1,21 @@
 """The one interface of a client (a compiler whose host builds we route: TileLang, Apache TVM):
 its state, ``install``/``uninstall``, its defaults, the activation warning and whether its routes
-are live. Each client implements :class:`Client`; :mod:`._routing` asks it, knowing no client's
-internals. Cheap to import (it runs at ``import tvm``)."""
+are live. Each client implements :class:`Client`. Whether this process's compiler builds host code
+through the registry, and if not, why, is :func:`routing`: the one answer activation,
+``is_installed()`` and the command line's ``client`` give, asked of a :class:`Client`, knowing no
+client's internals. Cheap to import (it runs at ``import tvm``)."""
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple
 
-from _tilelang_hostcg_switch import ENV_AUTO_INSTALL
+from _tilelang_hostcg_switch import ENV_AUTO_INSTALL, activation_off
 
 from ..core import (
     CODEGEN_GROUP,
@@ -24,7 +27,7 @@ from ..core import (
 )
 from ..core import NATIVE_API_VERSION as API_VERSION
 from ..core import NATIVE_DECLARATION as DECLARATION
-from ._state import ClientState, Route
+from ._routes import ClientState, Route, owner_of, reaches
 
 if TYPE_CHECKING:
     from ..core import HostCodegen, HostCodegenHook
@@ -137,40 +140,6 @@ def tilelang_takes_builds() -> bool:
     answer = holds_tilelang_layout([str(f) for f in folders]) if folders else False
     PROCESS.tilelang_judged = (module, answer)
     return answer
-
-
-def reaches(func: Any, target: Any, stop: Any = None) -> bool:
-    """Whether ``func`` is ``target`` or can call it: wraps it (``__wrapped__``), holds it in its
-    closure or names it among its module's globals (``_orig = B.f``); a few levels, never through
-    ``stop`` (the compiler's original: what it calls is not another package's)."""
-    todo, seen = [func], 0
-    while todo and seen < 64:
-        func, seen = todo.pop(), seen + 1
-        if func is target:
-            return True
-        if callable(func) and func is not stop:
-            todo.append(getattr(func, "__wrapped__", None))
-            for cell in getattr(func, "__closure__", None) or ():
-                with suppress(ValueError):  # an empty cell
-                    todo.append(cell.cell_contents)
-            todo.extend(_named_globals(func))
-    return False
-
-
-def _named_globals(func: Any) -> list[Any]:
-    """The values of the module globals ``func``'s code names (a plain function's only)."""
-    code, names = getattr(func, "__code__", None), getattr(func, "__globals__", None)
-    if not isinstance(names, dict) or code is None:
-        return []
-    return [names[n] for n in getattr(code, "co_names", ()) if n in names and callable(names[n])]
-
-
-def owner_of(func: Any) -> str:
-    """Who defined ``func``: its code file's module (``functools.wraps`` copies ``__module__``)."""
-    where = getattr(getattr(func, "__code__", None), "co_filename", None)
-    module = next((name for name, m in list(sys.modules.items()) if where and getattr(m, "__file__", None) == where),
-                  getattr(func, "__module__", None) or type(func).__name__)
-    return f"{module!r} ({where})" if where else repr(module)
 
 
 def remove_defaults(registry: Registry, codegens: dict[str, HostCodegen], hooks: dict[str, HostCodegenHook]) -> None:
@@ -368,3 +337,86 @@ class Client(ABC):
         for this process's client line."""
         from ..diagnosis import warn_activation_failed  # a finding's words: only where one is given
         self.activation_warning = warn_activation_failed(self.compiler, exc)
+
+
+NO_PLUGIN = ("no third-party plugin is installed (or the controls skip them all): the compiler runs stock; "
+             "tilelang_hostcg.build() uses the core's codegens")
+
+
+class Routing(NamedTuple):
+    """``routed`` (``None``: not known yet — nothing imported), ``reason``, ``blocker`` (what keeps an
+    installed plugin from being used; not the user's switch), ``pending`` (activation installs);
+    ``by_build``: ``routed`` is what the last build did (else what can be known before one)."""
+
+    client: ClientName
+    routed: bool | None
+    reason: str
+    blocker: str | None = None
+    pending: bool = False
+    by_build: bool = False
+
+
+def routing(client: Client, *, import_it: bool = True, activating: bool = False) -> Routing:
+    """Whether ``client``'s host builds go through the registry in this process, and if not, why.
+    ``import_it=False`` imports no compiler (``routed=None`` where one is needed); ``activating``:
+    activation asks (an earlier activation's failure is no answer)."""
+    name = client.name
+    live = client.live()
+    if live.native is not None:
+        return _native(client, live.native)
+    aside = client.stands_aside()
+    if live.installed and aside is None:
+        if live.routed:
+            return Routing(name, True, client.title, by_build=live.by_build)
+        if live.unused is not None:
+            unused = _unused(live, client.compiler)
+            return Routing(name, False, unused, unused, by_build=True)
+        replaced = f"another package replaced the route ({live.who}) and does not call it"
+        return Routing(name, False, replaced, replaced)
+    if not activating and activation_off(os.environ):
+        return Routing(name, False, f"activation is off ({ENV_AUTO_INSTALL}=0)")
+    from ..discovery import Controls, third_party_planned
+    if not third_party_planned(Controls.from_environ()):
+        return Routing(name, False, NO_PLUGIN)
+    if aside is not None:
+        return Routing(name, False, aside)
+    switched = client.compiler_switch()
+    if switched is not None:
+        return Routing(name, False, switched)
+    if name not in sys.modules and not import_it:
+        return Routing(name, None, f"`import {name}` turns it on, as a third-party plugin is installed; "
+                                   "`list --load` says for sure")
+    why = client.blocker()
+    if why is None and not activating:
+        why = client.activation_warning
+    if why is not None:
+        return Routing(name, False, why, why)
+    return Routing(name, False, f"not installed in this process (activation did not run at import of "
+                                f"{client.compiler}, or uninstall() was called); call "
+                                f"tilelang_hostcg.{name}.install()", pending=True)
+
+
+def _unused(live: Liveness, compiler: str) -> str:
+    """Why the last build did not use the route ``live.unused``: arguments it was not written for,
+    another package holding it, or the compiler's code that no longer reaches it."""
+    if live.unserved is not None:
+        return (f"the last build called the route {live.unused} with {live.unserved}, which it was not written "
+                f"for: {compiler}'s own function served it, so plugins are not used")
+    if live.who is not None:
+        return (f"the last build did not call the route {live.unused}: {live.who} holds it and does not call it, "
+                "so plugins are not used")
+    return (f"the last build did not call the route {live.unused}: {compiler}'s code no longer reaches it, so "
+            "plugins are not used")
+
+
+def _native(client: Client, native: Native) -> Routing:
+    """The answer for a compiler that calls the registry itself: nothing to install; routed where its
+    plans can run something third-party (the rule :mod:`._native` plans by)."""
+    described = native.describe(client.compiler)
+    problem = native.problem()
+    if problem is not None:
+        return Routing(client.name, False, problem, problem)
+    stock = native.stock_reason()
+    if stock is not None:
+        return Routing(client.name, False, f"{described}; {stock}")
+    return Routing(client.name, True, described)

@@ -42,16 +42,24 @@ if TYPE_CHECKING:  # explicit re-exports, for type checkers
         APACHE_TVM as APACHE_TVM,
         CODEGEN_GROUP as CODEGEN_GROUP,
         CORE_DISTRIBUTION as CORE_DISTRIBUTION,
+        CORE_ENTRY_POINTS as CORE_ENTRY_POINTS,
         GROUPS as GROUPS,
         HOOK_GROUP as HOOK_GROUP,
         NATIVE_API_VERSION as NATIVE_API_VERSION,
         NATIVE_DECLARATION as NATIVE_DECLARATION,
+        PlanState as PlanState,
+        SourceState as SourceState,
         TILELANG as TILELANG,
         is_core as is_core,
         normalize_name as normalize_name,
     )
-    from ._process import PROCESS as PROCESS, Process as Process, ThreadState as ThreadState
-    from ._states import PlanState as PlanState, SourceState as SourceState
+    from ._process import (
+        ClientDefaults as ClientDefaults,
+        PROCESS as PROCESS,
+        Process as Process,
+        ThreadState as ThreadState,
+        at_import as at_import,
+    )
     from ._types import (
         CODE_ORIGIN as CODE_ORIGIN,
         HostCodegen as HostCodegen,
@@ -81,7 +89,6 @@ if TYPE_CHECKING:  # explicit re-exports, for type checkers
         SkippedPluginWarning as SkippedPluginWarning,
         TileLangBuildsPluginWarning as TileLangBuildsPluginWarning,
         UnservedArgumentsPluginWarning as UnservedArgumentsPluginWarning,
-        at_import as at_import,
         warn_once as warn_once,
         warn_plugin as warn_plugin,
         warning_class as warning_class,
@@ -93,17 +100,17 @@ _DOOR = FrontDoor(__name__, {
                 "NoHostCodegenError", "PluginCallbackError", "PluginLoadError", "TVMNotFoundError", "TargetParseError",
                 "UnknownKindError", "UnsupportedTVMError", "UnsupportedTileLangError", "UsageError", "add_note", "cut",
                 "notes_apart", "shown", "text_of"),
-    "_names": ("APACHE_TVM", "CODEGEN_GROUP", "CORE_DISTRIBUTION", "GROUPS", "HOOK_GROUP", "NATIVE_API_VERSION",
-               "NATIVE_DECLARATION", "TILELANG", "is_core", "normalize_name"),
-    "_process": ("PROCESS", "Process", "ThreadState"),
-    "_states": ("PlanState", "SourceState"),
+    "_names": ("APACHE_TVM", "CODEGEN_GROUP", "CORE_DISTRIBUTION", "CORE_ENTRY_POINTS", "GROUPS", "HOOK_GROUP",
+               "NATIVE_API_VERSION", "NATIVE_DECLARATION", "PlanState", "SourceState", "TILELANG", "is_core",
+               "normalize_name"),
+    "_process": ("ClientDefaults", "PROCESS", "Process", "ThreadState", "at_import"),
     "_types": ("CODE_ORIGIN", "HostCodegen", "HostCodegenFunc", "HostCodegenHook", "HostCodegenHookFunc", "Origin",
                "TVMInfo", "TargetPredicate", "Verdict"),
     "_warnings": ("ActivationFailedPluginWarning", "BypassedPluginWarning", "ControlPluginWarning",
                   "ExtensionPointTakenPluginWarning", "Facts", "LeftInPlacePluginWarning", "MetadataPluginWarning",
                   "NativeDeclarationPluginWarning", "NativeUndeclaredPluginWarning", "NearMissPluginWarning",
                   "PatchesNothingPluginWarning", "PluginWarning", "PredicatePluginWarning", "SkippedPluginWarning",
-                  "TileLangBuildsPluginWarning", "UnservedArgumentsPluginWarning", "at_import", "warn_once",
+                  "TileLangBuildsPluginWarning", "UnservedArgumentsPluginWarning", "warn_once",
                   "warn_plugin", "warning_class"),
 })
 __all__ = ["FrontDoor", *_DOOR.names]

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import sys
 import warnings
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from ._errors import shown
@@ -147,17 +145,6 @@ def _outside(frame: FrameType | None, level: int = 2) -> tuple[int, FrameType | 
             frame = frame.f_back
         level += 1
     return level, frame
-
-
-@contextmanager
-def at_import() -> Iterator[None]:
-    """Where no code can catch a warning (activation): one the filters make an error is shown, not raised."""
-    thread = PROCESS.thread
-    before, thread.importing = thread.importing, True
-    try:
-        yield
-    finally:
-        thread.importing = before
 
 
 def warning_class(code: str) -> type[PluginWarning]:

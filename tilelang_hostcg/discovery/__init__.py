@@ -30,25 +30,22 @@ if TYPE_CHECKING:  # explicit re-exports, for type checkers
         warn_control_problems as warn_control_problems,
     )
     from ._planning import (
+        AdvertisedEntryPoint as AdvertisedEntryPoint,
+        DiscoveryIndex as DiscoveryIndex,
+        PlannedSource as PlannedSource,
         declaration_problems as declaration_problems,
         discover as discover,
         plan_sources as plan_sources,
         planned_sources as planned_sources,
         third_party_planned as third_party_planned,
     )
-    from ._records import (
-        AdvertisedEntryPoint as AdvertisedEntryPoint,
-        CORE_ENTRY_POINTS as CORE_ENTRY_POINTS,
-        DiscoveryIndex as DiscoveryIndex,
-        PlannedSource as PlannedSource,
-    )
 
 _DOOR = FrontDoor(__name__, {
     "_controls": ("ControlProblem", "Controls", "ENV_AUTOLOAD_OFF", "ENV_DISABLE", "ENV_ONLY", "ENV_PREFER",
                   "ENV_PROBE_TIMEOUT", "PREFIX", "PROBE_TIMEOUT_DEFAULT", "auto_install_problem", "closest",
                   "is_utf8_text", "probe_timeout_error", "warn_control_problems"),
-    "_planning": ("declaration_problems", "discover", "plan_sources", "planned_sources", "third_party_planned"),
-    "_records": ("AdvertisedEntryPoint", "CORE_ENTRY_POINTS", "DiscoveryIndex", "PlannedSource"),
+    "_planning": ("AdvertisedEntryPoint", "DiscoveryIndex", "PlannedSource", "declaration_problems", "discover",
+                  "plan_sources", "planned_sources", "third_party_planned"),
 })
 __all__ = _DOOR.names
 

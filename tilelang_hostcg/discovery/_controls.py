@@ -10,14 +10,21 @@ from typing import TYPE_CHECKING
 
 from _tilelang_hostcg_switch import ENV_AUTO_INSTALL, is_on, is_understood
 
-from ..core import CODEGEN_GROUP, CORE_DISTRIBUTION, ControlPluginWarning, cut, is_core, normalize_name
-from ._records import CORE_ENTRY_POINTS
+from ..core import (
+    CODEGEN_GROUP,
+    CORE_DISTRIBUTION,
+    CORE_ENTRY_POINTS,
+    ControlPluginWarning,
+    cut,
+    is_core,
+    normalize_name,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
     from ..diagnosis import Finding
-    from ._records import AdvertisedEntryPoint
+    from ._planning import AdvertisedEntryPoint
 
 PREFIX = "TILELANG_HOSTCG_"
 ENV_AUTOLOAD_OFF = "TILELANG_HOSTCG_DISABLE_PLUGIN_AUTOLOAD"

@@ -14,7 +14,6 @@ from ..core import FrontDoor
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # explicit re-exports, for type checkers
     from ._build import build as build, build_split as build_split
-    from ._client_defaults import ClientDefaults as ClientDefaults
     from ._failures import (
         advice as advice,
         capture as capture,
@@ -46,7 +45,6 @@ if TYPE_CHECKING:  # explicit re-exports, for type checkers
 
 _DOOR = FrontDoor(__name__, {
     "_build": ("build", "build_split"),
-    "_client_defaults": ("ClientDefaults",),
     "_failures": ("advice", "capture", "error_message", "failure_site", "failure_text", "install_record",
                   "plugin_traceback", "reinstall_advice", "reinstall_command", "state_text", "wrong_entry_point"),
     "_registry": ("Registry",),

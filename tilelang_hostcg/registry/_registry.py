@@ -10,6 +10,7 @@ from ..core import (
     CODE_ORIGIN,
     CODEGEN_GROUP,
     HOOK_GROUP,
+    ClientDefaults,
     HostCodegen,
     HostCodegenHook,
     Origin,
@@ -20,7 +21,6 @@ from ..core import (
 from ..diagnosis import Finding, warn
 from ..discovery import Controls, warn_control_problems
 from ..environment import canonical_kind, host_of, is_host_target, parse_target
-from ._client_defaults import ClientDefaults
 from ._loading import IndexLoader, Loader, Watch
 from ._resolution import (
     Candidate,

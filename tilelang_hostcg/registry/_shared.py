@@ -1,13 +1,11 @@
-"""What every registry of the process shares, on one object (:data:`REGISTRIES`): the default registry
-and its client defaults, the loads in progress and the import journals. Cheap to import: the TVM
-integration reads the default registry's client defaults at ``import tvm``."""
+"""What every registry of the process shares, on one object (:data:`REGISTRIES`): the default registry,
+the loads in progress and the import journals (the default registry's client defaults are the
+process's: ``PROCESS.client_defaults``, filled at ``import tvm`` before any registry is made)."""
 
 from __future__ import annotations
 
 import threading
 from typing import TYPE_CHECKING
-
-from ._client_defaults import ClientDefaults
 
 if TYPE_CHECKING:
     from types import CodeType
@@ -27,15 +25,13 @@ class Registries:
     """The registry layer's state for the whole process: what no single registry owns, because a
     module's top-level code runs once per process whichever registry imports it."""
 
-    __slots__ = ("active", "boundary", "client_defaults", "default", "default_lock", "journals", "lock", "threads")
+    __slots__ = ("active", "boundary", "default", "default_lock", "journals", "lock", "threads")
 
     def __init__(self) -> None:
         self.default: Registry | None = None
         """The default registry, once made (the module-level functions' one)."""
         self.default_lock = threading.Lock()
         """Held while the default registry is made, so that a process makes one."""
-        self.client_defaults = ClientDefaults()
-        """The joiners of the default registry, made or not yet (a client fills it at ``import tvm``)."""
         self.lock = threading.Lock()
         """Held while :attr:`active` or :attr:`journals` change."""
         self.active: list[Load] = []

@@ -54,14 +54,14 @@ def rollback(state: State) -> None:
 
 def watch(state: State) -> None:
     """Watch the lowering's ``host_codegen``, the function each build of host code runs through, so
-    that a build which completed without calling a route is noticed (:mod:`..clients._watch`)."""
+    that a build which completed without calling a route is noticed (:mod:`..clients._routes`)."""
     watch_builds(state, import_module(LOWERING), "host_codegen", client="tilelang", compiler="TileLang")
 
 
 def _to_tilelang(state: State, route: Route, more: tuple[Any, ...], options: dict[str, Any]) -> None:
     """A call of ``route`` that the caller hands to TileLang's own function: the route is uninstalled
     (another package's wrapper still holds it), or the call passes arguments it was not written for
-    (:func:`~..clients._watch.hand_on` tells it, once)."""
+    (:func:`~..clients._routes.hand_on` tells it, once)."""
     if state.active:
         hand_on(state, route, more, options, client="tilelang", compiler="TileLang")
 

@@ -24,7 +24,7 @@ from ._points import (
 
 if TYPE_CHECKING:
     from ..registry import Registry
-    from ._joining import DefaultsJoiner
+    from ._route import DefaultsJoiner
 
 __all__ = ["DEFAULT_PREFIX", "KINDS", "UnsupportedTVMError", "add_defaults", "install",
            "is_installed", "uninstall"]
@@ -48,8 +48,7 @@ class TVMClient(Client):
     def _enter(self, prepared: tuple[Any, Registry | None]) -> ClientState:
         # The route, its watch and TVM's defaults joining: imported only where a route goes in place.
         from ..clients import Route, watch_builds
-        from ._joining import DefaultsJoiner
-        from ._route import State, handed_to_tvm, make_route
+        from ._route import DefaultsJoiner, State, handed_to_tvm, make_route
 
         tvm, registry = prepared
         original = check(tvm)

@@ -1,5 +1,9 @@
-"""The route: TVM's ``tvm.tirx.build.tir_to_runtime`` with the host module built through the registry.
-It imports nothing more at ``import tvm``; the registry (and :mod:`._defaults`) comes with the first build."""
+"""The route: TVM's ``tvm.tirx.build.tir_to_runtime`` with the host module built through the registry,
+and TVM's own codegens joining the registry the route builds into (:class:`DefaultsJoiner`) before that
+registry's first answer for a kind, not at the first build: ``resolve_host_codegen(Target("llvm"))`` is
+``apache-tvm-llvm`` before the first ``tvm.compile`` as after it. It imports nothing more at ``import
+tvm``; the registry (and :mod:`._defaults`) comes with the first build, TVM's defaults
+(:mod:`._registering`) with the registry's first decision of a kind."""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..clients import ClientState, hand_on, tilelang_takes_builds
-from ..core import PROCESS, NoHostCodegenError, notes_apart
+from ..core import PROCESS, ClientDefaults, NoHostCodegenError, notes_apart
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -84,3 +88,31 @@ def _carry_notes(exc: Exception) -> None:
         if notes:
             error = sys.modules["tvm_ffi.core"].Error(kind, "\n".join([message, *notes]), trace)
             exc.__tvm_ffi_error__ = error  # type: ignore[attr-defined]
+
+
+class DefaultsJoiner:
+    """The joiner of one ``install()`` (``state``): called by the registry before it decides a kind,
+    it adds TVM's codegen of that kind (and, the first time, all of TVM's defaults) where the route
+    builds into that registry; never where TileLang takes the builds or once uninstalled."""
+
+    def __init__(self, state: State) -> None:
+        self.state = state
+        self.joined: frozenset[str] = frozenset()  # kinds already asked: nothing more to do for them
+        requested = state.requested
+        self.place: ClientDefaults = PROCESS.client_defaults if requested is None else requested.client_defaults
+
+    def __call__(self, registry: Registry, kind: str) -> None:
+        if kind in self.joined or not self.state.active or tilelang_takes_builds():
+            return
+        from ._registering import join_defaults
+
+        if join_defaults(self.state, registry, kind):
+            self.joined = self.joined | {kind}
+
+    def start(self) -> None:
+        """Join from now on (the registry's remembered answers are dropped)."""
+        self.place.add(self)
+
+    def stop(self) -> None:
+        """Join no more (TVM's defaults leave the registry with ``uninstall()``)."""
+        self.place.remove(self)
