@@ -26,11 +26,6 @@ tvm.compile(te.create_prim_func([A, te.compute((16,), lambda i: A[i] * 2, name="
 print(json.dumps({"calls": client.CLIENT.state.calls, "installed": client.is_installed()}))
 """
 
-# The modules today's activation needs (deciding: the controls and the one scan; patching: the route,
-# the watch and TVM's defaults joining); more is a regression, whatever the promise.
-TODAY = 13
-
-
 @pytest.fixture(scope="module")
 def env(environments: Environments, tmp_path_factory: pytest.TempPathFactory) -> PluginEnvironment:
     environment = environments.new("tvm-import-cost")
@@ -53,19 +48,16 @@ def test_the_route_is_in_place_right_after_import_tvm_and_a_build_uses_it(
     assert built == {"calls": 1, "installed": True}, built
 
 
-def test_import_tvm_imports_no_more_of_our_modules_than_today(counted: dict[str, Any]) -> None:
+def test_import_tvm_imports_at_most_the_promised_number_of_our_modules(counted: dict[str, Any]) -> None:
+    """What activation needs: deciding (the controls, the one scan) and patching (the route, its watch,
+    TVM's defaults joining); the warnings' classes and words come only with a warning."""
     assert "tilelang_hostcg.tvm._activation" in counted["modules"], counted  # our activation ran
-    assert len(counted["modules"]) <= TODAY, summary(counted) + f": {counted['modules']}"
+    assert len(counted["modules"]) <= TARGET, summary(counted) + f": {counted['modules']}"
     for heavy in ("environment._finding", "environment._compiler", "environment._targets", "registry._registry",
                   "environment._requirements", "tvm._provider",  # the first build's, or another TVM's
-                  "core._types"):  # the value types' dataclasses: the first use's (activation plans in states)
+                  "core._types",  # the value types' dataclasses: the first use's (activation plans in states)
+                  "core._warnings", "diagnosis._findings"):  # a warning's class and words: only where one is given
         assert f"tilelang_hostcg.{heavy}" not in counted["modules"], counted
-
-
-@pytest.mark.xfail(strict=True, reason=f"the promise (at most {TARGET}) is not met yet: activation imports "
-                   f"{TODAY} of our modules (bench.py section 9 shows the figure)")
-def test_import_tvm_imports_at_most_the_promised_number_of_our_modules(counted: dict[str, Any]) -> None:
-    assert len(counted["modules"]) <= TARGET, summary(counted) + f": {counted['modules']}"
 
 
 ROUTE_MODULES = ("tvm._route", "registry._shared")

@@ -21,9 +21,6 @@ from ..core import (
     CODEGEN_GROUP,
     HOOK_GROUP,
     PROCESS,
-    LeftInPlacePluginWarning,
-    NativeDeclarationPluginWarning,
-    PatchesNothingPluginWarning,
 )
 from ..core import NATIVE_API_VERSION as API_VERSION
 from ..core import NATIVE_DECLARATION as DECLARATION
@@ -85,6 +82,7 @@ def declaration_finding(declared: object, module: str) -> Finding | None:
     version = declared if isinstance(declared, int) and not isinstance(declared, bool) else None
     if version is not None and 1 <= version <= API_VERSION:
         return None
+    from ..core import NativeDeclarationPluginWarning  # a warning's class: only where one is given
     from ..diagnosis import Finding  # a finding's words: only where one is given
     return Finding.of(NativeDeclarationPluginWarning, module, module=module, declared=repr(declared),
                       unserved=_how_unserved(declared, version), served=SERVED)
@@ -241,6 +239,7 @@ class Client(ABC):
             if native is None:  # the point is another package's (its warning said so): nothing to patch
                 return
         if native is not None:
+            from ..core import PatchesNothingPluginWarning  # a warning's class: only where one is given
             from ..diagnosis import Finding, warn  # a finding's words: only where one is given
             warn(Finding.of(PatchesNothingPluginWarning, self.name, client=self.name, problem=native.problem(),
                             native=native.describe(self.compiler), wording=("native",)), once=True)
@@ -278,6 +277,7 @@ class Client(ABC):
     def _left(self, route: Route, now: Any) -> Finding:
         """That :meth:`uninstall` leaves ``route``'s attribute (``now``, another package's) as it is, and
         whether ``now`` wraps our replacement (which from now on hands every call to the original)."""
+        from ..core import LeftInPlacePluginWarning  # a warning's class: only where one is given
         from ..diagnosis import Finding  # a finding's words: only where one is given
         wraps = "wraps" if reaches(now, route.ours, route.original) else None
         return Finding.of(LeftInPlacePluginWarning, self.name, client=self.name, point=route.path(),

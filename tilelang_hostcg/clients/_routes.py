@@ -32,11 +32,6 @@ from importlib import import_module
 from types import CodeType
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
-from ..core import (
-    BypassedPluginWarning,
-    UnservedArgumentsPluginWarning,
-)
-
 if TYPE_CHECKING:
     from ..core import HostCodegen, HostCodegenHook
     from ..registry import Registry
@@ -367,6 +362,7 @@ def hand_on(state: ClientState, route: Route, more: tuple[Any, ...], options: di
     if f"{point}({what})" in state.noticed or state.probing:
         return
     state.noticed.add(f"{point}({what})")
+    from ..core import UnservedArgumentsPluginWarning  # a warning's class: only where one is given
     from ..diagnosis import Finding, warn  # a finding's words: only where one is given
     warn(Finding.of(UnservedArgumentsPluginWarning, client, client=client, point=point, arguments=what,
                     compiler=compiler, function=route.name), shown=True)
@@ -378,6 +374,7 @@ def _notice(state: ClientState, missed: list[Route], client: str, compiler: str)
     if not new or state.probing:
         return
     state.noticed.update(route.path() for route in new)
+    from ..core import BypassedPluginWarning  # a warning's class: only where one is given
     from ..diagnosis import Finding, held_by, warn  # a finding's words: only where one is given
     holders = {route.path(): None if route.current() is route.ours else owner_of(route.current()) for route in new}
     points = " or ".join(held_by(path, holder, compiler) for path, holder in holders.items())

@@ -14,7 +14,6 @@ from ..core import (
     CODEGEN_GROUP,
     CORE_DISTRIBUTION,
     CORE_ENTRY_POINTS,
-    ControlPluginWarning,
     cut,
     is_core,
     normalize_name,
@@ -58,6 +57,7 @@ class ControlProblem:
     @property
     def finding(self) -> Finding:
         """The problem as a finding (a ``control`` warning), known by its variable and item."""
+        from ..core import ControlPluginWarning  # a warning's class: only where one is given
         from ..diagnosis import Finding  # a finding's words: only where one is given
         return Finding.of(ControlPluginWarning, self.variable, wording=("problem", *(name for name, _ in self.details)),
                           variable=self.variable, item=self.item, problem=self.problem, **dict(self.details))

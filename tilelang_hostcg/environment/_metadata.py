@@ -11,7 +11,7 @@ import os
 import stat
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ..core import MetadataPluginWarning, normalize_name
+from ..core import normalize_name
 
 if TYPE_CHECKING:
     from importlib.metadata import Distribution
@@ -425,6 +425,7 @@ def unreadable_finding(dist: Distribution, file: str) -> Finding:
 def _finding(dist: Distribution, **facts: str | None) -> Finding:
     """A metadata finding about ``dist``: its folder, then ``facts``, then the name and version its folder
     is named by (``NAME-VERSION.dist-info``: its repair)."""
+    from ..core import MetadataPluginWarning  # a warning's class: only where metadata is broken
     from ..diagnosis import Finding  # a finding: only where metadata is broken
     name, version = folder_name_version(dist)
     named = {"folder": folder_of(dist), **facts, "name": name or None, "version": version or None}
