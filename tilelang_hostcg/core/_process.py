@@ -13,16 +13,16 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tvm.target import Target
 
-    from ..registry import Registry
     from ._types import TVMInfo
 
-Joiner = Callable[["Registry", str], None]
-"""``(registry, kind)``: adds a client's own codegens of ``kind`` to ``registry`` (idempotent)."""
+Joiner = Callable[[Any, str], None]
+"""``(registry, kind)``: adds a client's own codegens of ``kind`` to ``registry`` (idempotent). The registry
+is typed ``Any``: this layer names no type of the layers above it, annotations included."""
 
 
 class ThreadState(threading.local):
@@ -67,7 +67,7 @@ class ClientDefaults:
         for forget in readers:
             forget()
 
-    def join(self, registry: Registry, kind: str) -> None:
+    def join(self, registry: Any, kind: str) -> None:
         """Before ``registry`` decides ``kind``: each joiner adds its client's codegens."""
         for joiner in self._joiners:
             joiner(registry, kind)

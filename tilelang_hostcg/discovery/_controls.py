@@ -6,7 +6,7 @@ import contextlib
 import os
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from _tilelang_hostcg_switch import ENV_AUTO_INSTALL, is_on, is_understood
 
@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
     from ..diagnosis import Finding
-    from ._planning import AdvertisedEntryPoint
 
 PREFIX = "TILELANG_HOSTCG_"
 ENV_AUTOLOAD_OFF = "TILELANG_HOSTCG_DISABLE_PLUGIN_AUTOLOAD"
@@ -35,6 +34,18 @@ KNOWN_VARIABLES = (ENV_AUTOLOAD_OFF, ENV_AUTO_INSTALL, ENV_DISABLE, ENV_ONLY, EN
 PROBE_TIMEOUT_DEFAULT = 120.0  # seconds; docs/cli.md says why
 PROBE_TIMEOUT_LIMIT = 86400.0  # a day: a bound, not a way round one
 RESERVED_PREFIX = "TILELANG_HOSTCG_TEST_"  # the project's own tests' variables: never judged
+
+
+class Advertised(Protocol):
+    """What the controls read of an installed entry point (discovery's ``AdvertisedEntryPoint``)."""
+
+    @property
+    def group(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def distribution(self) -> str: ...
+
 
 @dataclass(frozen=True, slots=True)
 class ControlProblem:
@@ -212,7 +223,7 @@ class Controls:
                     f"{self.suggest(ENV_ONLY, normalize_name(distribution))})")
         return f"disabled by {ENV_DISABLE}={item}"
 
-    def unknown_names(self, entry_points: Iterable[AdvertisedEntryPoint]) -> list[ControlProblem]:
+    def unknown_names(self, entry_points: Iterable[Advertised]) -> list[ControlProblem]:
         """Items of ``DISABLE``, ``ONLY`` and ``PREFER`` naming what no installed entry point advertises."""
         if not (self.disable or self.only or self.prefer):
             return []
