@@ -75,7 +75,7 @@ class _Loader:
 
 @at_import()
 def activate() -> None:
-    """Install the TileLang integration where :func:`~tilelang_hostcg.clients._interface.routing` says so, for
+    """Install the TileLang integration where :func:`~tilelang_hostcg.clients.routing` says so, for
     the ``tilelang`` module just executed; never raises (but ``KeyboardInterrupt`` and ``SystemExit``)."""
     from . import CLIENT
     try:

@@ -1,7 +1,7 @@
 """Activation at ``import tvm`` (TVM's ``tvm.backends`` entry point), where a third-party plugin the
 controls keep is installed: where the TVM in use has its own host-codegen extension point, the adapter
 registered there (:mod:`._provider`); else :func:`tilelang_hostcg.tvm.install` where
-:func:`tilelang_hostcg.clients._interface.routing` says so;
+:func:`tilelang_hostcg.clients.routing` says so;
 never with ``TILELANG_HOSTCG_AUTO_INSTALL=0``, in TVM's runtime-only mode or while TileLang is imported.
 Cheap (no registry, no ``packaging``) and never raising: a failure is one PluginWarning, TVM stays stock."""
 
